@@ -1,0 +1,52 @@
+# Airship in Go. `make help` lists the targets.
+SHELL := /usr/bin/env bash -o pipefail
+.DEFAULT_GOAL := build
+
+GO          ?= go
+BIN         ?= bin
+TESTBIN_DIR := $(shell bash hack/testbin/dir.sh)
+# Packages run in parallel; go test -p follows the core count by default.
+TEST_FLAGS  ?= -count=1 -timeout=20m
+E2E_FLAGS   ?= -count=1 -timeout=20m -v
+
+export KUBEBUILDER_ASSETS := $(TESTBIN_DIR)
+export AIRSHIP_TESTBIN_DIR := $(TESTBIN_DIR)
+
+.PHONY: help
+help: ## List targets.
+	@grep -hE '^[a-z][a-z-]*:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
+
+.PHONY: build
+build: ## Build airshipctl into bin/.
+	$(GO) build -o $(BIN)/airshipctl ./cmd/airshipctl
+
+.PHONY: testbin
+testbin: ## Build etcd, kube-apiserver, controller-manager, scheduler and kwok into the cache (skips what is built).
+	bash hack/testbin/build.sh
+
+.PHONY: generate
+generate: ## Regenerate deepcopy code and CRDs.
+	bash hack/generate.sh
+
+.PHONY: test
+test: testbin ## Build the binaries, then run every test (unit, envtest, full mode, end-to-end).
+	@echo "== unit and integration tests (binaries in $(TESTBIN_DIR))"
+	AIRSHIP_REQUIRE_TESTBIN=1 $(GO) test $(TEST_FLAGS) ./...
+	@echo "== end-to-end tests"
+	AIRSHIP_REQUIRE_TESTBIN=1 $(GO) test -tags e2e $(E2E_FLAGS) ./test/e2e/...
+
+.PHONY: test-unit
+test-unit: ## Run tests without building binaries (tests that need them skip).
+	$(GO) test $(TEST_FLAGS) ./...
+
+.PHONY: verify
+verify: ## gofmt, go vet, go mod tidy, pinned versions, generated code up to date.
+	bash hack/verify.sh
+
+.PHONY: demo
+demo: testbin build ## Bring up the local control plane and apply the example site to it.
+	bash hack/demo.sh
+
+.PHONY: clean
+clean: ## Remove bin/ (the binary cache is kept).
+	rm -rf $(BIN)

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Checks that the tree is clean: formatting, vet, tidy modules, pinned
+# library versions, and generated code that matches its sources.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+fail=0
+step() { printf '== %s\n' "$*"; }
+
+step gofmt
+unformatted="$(gofmt -l $(git ls-files '*.go' | grep -v '^hack/testbin/') 2>/dev/null || true)"
+if [[ -n "${unformatted}" ]]; then
+  echo "not gofmt-ed:"; echo "${unformatted}"; fail=1
+fi
+
+step "go vet"
+go vet ./... || fail=1
+go vet -tags e2e ./test/e2e/... || fail=1
+
+step "go mod tidy"
+go mod tidy -diff || { echo "go.mod/go.sum are not tidy: run go mod tidy"; fail=1; }
+for m in hack/testbin/etcd hack/testbin/kubernetes hack/testbin/kwok; do
+  (cd "${m}" && GOWORK=off go mod tidy -diff) || { echo "${m}: not tidy"; fail=1; }
+done
+
+step "pinned versions"
+bash hack/check-versions.sh || fail=1
+
+step "generated code"
+bash hack/generate.sh
+if ! git diff --quiet -- api config || [[ -n "$(git status --porcelain --untracked-files=all -- api config)" ]]; then
+  echo "generated code is stale: run make generate and commit the result"
+  git status --short -- api config
+  fail=1
+fi
+
+if [[ "${fail}" != 0 ]]; then
+  echo "verify: FAILED"; exit 1
+fi
+echo "verify: ok"

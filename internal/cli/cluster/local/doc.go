@@ -1,0 +1,3 @@
+// Package local implements `airshipctl cluster local up|down|status`, the
+// commands that run the local control plane of internal/cluster/local.
+package local

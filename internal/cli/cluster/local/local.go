@@ -1,0 +1,192 @@
+package local
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/airshipit/airship-go/internal/cli"
+	"github.com/airshipit/airship-go/internal/cli/output"
+	cluster "github.com/airshipit/airship-go/internal/cluster/local"
+)
+
+// NewCmd returns `cluster local` with its subcommands.
+func NewCmd(streams cli.IOStreams) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "local",
+		Short: "Run a real Kubernetes control plane on this machine (etcd, apiserver, controller-manager, scheduler, kwok)",
+		Long: `Run the ephemeral cluster every demo and test uses: etcd, kube-apiserver,
+kube-controller-manager, kube-scheduler and kwok (fake kubelets) as background
+processes on 127.0.0.1 with TLS, built from Go modules by ` + "`make testbin`.",
+	}
+	var stateDir string
+	cmd.PersistentFlags().StringVar(&stateDir, "state-dir", cluster.DefaultStateDir(),
+		"directory holding the cluster's PKI, kubeconfig, data, logs and PID records ($AIRSHIP_LOCAL_STATE_DIR)")
+	cmd.AddCommand(NewCmdUp(streams, &stateDir, nil), NewCmdDown(streams, &stateDir, nil), NewCmdStatus(streams, &stateDir, nil))
+	return cmd
+}
+
+// UpOptions are the flags and dependencies of `up`.
+type UpOptions struct {
+	Streams  cli.IOStreams
+	StateDir *string
+	BinDir   string
+	Port     int
+	Nodes    int
+	Timeout  time.Duration
+}
+
+// NewCmdUp returns `cluster local up`; runF replaces the run step in tests.
+func NewCmdUp(streams cli.IOStreams, stateDir *string, runF func(context.Context, *UpOptions) error) *cobra.Command {
+	o := &UpOptions{Streams: streams, StateDir: stateDir}
+	cmd := &cobra.Command{
+		Use:   "up",
+		Short: "Start the local control plane, or report the one already running",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if runF != nil {
+				return runF(cmd.Context(), o)
+			}
+			return runUp(cmd.Context(), o)
+		},
+	}
+	cmd.Flags().StringVar(&o.BinDir, "bin-dir", cluster.DefaultBinDir(), "directory holding the control-plane binaries ($AIRSHIP_TESTBIN_DIR)")
+	cmd.Flags().IntVar(&o.Port, "port", 0, "kube-apiserver port on 127.0.0.1 (0 picks a free one)")
+	cmd.Flags().IntVar(&o.Nodes, "nodes", 3, "number of kwok Nodes (the first is control-plane, the rest workers)")
+	cmd.Flags().DurationVar(&o.Timeout, "timeout", 2*time.Minute, "how long to wait for the cluster to be ready")
+	return cmd
+}
+
+func runUp(ctx context.Context, o *UpOptions) error {
+	if o.Nodes < 0 {
+		return fmt.Errorf("--nodes must be zero or more, got %d", o.Nodes)
+	}
+	res, err := cluster.Up(ctx, cluster.Options{
+		StateDir:      *o.StateDir,
+		BinDir:        o.BinDir,
+		APIServerPort: o.Port,
+		Nodes:         o.Nodes,
+		Timeout:       o.Timeout,
+		Progress:      o.Streams.ErrOut,
+	})
+	if err != nil {
+		return fmt.Errorf("cluster local up: %w", err)
+	}
+	w := o.Streams.Out
+	if res.AlreadyRunning {
+		fmt.Fprintf(w, "A local cluster is already running at %s (state in %s).\n", res.State.APIServerURL, *o.StateDir)
+	} else {
+		fmt.Fprintf(w, "Local cluster is up at %s with %d nodes (%.1fs).\n", res.State.APIServerURL, res.State.Nodes, res.Elapsed.Seconds())
+	}
+	fmt.Fprintf(w, "Use it with:\n  export KUBECONFIG=%s\n  kubectl get nodes\n", res.State.Kubeconfig)
+	return nil
+}
+
+// DownOptions are the flags and dependencies of `down`.
+type DownOptions struct {
+	Streams  cli.IOStreams
+	StateDir *string
+	Purge    bool
+}
+
+// NewCmdDown returns `cluster local down`.
+func NewCmdDown(streams cli.IOStreams, stateDir *string, runF func(*DownOptions) error) *cobra.Command {
+	o := &DownOptions{Streams: streams, StateDir: stateDir}
+	cmd := &cobra.Command{
+		Use:   "down",
+		Short: "Stop the processes of the local control plane (only those it started)",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			if runF != nil {
+				return runF(o)
+			}
+			return runDown(o)
+		},
+	}
+	cmd.Flags().BoolVar(&o.Purge, "purge", false, "also remove the state directory: data, PKI, kubeconfig and logs")
+	return cmd
+}
+
+func runDown(o *DownOptions) error {
+	res, err := cluster.Down(cluster.DownOptions{StateDir: *o.StateDir, Purge: o.Purge, Progress: o.Streams.ErrOut})
+	if err != nil {
+		return fmt.Errorf("cluster local down: %w", err)
+	}
+	w := o.Streams.Out
+	switch {
+	case len(res.Stopped) > 0:
+		fmt.Fprintf(w, "Stopped %s.\n", strings.Join(res.Stopped, ", "))
+	default:
+		fmt.Fprintln(w, "No local cluster process was running.")
+	}
+	if len(res.Stale) > 0 {
+		fmt.Fprintf(w, "Removed stale records of %s (already exited).\n", strings.Join(res.Stale, ", "))
+	}
+	if res.Purged {
+		fmt.Fprintf(w, "Removed %s.\n", *o.StateDir)
+	}
+	return nil
+}
+
+// StatusOptions are the flags and dependencies of `status`.
+type StatusOptions struct {
+	Streams  cli.IOStreams
+	StateDir *string
+	Output   string
+}
+
+// NewCmdStatus returns `cluster local status`.
+func NewCmdStatus(streams cli.IOStreams, stateDir *string, runF func(context.Context, *StatusOptions) error) *cobra.Command {
+	o := &StatusOptions{Streams: streams, StateDir: stateDir}
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Show each component of the local control plane, its PID and health, and the nodes",
+		Long:  "Show each component of the local control plane, its PID and health, and the nodes.\nExits 0 when everything is healthy, 1 otherwise.",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := output.Validate(o.Output); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), o)
+			}
+			return runStatus(cmd.Context(), o)
+		},
+	}
+	cmd.Flags().StringVarP(&o.Output, "output", "o", output.Table, "output format: table, yaml or json")
+	return cmd
+}
+
+func runStatus(ctx context.Context, o *StatusOptions) error {
+	st, err := cluster.GetStatus(ctx, *o.StateDir)
+	if err != nil {
+		return fmt.Errorf("cluster local status: %w", err)
+	}
+	err = output.Print(o.Streams.Out, o.Output, st, func(tw *tabwriter.Writer) {
+		if !st.Running {
+			fmt.Fprintln(tw, st.Message)
+			return
+		}
+		output.Row(tw, "COMPONENT", "PID", "STATUS", "ENDPOINT", "MESSAGE")
+		for _, c := range st.Components {
+			output.Row(tw, c.Name, c.PID, c.Status, c.Endpoint, c.Message)
+		}
+		fmt.Fprintln(tw)
+		fmt.Fprintf(tw, "Nodes: %d/%d Ready\n", st.NodesReady, st.Nodes)
+		fmt.Fprintf(tw, "Server: %s\nKubeconfig: %s\n", st.Server, st.Kubeconfig)
+		if st.Message != "" {
+			fmt.Fprintln(tw, st.Message)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	if !st.Healthy {
+		return &cli.ExitError{Code: 1, Err: fmt.Errorf("local cluster in %s is not healthy", st.StateDir)}
+	}
+	return nil
+}

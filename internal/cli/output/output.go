@@ -1,0 +1,58 @@
+package output
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"sigs.k8s.io/yaml"
+)
+
+// Formats accepted by -o.
+const (
+	Table = "table"
+	YAML  = "yaml"
+	JSON  = "json"
+)
+
+// Validate checks an -o value.
+func Validate(format string) error {
+	switch format {
+	case Table, YAML, JSON:
+		return nil
+	}
+	return fmt.Errorf("unknown output format %q: use one of table, yaml, json", format)
+}
+
+// Print writes v as YAML or JSON, or calls table for the table format.
+func Print(w io.Writer, format string, v any, table func(*tabwriter.Writer)) error {
+	switch format {
+	case JSON:
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	case YAML:
+		data, err := yaml.Marshal(v)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(data)
+		return err
+	case Table, "":
+		tw := tabwriter.NewWriter(w, 0, 4, 3, ' ', 0)
+		table(tw)
+		return tw.Flush()
+	}
+	return Validate(format)
+}
+
+// Row writes one tab-separated table row.
+func Row(w io.Writer, cells ...any) {
+	s := make([]string, len(cells))
+	for i, c := range cells {
+		s[i] = fmt.Sprint(c)
+	}
+	fmt.Fprintln(w, strings.Join(s, "\t"))
+}

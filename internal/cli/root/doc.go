@@ -1,0 +1,2 @@
+// Package root assembles the airshipctl command tree and runs it.
+package root

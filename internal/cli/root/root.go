@@ -1,0 +1,41 @@
+package root
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/airshipit/airship-go/internal/cli"
+	clusterlocal "github.com/airshipit/airship-go/internal/cli/cluster/local"
+)
+
+// NewCmd returns the airshipctl root command.
+func NewCmd(streams cli.IOStreams) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "airshipctl",
+		Short:         "Declarative lifecycle of Kubernetes sites on bare metal",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(streams.In)
+	root.SetOut(streams.Out)
+	root.SetErr(streams.ErrOut)
+
+	clusterCmd := &cobra.Command{Use: "cluster", Short: "Manage clusters"}
+	clusterCmd.AddCommand(clusterlocal.NewCmd(streams))
+	root.AddCommand(clusterCmd)
+	return root
+}
+
+// Main runs airshipctl with args and returns the process exit code. Errors
+// are printed here, once.
+func Main(ctx context.Context, args []string, streams cli.IOStreams) int {
+	cmd := NewCmd(streams)
+	cmd.SetArgs(args)
+	err := cmd.ExecuteContext(ctx)
+	if err != nil {
+		fmt.Fprintf(streams.ErrOut, "Error: %v\n", err)
+	}
+	return cli.ExitCode(err)
+}

@@ -1,0 +1,171 @@
+package local
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/airshipit/airship-go/internal/pki"
+)
+
+// Users the components authenticate as. The controller-manager and scheduler
+// names are the ones Kubernetes' bootstrap RBAC grants their permissions to.
+const (
+	adminUser             = "airship-admin"
+	controllerManagerUser = "system:kube-controller-manager"
+	schedulerUser         = "system:kube-scheduler"
+	kwokUser              = "airship:kwok"
+)
+
+// serviceClusterIPRange is the Service CIDR; its first address is the
+// kubernetes Service and goes into the apiserver certificate.
+const (
+	serviceClusterIPRange = "10.96.0.0/16"
+	firstServiceIP        = "10.96.0.1"
+	podCIDR               = "10.244.0.0/16"
+)
+
+// leaf certificates: file base name → request. CA names are the issuers.
+type leaf struct {
+	base string
+	ca   string
+	req  pki.Request
+}
+
+var cas = []string{"ca", "etcd-ca", "front-proxy-ca"}
+
+var leaves = []leaf{
+	{"apiserver", "ca", pki.Request{CommonName: APIServer, Server: true, Hosts: []string{
+		"127.0.0.1", "localhost", firstServiceIP, "kubernetes", "kubernetes.default",
+		"kubernetes.default.svc", "kubernetes.default.svc.cluster.local",
+	}}},
+	{"components-serving", "ca", pki.Request{CommonName: "local-components", Server: true, Hosts: []string{"127.0.0.1", "localhost"}}},
+	{"admin", "ca", pki.Request{CommonName: adminUser, Organizations: []string{"system:masters"}, Client: true}},
+	{"controller-manager", "ca", pki.Request{CommonName: controllerManagerUser, Client: true}},
+	{"scheduler", "ca", pki.Request{CommonName: schedulerUser, Client: true}},
+	{"kwok", "ca", pki.Request{CommonName: kwokUser, Client: true}},
+	{"etcd-server", "etcd-ca", pki.Request{CommonName: "etcd", Server: true, Client: true, Hosts: []string{"127.0.0.1", "localhost"}}},
+	{"apiserver-etcd-client", "etcd-ca", pki.Request{CommonName: "kube-apiserver-etcd-client", Client: true}},
+	{"front-proxy-client", "front-proxy-ca", pki.Request{CommonName: "front-proxy-client", Client: true}},
+}
+
+// renewBefore is how close to expiry a certificate may get before it is reissued.
+const renewBefore = 24 * time.Hour
+
+// ensurePKI reuses the PKI in dir when it is complete and not about to
+// expire, so kubeconfigs stay valid across down/up; otherwise it issues a new one.
+func ensurePKI(dir string) (reused bool, err error) {
+	if pkiUsable(dir) {
+		return true, nil
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return false, fmt.Errorf("creating %s: %w", dir, err)
+	}
+	issued := map[string]*pki.KeyPair{}
+	for _, name := range cas {
+		ca, err := pki.NewCA("airship-local-"+name, 10*365*24*time.Hour, pki.ECDSAP256)
+		if err != nil {
+			return false, err
+		}
+		if err := ca.WriteFiles(dir, name); err != nil {
+			return false, err
+		}
+		issued[name] = ca
+	}
+	for _, l := range leaves {
+		kp, err := issued[l.ca].Issue(l.req)
+		if err != nil {
+			return false, err
+		}
+		if err := kp.WriteFiles(dir, l.base); err != nil {
+			return false, err
+		}
+	}
+	key, err := pki.NewKey(pki.RSA2048)
+	if err != nil {
+		return false, fmt.Errorf("generating service-account key: %w", err)
+	}
+	keyPEM, err := pki.KeyPEM(key)
+	if err != nil {
+		return false, err
+	}
+	pubPEM, err := pki.PublicKeyPEM(key.Public())
+	if err != nil {
+		return false, err
+	}
+	if err := pki.WriteFile(filepath.Join(dir, "sa.key"), keyPEM, 0o600); err != nil {
+		return false, err
+	}
+	return false, pki.WriteFile(filepath.Join(dir, "sa.pub"), pubPEM, 0o644)
+}
+
+func pkiUsable(dir string) bool {
+	deadline := time.Now().Add(renewBefore)
+	for _, name := range cas {
+		kp, err := pki.Load(dir, name)
+		if err != nil || kp.Cert.NotAfter.Before(deadline) {
+			return false
+		}
+	}
+	for _, l := range leaves {
+		kp, err := pki.Load(dir, l.base)
+		if err != nil || kp.Cert.NotAfter.Before(deadline) {
+			return false
+		}
+	}
+	for _, f := range []string{"sa.key", "sa.pub"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// writeKubeconfig writes a kubeconfig (mode 0600) for a client certificate in the PKI.
+func writeKubeconfig(path, server, pkiDir, certBase, contextName string) error {
+	caPEM, err := os.ReadFile(filepath.Join(pkiDir, "ca.crt"))
+	if err != nil {
+		return fmt.Errorf("reading cluster CA: %w", err)
+	}
+	kp, err := pki.Load(pkiDir, certBase)
+	if err != nil {
+		return fmt.Errorf("loading %s certificate: %w", certBase, err)
+	}
+	keyPEM, err := kp.KeyPEM()
+	if err != nil {
+		return err
+	}
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters[contextName] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: caPEM}
+	cfg.AuthInfos[contextName] = &clientcmdapi.AuthInfo{ClientCertificateData: kp.CertPEM(), ClientKeyData: keyPEM}
+	cfg.Contexts[contextName] = &clientcmdapi.Context{Cluster: contextName, AuthInfo: contextName}
+	cfg.CurrentContext = contextName
+	data, err := clientcmd.Write(*cfg)
+	if err != nil {
+		return fmt.Errorf("encoding kubeconfig %s: %w", path, err)
+	}
+	return pki.WriteFile(path, data, 0o600)
+}
+
+// tlsConfig returns a client TLS config that trusts caBase and presents certBase.
+func tlsConfig(pkiDir, caBase, certBase string) (*tls.Config, error) {
+	caPEM, err := os.ReadFile(filepath.Join(pkiDir, caBase+".crt"))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", caBase, err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(caPEM) {
+		return nil, fmt.Errorf("no certificate in %s.crt", caBase)
+	}
+	cert, err := tls.LoadX509KeyPair(filepath.Join(pkiDir, certBase+".crt"), filepath.Join(pkiDir, certBase+".key"))
+	if err != nil {
+		return nil, fmt.Errorf("loading %s: %w", certBase, err)
+	}
+	return &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
+}

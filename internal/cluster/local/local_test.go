@@ -1,0 +1,254 @@
+package local
+
+import (
+	"bufio"
+	"context"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestVersionsMatchBuildScript(t *testing.T) {
+	f, err := os.Open("../../../hack/testbin/versions.env")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	got := map[string]string{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if k, v, ok := strings.Cut(line, "="); ok && !strings.HasPrefix(line, "#") {
+			got[k] = v
+		}
+	}
+	want := map[string]string{"KUBERNETES_VERSION": KubernetesVersion, "ETCD_VERSION": EtcdVersion, "KWOK_VERSION": KwokVersion}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("versions.env %s=%q, Go constant says %q", k, got[k], v)
+		}
+	}
+	if !strings.Contains(DefaultBinDir(), KubernetesVersion) && os.Getenv("AIRSHIP_TESTBIN_DIR") == "" && os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		t.Errorf("DefaultBinDir %q does not name the Kubernetes version", DefaultBinDir())
+	}
+}
+
+func TestChoosePorts(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	busyPort := busy.Addr().(*net.TCPAddr).Port
+
+	t.Run("requested port in use is an error naming it", func(t *testing.T) {
+		_, err := choosePorts(busyPort, nil)
+		if err == nil || !strings.Contains(err.Error(), strconv.Itoa(busyPort)) || !strings.Contains(err.Error(), "--port") {
+			t.Fatalf("got %v, want an error naming port %d and --port", err, busyPort)
+		}
+	})
+	t.Run("all ports distinct and free", func(t *testing.T) {
+		ports, err := choosePorts(0, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[int]string{}
+		for _, name := range portNames {
+			p := ports[name]
+			if p == 0 {
+				t.Errorf("no port for %s", name)
+			}
+			if other, dup := seen[p]; dup {
+				t.Errorf("%s and %s share port %d", name, other, p)
+			}
+			seen[p] = name
+		}
+	})
+	t.Run("previous free ports are kept, busy ones replaced", func(t *testing.T) {
+		free, err := freePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		prev := &State{Ports: map[string]int{APIServer: free, Etcd + "-client": busyPort}}
+		ports, err := choosePorts(0, prev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ports[APIServer] != free {
+			t.Errorf("apiserver port %d, want previous %d", ports[APIServer], free)
+		}
+		if ports["etcd-client"] == busyPort {
+			t.Errorf("kept busy port %d", busyPort)
+		}
+	})
+}
+
+func TestComponentArgsStayOnLoopbackWithTLS(t *testing.T) {
+	ports, err := choosePorts(0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := paths{root: t.TempDir()}
+	opts := Options{}
+	opts.setDefaults()
+	for _, c := range Components {
+		args := componentArgs(c, p, ports, opts)
+		if len(args) == 0 {
+			t.Fatalf("%s: no args", c)
+		}
+		for _, a := range args {
+			name, val, _ := strings.Cut(a, "=")
+			switch {
+			case name == "--bind-address" || name == "--advertise-address" || name == "--node-ip":
+				if val != "127.0.0.1" {
+					t.Errorf("%s: %s", c, a)
+				}
+			case strings.HasPrefix(name, "--listen-") || strings.HasSuffix(name, "-urls") || name == "--etcd-servers" || name == "--initial-cluster":
+				if !strings.Contains(val, "127.0.0.1:") {
+					t.Errorf("%s: %s not on loopback", c, a)
+				}
+				// Only the metrics listener carries no credentials and may be plain HTTP.
+				if name != "--listen-metrics-urls" && !strings.Contains(val, "https://") {
+					t.Errorf("%s: %s without TLS", c, a)
+				}
+			case name == "--server-address":
+				if !strings.HasPrefix(val, "127.0.0.1:") {
+					t.Errorf("%s: %s", c, a)
+				}
+			}
+		}
+	}
+}
+
+func TestStartStopOnlyOwnProcess(t *testing.T) {
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep binary")
+	}
+	s, err := startProcess("sleeper", sleep, []string{"60"}, filepath.Join(t.TempDir(), "sleeper.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.rec.alive() {
+		t.Fatal("started process not alive")
+	}
+	// A record with the same PID but another start time is somebody else's process.
+	foreign := s.rec
+	foreign.StartTicks++
+	if foreign.alive() {
+		t.Fatal("record with wrong start time reported alive")
+	}
+	if err := foreign.stop(time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if !s.rec.alive() {
+		t.Fatal("stop of a foreign record killed our process")
+	}
+	if err := s.rec.stop(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if s.rec.alive() {
+		t.Fatal("process alive after stop")
+	}
+	select {
+	case <-s.exited:
+	case <-time.After(5 * time.Second):
+		t.Fatal("exit not observed")
+	}
+}
+
+func TestUpWithoutBinariesFailsCleanly(t *testing.T) {
+	state := t.TempDir()
+	_, err := Up(context.Background(), Options{StateDir: state, BinDir: filepath.Join(t.TempDir(), "none")})
+	if err == nil {
+		t.Fatal("want error")
+	}
+	for _, want := range []string{"kube-apiserver", "make testbin"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %q", err, want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(state, "state.json")); !os.IsNotExist(err) {
+		t.Errorf("state.json left behind: %v", err)
+	}
+}
+
+func TestStatusAndDownWithStaleRecords(t *testing.T) {
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep binary")
+	}
+	state := t.TempDir()
+	p := paths{root: state}
+	if _, err := ensurePKI(p.pki()); err != nil {
+		t.Fatal(err)
+	}
+	s, err := startProcess(Etcd, sleep, []string{"60"}, p.log(Etcd))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.rec.stop(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeState(p.state(), &State{Kubeconfig: filepath.Join(state, "missing"), Processes: []ProcessRecord{s.rec}}); err != nil {
+		t.Fatal(err)
+	}
+
+	st, err := GetStatus(context.Background(), state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.Running || st.Healthy || len(st.Components) != 1 || st.Components[0].Status != StatusExited {
+		t.Fatalf("status = %+v, want running=true healthy=false and etcd Exited", st)
+	}
+
+	res, err := Down(DownOptions{StateDir: state})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Stale) != 1 || len(res.Stopped) != 0 {
+		t.Fatalf("down = %+v, want one stale record and nothing stopped", res)
+	}
+	if _, err := os.Stat(p.state()); !os.IsNotExist(err) {
+		t.Error("state.json not removed")
+	}
+	if _, err := os.Stat(p.pki()); err != nil {
+		t.Error("down without --purge removed the PKI")
+	}
+	if _, err := Down(DownOptions{StateDir: state, Purge: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(state); !os.IsNotExist(err) {
+		t.Error("down --purge left the state directory")
+	}
+}
+
+func TestPKIReusedUntilIncomplete(t *testing.T) {
+	dir := t.TempDir()
+	if reused, err := ensurePKI(dir); err != nil || reused {
+		t.Fatalf("first ensurePKI: reused=%v err=%v", reused, err)
+	}
+	for _, f := range []string{"ca.key", "admin.key", "sa.key"} {
+		st, err := os.Stat(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Mode().Perm() != 0o600 {
+			t.Errorf("%s mode %v, want 0600", f, st.Mode().Perm())
+		}
+	}
+	if reused, err := ensurePKI(dir); err != nil || !reused {
+		t.Fatalf("second ensurePKI: reused=%v err=%v", reused, err)
+	}
+	if err := os.Remove(filepath.Join(dir, "scheduler.crt")); err != nil {
+		t.Fatal(err)
+	}
+	if reused, err := ensurePKI(dir); err != nil || reused {
+		t.Fatalf("after removing a certificate: reused=%v err=%v", reused, err)
+	}
+}

@@ -1,0 +1,69 @@
+package local
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/airshipit/airship-go/internal/pki"
+)
+
+// State is what state.json records about a running cluster.
+type State struct {
+	// APIServerURL is https://127.0.0.1:<port>.
+	APIServerURL string `json:"apiServerURL"`
+	// Kubeconfig is the admin kubeconfig for users.
+	Kubeconfig string `json:"kubeconfig"`
+	// Nodes is how many kwok Nodes were requested.
+	Nodes int `json:"nodes"`
+	// Ports of every listener, by name.
+	Ports map[string]int `json:"ports"`
+	// Processes started, in start order.
+	Processes []ProcessRecord `json:"processes"`
+}
+
+// ProcessRecord identifies one started process.
+type ProcessRecord struct {
+	Component string `json:"component"`
+	PID       int    `json:"pid"`
+	// StartTicks is the process start time from /proc/<pid>/stat; a PID
+	// reused by another program has a different one, so it is never signalled.
+	StartTicks uint64 `json:"startTicks"`
+	Binary     string `json:"binary"`
+	Log        string `json:"log"`
+	// HealthURL is probed by status.
+	HealthURL string `json:"healthURL,omitempty"`
+}
+
+func (s *State) record(component string) *ProcessRecord {
+	for i := range s.Processes {
+		if s.Processes[i].Component == component {
+			return &s.Processes[i]
+		}
+	}
+	return nil
+}
+
+func readState(path string) (*State, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	var s State
+	if err := json.Unmarshal(data, &s); err != nil {
+		return nil, fmt.Errorf("reading %s: %w (remove the file or run `airshipctl cluster local down --purge`)", path, err)
+	}
+	return &s, nil
+}
+
+func writeState(path string, s *State) error {
+	data, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding state: %w", err)
+	}
+	return pki.WriteFile(path, append(data, '\n'), 0o600)
+}

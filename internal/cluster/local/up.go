@@ -1,0 +1,362 @@
+package local
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/airshipit/airship-go/internal/pki"
+)
+
+//go:embed stages.yaml
+var kwokStages []byte
+
+// Result is what Up reports.
+type Result struct {
+	State *State
+	// AlreadyRunning is true when a healthy cluster was found and left as it was.
+	AlreadyRunning bool
+	// PKIReused is true when the certificates of an earlier run were kept.
+	PKIReused bool
+	// Elapsed is how long Up took.
+	Elapsed time.Duration
+}
+
+// Up starts a local control plane in opts.StateDir, or reports the one
+// already running there. On any failure it stops what it started and leaves
+// no process behind.
+func Up(ctx context.Context, opts Options) (*Result, error) {
+	opts.setDefaults()
+	begin := time.Now()
+	if opts.Nodes < 0 {
+		return nil, fmt.Errorf("--nodes must be zero or more, got %d", opts.Nodes)
+	}
+	if opts.APIServerPort < 0 || opts.APIServerPort > 65535 {
+		return nil, fmt.Errorf("--port must be between 1 and 65535, got %d", opts.APIServerPort)
+	}
+	p := paths{root: opts.StateDir}
+	if err := os.MkdirAll(p.root, 0o700); err != nil {
+		return nil, fmt.Errorf("creating state directory %s: %w", p.root, err)
+	}
+	unlock, err := lockState(p)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+
+	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	defer cancel()
+
+	prev, err := readState(p.state())
+	if err != nil {
+		return nil, err
+	}
+	if prev != nil {
+		if running, problems := inspect(ctx, p, prev); running {
+			return &Result{State: prev, AlreadyRunning: true, Elapsed: time.Since(begin)}, nil
+		} else {
+			progressf(opts.Progress, "found an earlier cluster that is not healthy (%s); stopping what is left of it", strings.Join(problems, "; "))
+			if err := stopAll(prev, opts.Progress); err != nil {
+				return nil, err
+			}
+			if err := os.Remove(p.state()); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return nil, fmt.Errorf("removing stale %s: %w", p.state(), err)
+			}
+		}
+	}
+
+	if missing := MissingBinaries(opts.BinDir); len(missing) > 0 {
+		return nil, fmt.Errorf("control-plane binaries missing from %s: %s; %s",
+			opts.BinDir, strings.Join(missing, ", "), BuildHint)
+	}
+
+	ports, err := choosePorts(opts.APIServerPort, prev)
+	if err != nil {
+		return nil, err
+	}
+	reused, err := ensurePKI(p.pki())
+	if err != nil {
+		return nil, fmt.Errorf("creating PKI in %s: %w", p.pki(), err)
+	}
+	if reused {
+		progressf(opts.Progress, "reusing certificates in %s", p.pki())
+	} else {
+		progressf(opts.Progress, "generated a CA and certificates in %s", p.pki())
+	}
+
+	server := fmt.Sprintf("https://127.0.0.1:%d", ports[APIServer])
+	if err := writeKubeconfigs(p, server); err != nil {
+		return nil, err
+	}
+	if err := pki.WriteFile(p.kwokConfig(), kwokStages, 0o644); err != nil {
+		return nil, err
+	}
+
+	st := &State{APIServerURL: server, Kubeconfig: p.adminKubeconfig(), Nodes: opts.Nodes, Ports: ports}
+	ok := false
+	defer func() {
+		if !ok {
+			_ = stopAll(st, opts.Progress)
+			_ = os.Remove(p.state())
+		}
+	}()
+
+	h, err := newHealth(p)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range Components {
+		if c == Kwok {
+			if err := bootstrapCluster(ctx, p.adminKubeconfig()); err != nil {
+				return nil, err
+			}
+		}
+		t0 := time.Now()
+		progressf(opts.Progress, "starting %s", c)
+		s, err := startProcess(c, filepath.Join(opts.BinDir, c), componentArgs(c, p, ports, opts), p.log(c))
+		if err != nil {
+			return nil, err
+		}
+		s.rec.HealthURL = healthURL(c, ports)
+		st.Processes = append(st.Processes, s.rec)
+		if err := writeState(p.state(), st); err != nil {
+			return nil, err
+		}
+		if err := h.waitHealthy(ctx, s); err != nil {
+			return nil, fmt.Errorf("%s did not become healthy: %w\n--- last lines of %s ---\n%s",
+				c, err, s.rec.Log, logTail(s.rec.Log, 15))
+		}
+		progressf(opts.Progress, "%s is healthy (%.1fs)", c, time.Since(t0).Seconds())
+	}
+
+	if opts.Nodes > 0 {
+		t0 := time.Now()
+		progressf(opts.Progress, "creating %d kwok nodes and waiting for them to be Ready", opts.Nodes)
+		if err := createNodes(ctx, p.adminKubeconfig(), opts.Nodes); err != nil {
+			return nil, err
+		}
+		progressf(opts.Progress, "%d nodes Ready (%.1fs)", opts.Nodes, time.Since(t0).Seconds())
+	}
+	ok = true
+	return &Result{State: st, PKIReused: reused, Elapsed: time.Since(begin)}, nil
+}
+
+func writeKubeconfigs(p paths, server string) error {
+	if err := writeKubeconfig(p.adminKubeconfig(), server, p.pki(), "admin", "airship-local"); err != nil {
+		return err
+	}
+	for user, cert := range map[string]string{
+		ControllerManager: "controller-manager",
+		Scheduler:         "scheduler",
+		Kwok:              "kwok",
+	} {
+		if err := writeKubeconfig(p.kubeconfig(user), server, p.pki(), cert, user); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// componentArgs builds each component's flags. Every listener is on 127.0.0.1
+// and every one that carries credentials uses TLS.
+func componentArgs(c string, p paths, ports map[string]int, opts Options) []string {
+	k := p.pki()
+	f := func(name string) string { return filepath.Join(k, name) }
+	loop := func(port int) string { return "https://127.0.0.1:" + strconv.Itoa(port) }
+	switch c {
+	case Etcd:
+		return []string{
+			"--name=airship-local",
+			"--data-dir=" + p.etcdData(),
+			"--listen-client-urls=" + loop(ports["etcd-client"]),
+			"--advertise-client-urls=" + loop(ports["etcd-client"]),
+			"--listen-peer-urls=" + loop(ports["etcd-peer"]),
+			"--initial-advertise-peer-urls=" + loop(ports["etcd-peer"]),
+			"--initial-cluster=airship-local=" + loop(ports["etcd-peer"]),
+			"--cert-file=" + f("etcd-server.crt"), "--key-file=" + f("etcd-server.key"),
+			"--trusted-ca-file=" + f("etcd-ca.crt"), "--client-cert-auth=true",
+			"--peer-cert-file=" + f("etcd-server.crt"), "--peer-key-file=" + f("etcd-server.key"),
+			"--peer-trusted-ca-file=" + f("etcd-ca.crt"), "--peer-client-cert-auth=true",
+			"--listen-metrics-urls=http://127.0.0.1:" + strconv.Itoa(ports["etcd-metrics"]),
+			"--unsafe-no-fsync=true",
+			"--log-level=warn",
+		}
+	case APIServer:
+		return []string{
+			"--bind-address=127.0.0.1",
+			"--secure-port=" + strconv.Itoa(ports[APIServer]),
+			"--advertise-address=127.0.0.1",
+			"--endpoint-reconciler-type=none",
+			"--etcd-servers=" + loop(ports["etcd-client"]),
+			"--etcd-cafile=" + f("etcd-ca.crt"),
+			"--etcd-certfile=" + f("apiserver-etcd-client.crt"), "--etcd-keyfile=" + f("apiserver-etcd-client.key"),
+			"--tls-cert-file=" + f("apiserver.crt"), "--tls-private-key-file=" + f("apiserver.key"),
+			"--client-ca-file=" + f("ca.crt"),
+			"--authorization-mode=RBAC",
+			"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+			"--service-account-key-file=" + f("sa.pub"),
+			"--service-account-signing-key-file=" + f("sa.key"),
+			"--service-cluster-ip-range=" + serviceClusterIPRange,
+			"--allow-privileged=true",
+			"--profiling=false",
+			"--requestheader-client-ca-file=" + f("front-proxy-ca.crt"),
+			"--requestheader-allowed-names=front-proxy-client",
+			"--requestheader-username-headers=X-Remote-User",
+			"--requestheader-group-headers=X-Remote-Group",
+			"--requestheader-extra-headers-prefix=X-Remote-Extra-",
+			"--proxy-client-cert-file=" + f("front-proxy-client.crt"),
+			"--proxy-client-key-file=" + f("front-proxy-client.key"),
+		}
+	case ControllerManager:
+		kc := p.kubeconfig(ControllerManager)
+		args := []string{
+			"--bind-address=127.0.0.1",
+			"--secure-port=" + strconv.Itoa(ports[ControllerManager]),
+			"--tls-cert-file=" + f("components-serving.crt"), "--tls-private-key-file=" + f("components-serving.key"),
+			"--kubeconfig=" + kc, "--authentication-kubeconfig=" + kc, "--authorization-kubeconfig=" + kc,
+			"--client-ca-file=" + f("ca.crt"),
+			"--requestheader-client-ca-file=" + f("front-proxy-ca.crt"),
+			"--service-account-private-key-file=" + f("sa.key"),
+			"--root-ca-file=" + f("ca.crt"),
+			"--cluster-signing-cert-file=" + f("ca.crt"), "--cluster-signing-key-file=" + f("ca.key"),
+			"--use-service-account-credentials=true",
+			"--service-cluster-ip-range=" + serviceClusterIPRange,
+			"--leader-elect=false",
+			"--profiling=false",
+		}
+		return append(args, opts.ExtraControllerManagerArgs...)
+	case Scheduler:
+		kc := p.kubeconfig(Scheduler)
+		return []string{
+			"--bind-address=127.0.0.1",
+			"--secure-port=" + strconv.Itoa(ports[Scheduler]),
+			"--tls-cert-file=" + f("components-serving.crt"), "--tls-private-key-file=" + f("components-serving.key"),
+			"--kubeconfig=" + kc, "--authentication-kubeconfig=" + kc, "--authorization-kubeconfig=" + kc,
+			"--client-ca-file=" + f("ca.crt"),
+			"--requestheader-client-ca-file=" + f("front-proxy-ca.crt"),
+			"--leader-elect=false",
+			"--profiling=false",
+		}
+	case Kwok:
+		return []string{
+			"--kubeconfig=" + p.kubeconfig(Kwok),
+			"--config=" + p.kwokConfig(),
+			"--manage-nodes-with-annotation-selector=" + FakeNodeAnnotation + "=fake",
+			"--server-address=127.0.0.1:" + strconv.Itoa(ports[Kwok]),
+			"--cidr=" + podCIDR,
+			"--node-ip=127.0.0.1",
+			"--node-lease-duration-seconds=40",
+		}
+	}
+	return nil
+}
+
+func healthURL(c string, ports map[string]int) string {
+	switch c {
+	case Etcd:
+		return fmt.Sprintf("https://127.0.0.1:%d/health", ports["etcd-client"])
+	case APIServer:
+		return fmt.Sprintf("https://127.0.0.1:%d/readyz", ports[APIServer])
+	case ControllerManager, Scheduler:
+		return fmt.Sprintf("https://127.0.0.1:%d/healthz", ports[c])
+	case Kwok:
+		return fmt.Sprintf("http://127.0.0.1:%d/healthz", ports[Kwok])
+	}
+	return ""
+}
+
+// portNames are the listeners a cluster needs.
+var portNames = []string{"etcd-client", "etcd-peer", "etcd-metrics", APIServer, ControllerManager, Scheduler, Kwok}
+
+// choosePorts takes the requested apiserver port (which must be free), else
+// the previous run's ports when they are free (so existing kubeconfigs keep
+// working), else free ones picked by the kernel.
+func choosePorts(apiPort int, prev *State) (map[string]int, error) {
+	ports := map[string]int{}
+	taken := map[int]bool{}
+	if apiPort != 0 {
+		if err := portFree(apiPort); err != nil {
+			return nil, fmt.Errorf("port %d on 127.0.0.1 is in use (%w): choose another with --port, or stop what listens there", apiPort, err)
+		}
+		ports[APIServer] = apiPort
+		taken[apiPort] = true
+	}
+	for _, name := range portNames {
+		if _, ok := ports[name]; ok {
+			continue
+		}
+		if prev != nil {
+			if old := prev.Ports[name]; old != 0 && !taken[old] && portFree(old) == nil {
+				ports[name] = old
+				taken[old] = true
+				continue
+			}
+		}
+		for {
+			port, err := freePort()
+			if err != nil {
+				return nil, err
+			}
+			if !taken[port] {
+				ports[name] = port
+				taken[port] = true
+				break
+			}
+		}
+	}
+	return ports, nil
+}
+
+func portFree(port int) error {
+	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err != nil {
+		return err
+	}
+	return l.Close()
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("finding a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// lockState takes an exclusive lock on the state directory so two commands
+// never start or stop the same cluster at once.
+func lockState(p paths) (func(), error) {
+	f, err := os.OpenFile(p.lock(), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("locking %s: %w", p.root, err)
+	}
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) || time.Now().After(deadline) {
+			f.Close()
+			return nil, fmt.Errorf("another airshipctl command holds %s: %w", p.lock(), err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return func() {
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}, nil
+}
+
+func progressf(w interface{ Write([]byte) (int, error) }, format string, args ...any) {
+	fmt.Fprintf(w, "[local] "+format+"\n", args...)
+}

@@ -1,0 +1,15 @@
+// Package testenv starts real Kubernetes control planes for tests.
+//
+// Two modes:
+//   - API: etcd + kube-apiserver through controller-runtime's envtest, with
+//     CRDs loaded from config/. Starts in 2-3 s. Objects are stored and
+//     validated, but nothing reconciles built-in workloads.
+//   - Full: the local control plane of internal/cluster/local in a temporary
+//     state directory: etcd, kube-apiserver, kube-controller-manager,
+//     kube-scheduler and kwok with fake Nodes, so Deployments, DaemonSets,
+//     StatefulSets and Jobs really progress to Ready or Complete.
+//
+// Both need the binaries `make testbin` builds. When they are absent a test
+// is skipped with a message naming that command, unless
+// AIRSHIP_REQUIRE_TESTBIN is set (make test and CI set it), in which case it fails.
+package testenv
