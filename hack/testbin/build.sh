@@ -54,19 +54,20 @@ else
   log "etcd: done"
 fi
 
+minor="${KUBERNETES_VERSION#v1.}"; minor="${minor%%.*}"
+ld="-s -w"
+for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+  ld+=" -X ${pkg}.gitVersion=${KUBERNETES_VERSION}"
+  ld+=" -X ${pkg}.gitMajor=1 -X ${pkg}.gitMinor=${minor}"
+  ld+=" -X ${pkg}.gitTreeState=clean"
+  ld+=" -X ${pkg}.buildDate=1970-01-01T00:00:00Z"
+done
+
 k8s_bins=(kube-apiserver kube-controller-manager kube-scheduler)
 if fresh kubernetes "${k8s_bins[@]}"; then
   log "kubernetes ${KUBERNETES_VERSION}: up to date"
 else
   log "kubernetes ${KUBERNETES_VERSION}: building ${k8s_bins[*]} (about 6-10 minutes cold, 2.5 GiB memory)"
-  minor="${KUBERNETES_VERSION#v1.}"; minor="${minor%%.*}"
-  ld="-s -w"
-  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-    ld+=" -X ${pkg}.gitVersion=${KUBERNETES_VERSION}"
-    ld+=" -X ${pkg}.gitMajor=1 -X ${pkg}.gitMinor=${minor}"
-    ld+=" -X ${pkg}.gitTreeState=clean"
-    ld+=" -X ${pkg}.buildDate=1970-01-01T00:00:00Z"
-  done
   pkgs=()
   for b in "${k8s_bins[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/${b}"); done
   (cd "${here}/kubernetes" && go build -ldflags "${ld}" -o "${dir}/" "${pkgs[@]}")
@@ -81,6 +82,19 @@ else
   (cd "${here}/kwok" && go build -ldflags "-s -w" -o "${dir}/kwok" sigs.k8s.io/kwok/cmd/kwok)
   mark kwok kwok
   log "kwok: done"
+fi
+
+# kubectl is on developer machines; build one only where it is missing, for
+# the end-to-end tests and the demo.
+if command -v kubectl >/dev/null; then
+  log "kubectl: using $(command -v kubectl)"
+elif fresh kubernetes kubectl; then
+  log "kubectl ${KUBERNETES_VERSION}: up to date"
+else
+  log "kubectl ${KUBERNETES_VERSION}: not on PATH, building (about 1 minute)"
+  (cd "${here}/kubernetes" && go build -ldflags "${ld}" -o "${dir}/kubectl" k8s.io/kubernetes/cmd/kubectl)
+  mark kubernetes kubectl
+  log "kubectl: done"
 fi
 
 log "all binaries in ${dir} ($((SECONDS - start)) s)"
