@@ -8,7 +8,7 @@ fail=0
 step() { printf '== %s\n' "$*"; }
 
 step gofmt
-unformatted="$(gofmt -l $(git ls-files '*.go' | grep -v '^hack/testbin/') 2>/dev/null || true)"
+unformatted="$(gofmt -l $(find . -name '*.go' -not -path './hack/testbin/*' -not -path './.git/*'))"
 if [[ -n "${unformatted}" ]]; then
   echo "not gofmt-ed:"; echo "${unformatted}"; fail=1
 fi
