@@ -8,9 +8,16 @@ fail=0
 step() { printf '== %s\n' "$*"; }
 
 step gofmt
-unformatted="$(gofmt -l $(find . -name '*.go' -not -path './hack/testbin/*' -not -path './.git/*'))"
+unformatted="$(find . -name '*.go' -not -path './hack/testbin/*' -not -path './.git/*' -print0 | xargs -0 gofmt -l)"
 if [[ -n "${unformatted}" ]]; then
   echo "not gofmt-ed:"; echo "${unformatted}"; fail=1
+fi
+
+step shellcheck
+if command -v shellcheck >/dev/null; then
+  shellcheck .ci/run hack/*.sh hack/testbin/*.sh || fail=1
+else
+  echo "shellcheck not installed (apt-get install shellcheck)"; fail=1
 fi
 
 step "go vet"

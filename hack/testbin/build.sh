@@ -9,7 +9,7 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-# shellcheck source=hack/testbin/versions.env
+# shellcheck disable=SC1091 # versions.env sits beside this script
 source "${here}/versions.env"
 
 dir="$(bash "${here}/dir.sh")"

@@ -3,7 +3,7 @@
 # pinned versions. AIRSHIP_TESTBIN_DIR overrides it.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-# shellcheck source=hack/testbin/versions.env
+# shellcheck disable=SC1091 # versions.env sits beside this script
 source "${here}/versions.env"
 if [[ -n "${AIRSHIP_TESTBIN_DIR:-}" ]]; then
   echo "${AIRSHIP_TESTBIN_DIR}"

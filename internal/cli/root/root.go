@@ -8,6 +8,10 @@ import (
 
 	"github.com/airshipit/airship-go/internal/cli"
 	clusterlocal "github.com/airshipit/airship-go/internal/cli/cluster/local"
+	configcmd "github.com/airshipit/airship-go/internal/cli/config"
+	phasecmd "github.com/airshipit/airship-go/internal/cli/phase"
+	plancmd "github.com/airshipit/airship-go/internal/cli/plan"
+	"github.com/airshipit/airship-go/internal/cli/sitecmd"
 )
 
 // NewCmd returns the airshipctl root command.
@@ -22,9 +26,16 @@ func NewCmd(streams cli.IOStreams) *cobra.Command {
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
 
+	g := &sitecmd.Options{}
+	g.AddFlags(root.PersistentFlags())
+
 	clusterCmd := &cobra.Command{Use: "cluster", Short: "Manage clusters"}
 	clusterCmd.AddCommand(clusterlocal.NewCmd(streams))
-	root.AddCommand(clusterCmd)
+	root.AddCommand(clusterCmd,
+		configcmd.NewCmd(streams, g),
+		phasecmd.NewCmd(streams, g),
+		plancmd.NewCmd(streams, g),
+	)
 	return root
 }
 

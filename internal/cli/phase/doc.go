@@ -1,0 +1,2 @@
+// Package phase implements `airshipctl phase`: list, tree, render and validate.
+package phase

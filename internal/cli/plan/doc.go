@@ -1,0 +1,2 @@
+// Package plan implements `airshipctl plan`: list and validate.
+package plan

@@ -1,0 +1,91 @@
+package sitecmd
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/pflag"
+
+	"github.com/airshipit/airship-go/internal/config"
+	"github.com/airshipit/airship-go/internal/document"
+	"github.com/airshipit/airship-go/internal/phase"
+	// Every executor registers itself.
+	_ "github.com/airshipit/airship-go/internal/phase/executors"
+)
+
+// Functions runs the built-in KRM functions during builds; it is set by
+// the package that provides them, so this one does not depend on it.
+var Functions document.FunctionRunner
+
+// Options are the global flags of site commands.
+type Options struct {
+	// ConfigPath is --airshipconf.
+	ConfigPath string
+	// NoCache is --no-render-cache.
+	NoCache bool
+}
+
+// AddFlags registers the global flags.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.ConfigPath, "airshipconf", config.DefaultPath(), "path to the airshipctl configuration file ($AIRSHIPCONFIG)")
+	fs.BoolVar(&o.NoCache, "no-render-cache", false, "always run kustomize, even when nothing changed since the last render")
+}
+
+// Config loads the airship config.
+func (o *Options) Config() (*config.Config, error) {
+	path := o.ConfigPath
+	if path == "" {
+		path = config.DefaultPath()
+	}
+	return config.Load(path)
+}
+
+// BuildOptions are the document build options commands use.
+func (o *Options) BuildOptions() document.BuildOptions {
+	opts := document.BuildOptions{Functions: Functions}
+	if !o.NoCache {
+		opts.Cache = &document.Cache{Dir: CacheDir(), Salt: programSalt()}
+	}
+	return opts
+}
+
+// Site loads the config and builds the current context's phase bundle.
+func (o *Options) Site() (*phase.Site, error) {
+	cfg, err := o.Config()
+	if err != nil {
+		return nil, err
+	}
+	return phase.Load(cfg, "", o.BuildOptions())
+}
+
+// CacheDir is where rendered bundles are cached: $AIRSHIP_RENDER_CACHE_DIR,
+// else ${XDG_CACHE_HOME:-~/.cache}/airship/render.
+func CacheDir() string {
+	if d := os.Getenv("AIRSHIP_RENDER_CACHE_DIR"); d != "" {
+		return d
+	}
+	base := os.Getenv("XDG_CACHE_HOME")
+	if base == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return filepath.Join(os.TempDir(), "airship-render-cache")
+		}
+		base = filepath.Join(home, ".cache")
+	}
+	return filepath.Join(base, "airship", "render")
+}
+
+// programSalt ties cache entries to this exact binary, so an upgraded
+// airshipctl never serves what an older one rendered.
+func programSalt() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return "unknown"
+	}
+	st, err := os.Stat(exe)
+	if err != nil {
+		return exe
+	}
+	return fmt.Sprintf("%s|%d|%d", exe, st.Size(), st.ModTime().UnixNano())
+}

@@ -1,0 +1,162 @@
+package clusterctl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	v1 "github.com/airshipit/airship-go/api/airshipit/v1alpha1"
+	"github.com/airshipit/airship-go/internal/document"
+	"github.com/airshipit/airship-go/internal/phase/executor"
+)
+
+// GVK of the executor document.
+var GVK = v1.GroupVersion.WithKind("Clusterctl")
+
+func init() { executor.Register(GVK, New) }
+
+// ProviderTypes are the provider types clusterctl knows.
+var ProviderTypes = []string{
+	"CoreProvider", "BootstrapProvider", "ControlPlaneProvider", "InfrastructureProvider",
+	"IPAMProvider", "RuntimeExtensionProvider", "AddonProvider",
+}
+
+// Executor is a Clusterctl executor for one phase.
+type Executor struct {
+	cfg executor.Config
+	api *v1.Clusterctl
+}
+
+// New decodes the executor document strictly.
+func New(cfg executor.Config) (executor.Executor, error) {
+	api := &v1.Clusterctl{}
+	if err := cfg.ExecutorDoc.DecodeStrict(api); err != nil {
+		return nil, fmt.Errorf("phase %q: executor document: %w", cfg.PhaseName, err)
+	}
+	return &Executor{cfg: cfg, api: api}, nil
+}
+
+// providerRoot is where a provider's components are built from: its url,
+// relative to the site's target path, or the only entry of versions.
+func (e *Executor) providerRoot(p *v1.Provider) string {
+	u := p.URL
+	if u == "" && len(p.Versions) > 0 {
+		keys := make([]string, 0, len(p.Versions))
+		for k := range p.Versions {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		u = p.Versions[keys[len(keys)-1]]
+	}
+	if u == "" || filepath.IsAbs(u) {
+		return u
+	}
+	return filepath.Join(e.cfg.TargetPath, u)
+}
+
+// Validate checks the action, the providers and the init options.
+func (e *Executor) Validate(context.Context) error {
+	id := e.cfg.ExecutorDoc.ID()
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(id+": "+format, args...)) }
+	switch e.api.Action {
+	case v1.ActionInit:
+		if e.api.InitOptions == nil {
+			add("action init needs init-options naming the providers to install")
+		}
+	case v1.ActionMove:
+	case "":
+		add("action is required (init or move)")
+	default:
+		add("action %q is not one of init, move", e.api.Action)
+	}
+	type key struct{ name, typ string }
+	known := map[key]bool{}
+	for i, p := range e.api.Providers {
+		if p == nil {
+			continue
+		}
+		if p.Name == "" {
+			add("providers[%d].name is required", i)
+		}
+		if !slices.Contains(ProviderTypes, p.Type) {
+			add("providers[%d].type %q is not one of %s", i, p.Type, strings.Join(ProviderTypes, ", "))
+		}
+		if strings.Contains(p.URL, "://") {
+			add("providers[%d].url %q: provider components come from the site tree, not the network", i, p.URL)
+			continue
+		}
+		root := e.providerRoot(p)
+		if root == "" {
+			add("providers[%d] (%s) needs url: a kustomize root relative to the site's target path", i, p.Name)
+		} else if st, err := os.Stat(root); err != nil || !st.IsDir() {
+			add("providers[%d] (%s).url: %s is not a directory", i, p.Name, root)
+		}
+		known[key{p.Name, p.Type}] = true
+	}
+	if o := e.api.InitOptions; o != nil && e.api.Action == v1.ActionInit {
+		check := func(fieldName, typ string, entries ...string) {
+			for _, entry := range entries {
+				if entry == "" {
+					continue
+				}
+				name, _, _ := strings.Cut(entry, ":")
+				if !known[key{name, typ}] {
+					add("init-options.%s names %q, but providers has no %s named %q", fieldName, entry, typ, name)
+				}
+			}
+		}
+		check("core-provider", "CoreProvider", o.CoreProvider)
+		check("bootstrap-providers", "BootstrapProvider", o.BootstrapProviders...)
+		check("control-plane-providers", "ControlPlaneProvider", o.ControlPlaneProviders...)
+		check("infrastructure-providers", "InfrastructureProvider", o.InfrastructureProviders...)
+	}
+	return errors.Join(errs...)
+}
+
+// Render writes the components of every provider (init) as built from the
+// site tree, before variable substitution.
+func (e *Executor) Render(_ context.Context, w io.Writer, opts executor.RenderOptions) error {
+	if e.api.Action != v1.ActionInit {
+		return fmt.Errorf("phase %q: clusterctl %s has no documents to render", e.cfg.PhaseName, e.api.Action)
+	}
+	first := true
+	for _, p := range e.api.Providers {
+		b, err := document.Build(e.providerRoot(p), document.BuildOptions{})
+		if err != nil {
+			return fmt.Errorf("provider %s (%s): %w", p.Name, p.Type, err)
+		}
+		f, err := b.Filter(opts.Selector)
+		if err != nil {
+			return err
+		}
+		if f.Len() == 0 {
+			continue
+		}
+		if !first {
+			if _, err := io.WriteString(w, "---\n"); err != nil {
+				return err
+			}
+		}
+		first = false
+		if err := f.Write(w); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Run is not implemented yet.
+func (e *Executor) Run(context.Context, executor.RunOptions) error {
+	return fmt.Errorf("phase %q: clusterctl %s: %w yet (it comes with the Cluster API integration)", e.cfg.PhaseName, e.api.Action, executor.ErrNotImplemented)
+}
+
+// Status is not implemented yet.
+func (e *Executor) Status(context.Context) (*executor.Status, error) {
+	return nil, fmt.Errorf("phase %q: clusterctl status: %w yet", e.cfg.PhaseName, executor.ErrNotImplemented)
+}
