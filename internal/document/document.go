@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	kjson "sigs.k8s.io/json"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 	"sigs.k8s.io/yaml"
 )
@@ -132,14 +133,23 @@ func (d *Document) Decode(into any) error {
 	return nil
 }
 
-// DecodeStrict is Decode that fails on unknown or duplicate fields.
+// DecodeStrict is Decode that fails on unknown or duplicate fields, naming
+// each by its full path.
 func (d *Document) DecodeStrict(into any) error {
-	data, err := d.YAML()
+	data, err := d.JSON()
 	if err != nil {
 		return err
 	}
-	if err := yaml.UnmarshalStrict(data, into); err != nil {
+	strict, err := kjson.UnmarshalStrict(data, into)
+	if err != nil {
 		return fmt.Errorf("%s: %w", d.ID(), err)
+	}
+	if len(strict) > 0 {
+		msgs := make([]string, len(strict))
+		for i, e := range strict {
+			msgs[i] = e.Error()
+		}
+		return fmt.Errorf("%s: %s", d.ID(), strings.Join(msgs, "; "))
 	}
 	return nil
 }

@@ -29,6 +29,11 @@ func Tree(root, base string) (*TreeNode, error) {
 	if err != nil {
 		return nil, err
 	}
+	if base != "" {
+		if base, err = filepath.Abs(base); err != nil {
+			return nil, err
+		}
+	}
 	return tree(abs, base, map[string]bool{})
 }
 
