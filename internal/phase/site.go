@@ -1,6 +1,7 @@
 package phase
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sort"
@@ -9,8 +10,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
 
 	v1 "github.com/airshipit/airship-go/api/airshipit/v1alpha1"
+	"github.com/airshipit/airship-go/internal/cluster/kubeconfig"
 	"github.com/airshipit/airship-go/internal/config"
 	"github.com/airshipit/airship-go/internal/document"
 	"github.com/airshipit/airship-go/internal/phase/executor"
@@ -25,9 +28,29 @@ type Site struct {
 	// PhaseBundle holds phases, executors, plans and the cluster map.
 	PhaseBundle *document.Bundle
 
-	build document.BuildOptions
-	mu    sync.Mutex
-	built map[string]*document.Bundle
+	// KubeconfigOverride (--kubeconfig) is used for every cluster when set.
+	KubeconfigOverride string
+
+	build    document.BuildOptions
+	mu       sync.Mutex
+	built    map[string]*document.Bundle
+	resolver *kubeconfig.Resolver
+}
+
+// Kubeconfigs returns the resolver of the site's cluster kubeconfigs,
+// created once per Site so each cluster is resolved once per run.
+func (s *Site) Kubeconfigs() (*kubeconfig.Resolver, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.resolver != nil {
+		return s.resolver, nil
+	}
+	cm, err := s.clusterMapLocked()
+	if err != nil {
+		return nil, err
+	}
+	s.resolver = &kubeconfig.Resolver{ClusterMap: cm, PhaseBundle: s.PhaseBundle, Override: s.KubeconfigOverride}
+	return s.resolver, nil
 }
 
 // Load reads the site of a config context (current when empty) and builds its phase bundle.
@@ -165,6 +188,10 @@ func (s *Site) BuildRoot(path, what string) (*document.Bundle, error) {
 
 // ClusterMap returns the phase bundle's ClusterMap, or nil when it has none.
 func (s *Site) ClusterMap() (*v1.ClusterMap, error) {
+	return s.clusterMapLocked()
+}
+
+func (s *Site) clusterMapLocked() (*v1.ClusterMap, error) {
 	docs, err := s.PhaseBundle.Select(byGVK(clusterMapGVK))
 	if err != nil {
 		return nil, err
@@ -255,6 +282,13 @@ func (s *Site) Executor(p *Phase) (executor.Executor, error) {
 	}
 	if path != "" {
 		cfg.Bundle = func() (*document.Bundle, error) { return s.ExecutorBundle(p) }
+	}
+	cfg.RESTConfig = func(ctx context.Context, cluster string) (*rest.Config, error) {
+		r, err := s.Kubeconfigs()
+		if err != nil {
+			return nil, err
+		}
+		return r.RESTConfig(ctx, cluster)
 	}
 	return executor.New(cfg)
 }

@@ -20,7 +20,8 @@ import (
 // NewCmd returns `airshipctl phase`.
 func NewCmd(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
 	cmd := &cobra.Command{Use: "phase", Short: "List, inspect, render and validate the phases of a site"}
-	cmd.AddCommand(NewCmdList(streams, g), NewCmdTree(streams, g), NewCmdRender(streams, g, nil), NewCmdValidate(streams, g))
+	cmd.AddCommand(NewCmdList(streams, g), NewCmdTree(streams, g), NewCmdRender(streams, g, nil), NewCmdValidate(streams, g),
+		NewCmdRun(streams, g), NewCmdStatus(streams, g))
 	return cmd
 }
 

@@ -15,7 +15,7 @@ import (
 // NewCmd returns `airshipctl plan`.
 func NewCmd(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
 	cmd := &cobra.Command{Use: "plan", Short: "List and validate the plans of a site"}
-	cmd.AddCommand(newList(streams, g), newValidate(streams, g))
+	cmd.AddCommand(newList(streams, g), newValidate(streams, g), newRun(streams, g), newStatus(streams, g))
 	return cmd
 }
 

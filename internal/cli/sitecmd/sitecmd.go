@@ -24,12 +24,15 @@ type Options struct {
 	ConfigPath string
 	// NoCache is --no-render-cache.
 	NoCache bool
+	// Kubeconfig is --kubeconfig: used for every cluster instead of the ClusterMap's sources.
+	Kubeconfig string
 }
 
 // AddFlags registers the global flags.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ConfigPath, "airshipconf", config.DefaultPath(), "path to the airshipctl configuration file ($AIRSHIPCONFIG)")
 	fs.BoolVar(&o.NoCache, "no-render-cache", false, "always run kustomize, even when nothing changed since the last render")
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "kubeconfig for every cluster (context named after the cluster, or its only context), instead of the ClusterMap's kubeconfigSources")
 }
 
 // Config loads the airship config.
@@ -56,7 +59,12 @@ func (o *Options) Site() (*phase.Site, error) {
 	if err != nil {
 		return nil, err
 	}
-	return phase.Load(cfg, "", o.BuildOptions())
+	s, err := phase.Load(cfg, "", o.BuildOptions())
+	if err != nil {
+		return nil, err
+	}
+	s.KubeconfigOverride = o.Kubeconfig
+	return s, nil
 }
 
 // CacheDir is where rendered bundles are cached: $AIRSHIP_RENDER_CACHE_DIR,

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
 
 	v1 "github.com/airshipit/airship-go/api/airshipit/v1alpha1"
 	"github.com/airshipit/airship-go/internal/document"
@@ -47,6 +48,8 @@ type Config struct {
 	PhaseBundle *document.Bundle
 	// TargetPath is the site's target path (for relative provider URLs).
 	TargetPath string
+	// RESTConfig returns a client configuration for a cluster of the ClusterMap.
+	RESTConfig func(ctx context.Context, cluster string) (*rest.Config, error)
 }
 
 // RenderOptions narrow what Render prints.

@@ -1,5 +1,5 @@
 // Package kubernetesapply is the KubernetesApply executor: it applies the
-// deployable documents of a phase's bundle to the phase's cluster and waits
-// for them. This package validates and renders; applying comes with the
-// apply engine (internal/apply).
+// deployable documents of a phase's bundle to the phase's cluster with
+// internal/apply (server-side apply, inventory, prune, wait) and reports
+// the phase's status from its inventory and the live objects.
 package kubernetesapply

@@ -4,10 +4,15 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/util/jsonpath"
 
 	v1 "github.com/airshipit/airship-go/api/airshipit/v1alpha1"
+	"github.com/airshipit/airship-go/internal/apply"
 	"github.com/airshipit/airship-go/internal/phase/executor"
 )
 
@@ -82,14 +87,131 @@ func (e *Executor) Render(_ context.Context, w io.Writer, opts executor.RenderOp
 	return f.Write(w)
 }
 
-// Run is not implemented yet.
-func (e *Executor) Run(context.Context, executor.RunOptions) error {
-	return fmt.Errorf("phase %q: running KubernetesApply: %w yet (it comes with the apply engine)", e.cfg.PhaseName, executor.ErrNotImplemented)
+// restConfig picks the cluster: the executor's own kubeconfig/context when
+// set, else the phase's cluster through the ClusterMap.
+func (e *Executor) restConfig(ctx context.Context) (*rest.Config, error) {
+	c := e.api.Config
+	if c.Kubeconfig != "" {
+		rules := &clientcmd.ClientConfigLoadingRules{ExplicitPath: c.Kubeconfig}
+		over := &clientcmd.ConfigOverrides{CurrentContext: c.Context}
+		if c.Context == "" {
+			over.CurrentContext = e.cfg.ClusterName
+		}
+		return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, over).ClientConfig()
+	}
+	if e.cfg.ClusterName == "" {
+		return nil, fmt.Errorf("phase %q has no metadata.clusterName, and its executor no config.kubeconfig", e.cfg.PhaseName)
+	}
+	if e.cfg.RESTConfig == nil {
+		return nil, fmt.Errorf("phase %q: no way to reach cluster %q", e.cfg.PhaseName, e.cfg.ClusterName)
+	}
+	return e.cfg.RESTConfig(ctx, e.cfg.ClusterName)
 }
 
-// Status is not implemented yet.
-func (e *Executor) Status(context.Context) (*executor.Status, error) {
-	return nil, fmt.Errorf("phase %q: KubernetesApply status: %w yet", e.cfg.PhaseName, executor.ErrNotImplemented)
+func (e *Executor) inventory() string {
+	if e.api.Config.PhaseName != "" {
+		return e.api.Config.PhaseName
+	}
+	return e.cfg.PhaseName
+}
+
+// objects returns the deployable documents of the bundle as objects.
+func (e *Executor) objects() ([]*unstructured.Unstructured, error) {
+	if e.cfg.Bundle == nil {
+		return nil, fmt.Errorf("phase %q has no config.documentEntryPoint", e.cfg.PhaseName)
+	}
+	b, err := e.cfg.Bundle()
+	if err != nil {
+		return nil, err
+	}
+	var objs []*unstructured.Unstructured
+	for _, d := range b.Deployable().Documents() {
+		u, err := d.Unstructured()
+		if err != nil {
+			return nil, err
+		}
+		objs = append(objs, u)
+	}
+	return objs, nil
+}
+
+// Run applies the bundle, prunes, and waits.
+func (e *Executor) Run(ctx context.Context, opts executor.RunOptions) error {
+	objs, err := e.objects()
+	if err != nil {
+		return err
+	}
+	rc, err := e.restConfig(ctx)
+	if err != nil {
+		return err
+	}
+	a, err := apply.New(rc)
+	if err != nil {
+		return fmt.Errorf("phase %q: %w", e.cfg.PhaseName, err)
+	}
+	c := e.api.Config
+	wait := time.Duration(c.WaitOptions.Timeout) * time.Second
+	if opts.Timeout > 0 {
+		wait = opts.Timeout
+	}
+	send := func(ev executor.Event) {
+		if opts.Events != nil {
+			opts.Events <- ev
+		}
+	}
+	res, err := a.Apply(ctx, objs, apply.Options{
+		Inventory:    e.inventory(),
+		Policy:       c.InventoryPolicy,
+		Prune:        c.PruneOptions.Prune,
+		DryRun:       opts.DryRun || c.DryRun,
+		WaitTimeout:  wait,
+		PollInterval: time.Duration(c.WaitOptions.PollInterval) * time.Second,
+		Conditions:   c.WaitOptions.Conditions,
+		Progress: func(ev apply.Event) {
+			send(executor.Event{Type: ev.Type, Message: ev.Message})
+		},
+	})
+	if res != nil && res.DryRun {
+		for _, ch := range res.Changes {
+			send(executor.Event{Type: "DryRun", Object: ch.Object, Message: ch.Action})
+		}
+		for _, p := range res.Pruned {
+			send(executor.Event{Type: "DryRun", Object: p, Message: "pruned"})
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("phase %q on cluster %q: %w", e.cfg.PhaseName, e.cfg.ClusterName, err)
+	}
+	return nil
+}
+
+// Status reports, from the inventory and the live objects, what is applied,
+// ready and drifted.
+func (e *Executor) Status(ctx context.Context) (*executor.Status, error) {
+	objs, err := e.objects()
+	if err != nil {
+		return nil, err
+	}
+	rc, err := e.restConfig(ctx)
+	if err != nil {
+		return nil, err
+	}
+	a, err := apply.New(rc)
+	if err != nil {
+		return nil, err
+	}
+	states, found, err := a.Status(ctx, e.inventory(), objs)
+	if err != nil {
+		return nil, fmt.Errorf("phase %q: %w", e.cfg.PhaseName, err)
+	}
+	st := &executor.Status{Phase: e.cfg.PhaseName}
+	if !found {
+		st.Message = "never run: no inventory in the cluster"
+	}
+	for _, s := range states {
+		st.Objects = append(st.Objects, executor.ObjectStatus{ID: s.Object, Applied: s.Applied, Ready: s.Ready, Drifted: s.Drifted, Message: s.Message})
+	}
+	return st, nil
 }
 
 // Config returns the decoded executor configuration.

@@ -1,0 +1,535 @@
+package apply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fluxcd/cli-utils/pkg/kstatus/polling"
+	"github.com/fluxcd/cli-utils/pkg/kstatus/status"
+	"github.com/fluxcd/pkg/ssa"
+	"github.com/fluxcd/pkg/ssa/normalize"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/util/jsonpath"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/airshipit/airship-go/api/airshipit/v1alpha1"
+)
+
+// Event is one progress report.
+type Event struct {
+	// Type is Apply, Prune, Wait, Ready or Done.
+	Type    string
+	Message string
+}
+
+// Options configure one apply.
+type Options struct {
+	// Inventory names the phase's inventory.
+	Inventory string
+	// Policy is strict (default), adopt or force-adopt.
+	Policy v1.InventoryPolicy
+	// Prune deletes objects of the inventory the bundle no longer has.
+	Prune bool
+	// DryRun asks the server what would change and changes nothing.
+	DryRun bool
+	// WaitTimeout bounds the wait; 0 does not wait.
+	WaitTimeout time.Duration
+	// PollInterval between readiness checks (default 1s).
+	PollInterval time.Duration
+	// Conditions are extra JSONPath readiness checks.
+	Conditions []v1.Condition
+	// Concurrency bounds parallel requests (default 8).
+	Concurrency int
+	// Progress receives events; nil discards.
+	Progress func(Event)
+}
+
+// Change is what happened (or would happen) to one object.
+type Change struct {
+	Object string `json:"object"`
+	Action string `json:"action"`
+}
+
+// Result summarises an apply.
+type Result struct {
+	Changes []Change `json:"changes"`
+	Pruned  []string `json:"pruned,omitempty"`
+	Ready   bool     `json:"ready"`
+	DryRun  bool     `json:"dryRun,omitempty"`
+}
+
+// Count returns how many changes had the action.
+func (r *Result) Count(action string) int {
+	n := 0
+	for _, c := range r.Changes {
+		if c.Action == action {
+			n++
+		}
+	}
+	return n
+}
+
+// Applier applies bundles to one cluster.
+type Applier struct {
+	client client.Client
+	mapper meta.RESTMapper
+	rm     *ssa.ResourceManager
+}
+
+// New returns an applier for the cluster cfg reaches. Client-side
+// throttling is lifted: the API server's own priority and fairness decides.
+func New(cfg *rest.Config) (*Applier, error) {
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = -1, -1
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))
+	c, err := client.New(cfg, client.Options{Mapper: mapper})
+	if err != nil {
+		return nil, err
+	}
+	poller := polling.NewStatusPoller(c, mapper, polling.Options{})
+	rm := ssa.NewResourceManager(c, poller, ssa.Owner{Field: FieldManager, Group: OwnerGroup})
+	return &Applier{client: c, mapper: mapper, rm: rm}, nil
+}
+
+// Client returns the applier's client.
+func (a *Applier) Client() client.Client { return a.client }
+
+func (o *Options) emit(t, format string, args ...any) {
+	if o.Progress != nil {
+		o.Progress(Event{Type: t, Message: fmt.Sprintf(format, args...)})
+	}
+}
+
+// Apply applies objects as the inventory named in opts.
+func (a *Applier) Apply(ctx context.Context, objs []*unstructured.Unstructured, opts Options) (*Result, error) {
+	if opts.Inventory == "" {
+		return nil, errors.New("apply: an inventory name is required")
+	}
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = 8
+	}
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = time.Second
+	}
+	a.rm.SetConcurrency(opts.Concurrency)
+	seen := map[string]bool{}
+	var dups []string
+	for _, o := range objs {
+		k := RefOf(o).Key()
+		if seen[k] {
+			dups = append(dups, RefOf(o).String())
+		}
+		seen[k] = true
+	}
+	if len(dups) > 0 {
+		return nil, fmt.Errorf("the bundle holds these objects more than once: %s", strings.Join(dups, ", "))
+	}
+
+	inv, _, err := ReadInventory(ctx, a.client, opts.Inventory)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.checkOwnership(ctx, objs, opts); err != nil {
+		return nil, err
+	}
+	desired := make([]ObjRef, len(objs))
+	for i, o := range objs {
+		desired[i] = RefOf(o)
+	}
+	stale := staleRefs(inv.Objects, desired)
+
+	if err := normalize.UnstructuredList(objs); err != nil {
+		return nil, fmt.Errorf("normalizing objects: %w", err)
+	}
+	a.rm.SetOwnerLabels(objs, opts.Inventory, InventoryNamespace)
+	res := &Result{DryRun: opts.DryRun}
+
+	if opts.DryRun {
+		for _, o := range objs {
+			entry, _, _, err := a.rm.Diff(ctx, o, ssa.DiffOptions{})
+			if err != nil {
+				// A kind whose CRD is created by this same bundle is not known yet.
+				// So is a namespace the bundle creates.
+				if isNoMatch(err) || apierrors.IsNotFound(err) || strings.Contains(err.Error(), "not found") {
+					res.Changes = append(res.Changes, Change{Object: RefOf(o).String(), Action: "created"})
+					continue
+				}
+				return nil, fmt.Errorf("dry run of %s: %w", RefOf(o), err)
+			}
+			res.Changes = append(res.Changes, Change{Object: RefOf(o).String(), Action: string(entry.Action)})
+		}
+		if opts.Prune {
+			for _, r := range stale {
+				res.Pruned = append(res.Pruned, r.String())
+			}
+		}
+		return res, nil
+	}
+
+	// Record the union first: if this run dies half-way, the next one still
+	// knows every object it may have created.
+	if err := WriteInventory(ctx, a.client, &Inventory{Name: opts.Inventory, Objects: union(inv.Objects, desired)}); err != nil {
+		return nil, err
+	}
+	opts.emit("Apply", "applying %d objects", len(objs))
+	if err := a.applyStaged(ctx, objs, opts, res); err != nil {
+		return res, err
+	}
+	opts.emit("Apply", "%d objects applied: %d created, %d configured, %d unchanged",
+		len(res.Changes), res.Count("created"), res.Count("configured"), res.Count("unchanged"))
+
+	final := desired
+	if opts.Prune && len(stale) > 0 {
+		var del []*unstructured.Unstructured
+		for _, r := range stale {
+			u := &unstructured.Unstructured{}
+			u.SetGroupVersionKind(r.GVK())
+			u.SetNamespace(r.Namespace)
+			u.SetName(r.Name)
+			del = append(del, u)
+		}
+		dcs, err := a.rm.DeleteAll(ctx, del, ssa.DeleteOptions{
+			PropagationPolicy: "Background",
+			Inclusions:        a.rm.GetOwnerLabels(opts.Inventory, InventoryNamespace),
+		})
+		if dcs != nil {
+			for _, e := range dcs.Entries {
+				if e.Action == ssa.DeletedAction {
+					res.Pruned = append(res.Pruned, e.Subject)
+				}
+			}
+		}
+		if err != nil && !isNoMatch(err) {
+			return res, fmt.Errorf("pruning: %w", err)
+		}
+		opts.emit("Prune", "%d objects pruned", len(res.Pruned))
+	} else if !opts.Prune {
+		// Without pruning, objects left out of the bundle stay ours.
+		final = union(stale, desired)
+	}
+	if err := WriteInventory(ctx, a.client, &Inventory{Name: opts.Inventory, Objects: final}); err != nil {
+		return res, err
+	}
+
+	if opts.WaitTimeout > 0 {
+		opts.emit("Wait", "waiting up to %s for %d objects to be ready", opts.WaitTimeout, len(objs))
+		if err := a.wait(ctx, objs, opts); err != nil {
+			return res, err
+		}
+		res.Ready = true
+		opts.emit("Ready", "all %d objects are ready", len(objs))
+	}
+	return res, nil
+}
+
+// applyStaged applies CRDs and Namespaces first and waits until they are
+// established, forgets the cached API discovery (so kinds those CRDs add
+// are known), then applies the rest with bounded parallelism.
+func (a *Applier) applyStaged(ctx context.Context, objs []*unstructured.Unstructured, opts Options, res *Result) error {
+	var first, rest []*unstructured.Unstructured
+	for _, o := range objs {
+		switch o.GroupVersionKind().GroupKind().String() {
+		case "CustomResourceDefinition.apiextensions.k8s.io", "Namespace":
+			first = append(first, o)
+		default:
+			rest = append(rest, o)
+		}
+	}
+	record := func(cs *ssa.ChangeSet) {
+		if cs == nil {
+			return
+		}
+		for _, e := range cs.Entries {
+			res.Changes = append(res.Changes, Change{Object: e.Subject, Action: string(e.Action)})
+		}
+	}
+	if len(first) > 0 {
+		cs, err := a.rm.ApplyAll(ctx, first, ssa.ApplyOptions{})
+		record(cs)
+		if err != nil {
+			return fmt.Errorf("applying CRDs and namespaces: %w", err)
+		}
+		if err := a.rm.WaitForSetWithContext(ctx, cs.ToObjMetadataSet(), ssa.WaitOptions{Interval: opts.PollInterval, Timeout: max(opts.WaitTimeout, time.Minute)}); err != nil {
+			return fmt.Errorf("waiting for CRDs and namespaces: %w", err)
+		}
+		if r, ok := a.mapper.(interface{ Reset() }); ok {
+			r.Reset()
+		}
+	}
+	if len(rest) > 0 {
+		cs, err := a.rm.ApplyAll(ctx, rest, ssa.ApplyOptions{})
+		record(cs)
+		if err != nil {
+			return fmt.Errorf("applying: %w", err)
+		}
+	}
+	return nil
+}
+
+func isNoMatch(err error) bool {
+	return meta.IsNoMatchError(err) || strings.Contains(err.Error(), "no matches for kind")
+}
+
+func staleRefs(old, desired []ObjRef) []ObjRef {
+	want := map[string]bool{}
+	for _, r := range desired {
+		want[r.Key()] = true
+	}
+	var out []ObjRef
+	for _, r := range old {
+		if !want[r.Key()] {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// checkOwnership applies the inventory policy to objects that already
+// exist, and reports every conflict at once before anything changes.
+func (a *Applier) checkOwnership(ctx context.Context, objs []*unstructured.Unstructured, opts Options) error {
+	policy := opts.Policy
+	if policy == "" {
+		policy = v1.InventoryPolicyStrict
+	}
+	if policy == v1.InventoryPolicyForceAdopt {
+		return nil
+	}
+	var mu sync.Mutex
+	var conflicts []string
+	sem := make(chan struct{}, opts.Concurrency)
+	var wg sync.WaitGroup
+	var firstErr error
+	for _, o := range objs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(o *unstructured.Unstructured) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			live := &unstructured.Unstructured{}
+			live.SetGroupVersionKind(o.GroupVersionKind())
+			err := a.client.Get(ctx, client.ObjectKeyFromObject(o), live)
+			if err != nil {
+				if apierrors.IsNotFound(err) || isNoMatch(err) {
+					return
+				}
+				mu.Lock()
+				if firstErr == nil {
+					firstErr = fmt.Errorf("reading %s: %w", RefOf(o), err)
+				}
+				mu.Unlock()
+				return
+			}
+			owner := live.GetLabels()[OwnerGroup+"/name"]
+			var msg string
+			switch {
+			case owner == opts.Inventory:
+			case owner == "" && policy == v1.InventoryPolicyStrict:
+				msg = fmt.Sprintf("%s exists and belongs to no inventory (inventoryPolicy strict; adopt takes it over)", RefOf(o))
+			case owner != "":
+				msg = fmt.Sprintf("%s belongs to inventory %q (inventoryPolicy %s; force-adopt takes it over)", RefOf(o), owner, policy)
+			}
+			if msg != "" {
+				mu.Lock()
+				conflicts = append(conflicts, msg)
+				mu.Unlock()
+			}
+		}(o)
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return firstErr
+	}
+	if len(conflicts) > 0 {
+		sort.Strings(conflicts)
+		return fmt.Errorf("nothing applied: %d objects conflict with inventory %q:\n  - %s", len(conflicts), opts.Inventory, strings.Join(conflicts, "\n  - "))
+	}
+	return nil
+}
+
+// wait blocks until every object is Current (kstatus) and every custom
+// condition holds, or the timeout ends with the list of what is not ready.
+func (a *Applier) wait(ctx context.Context, objs []*unstructured.Unstructured, opts Options) error {
+	ctx, cancel := context.WithTimeout(ctx, opts.WaitTimeout)
+	defer cancel()
+	var pending []string
+	err := wait.PollUntilContextCancel(ctx, opts.PollInterval, true, func(ctx context.Context) (bool, error) {
+		p, err := a.notReady(ctx, objs, opts)
+		if err != nil {
+			return false, err
+		}
+		if ctx.Err() != nil {
+			// The last look was cut short; keep the one before it.
+			return false, nil
+		}
+		if len(p) != len(pending) {
+			opts.emit("Wait", "%d of %d objects ready", len(objs)-len(p), len(objs))
+		}
+		pending = p
+		return len(p) == 0, nil
+	})
+	if err != nil {
+		if len(pending) > 0 {
+			sort.Strings(pending)
+			return fmt.Errorf("timed out after %s waiting for %d objects:\n  - %s", opts.WaitTimeout, len(pending), strings.Join(pending, "\n  - "))
+		}
+		return fmt.Errorf("waiting: %w", err)
+	}
+	return nil
+}
+
+// notReady lists the objects that are not ready yet, each with why.
+func (a *Applier) notReady(ctx context.Context, objs []*unstructured.Unstructured, opts Options) ([]string, error) {
+	var mu sync.Mutex
+	var out []string
+	sem := make(chan struct{}, opts.Concurrency)
+	var wg sync.WaitGroup
+	for _, o := range objs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(o *unstructured.Unstructured) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			why := a.readiness(ctx, o, opts.Conditions)
+			if why != "" {
+				mu.Lock()
+				out = append(out, RefOf(o).String()+": "+why)
+				mu.Unlock()
+			}
+		}(o)
+	}
+	wg.Wait()
+	return out, nil
+}
+
+// readiness returns "" when the object is ready, else why not.
+func (a *Applier) readiness(ctx context.Context, o *unstructured.Unstructured, conds []v1.Condition) string {
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(o.GroupVersionKind())
+	if err := a.client.Get(ctx, client.ObjectKeyFromObject(o), live); err != nil {
+		if apierrors.IsNotFound(err) {
+			return "not found"
+		}
+		return err.Error()
+	}
+	st, err := status.Compute(live)
+	if err != nil {
+		return fmt.Sprintf("status unknown: %v", err)
+	}
+	if st.Status != status.CurrentStatus {
+		return fmt.Sprintf("%s: %s", st.Status, st.Message)
+	}
+	for _, c := range conds {
+		if c.Kind != live.GetKind() || (c.APIVersion != "" && c.APIVersion != live.GetAPIVersion()) {
+			continue
+		}
+		jp := jsonpath.New("condition").AllowMissingKeys(true)
+		if err := jp.Parse(c.JSONPath); err != nil {
+			return fmt.Sprintf("condition %s: %v", c.JSONPath, err)
+		}
+		results, err := jp.FindResults(live.Object)
+		if err != nil || len(results) == 0 || len(results[0]) == 0 {
+			return fmt.Sprintf("condition %s not met yet", c.JSONPath)
+		}
+		if c.Value != "" {
+			got := fmt.Sprint(results[0][0].Interface())
+			if got != c.Value {
+				return fmt.Sprintf("condition %s is %q, want %q", c.JSONPath, got, c.Value)
+			}
+		}
+	}
+	return ""
+}
+
+// ObjectState is the live state of one inventory object.
+type ObjectState struct {
+	Object  string `json:"object"`
+	Applied bool   `json:"applied"`
+	Ready   bool   `json:"ready"`
+	Drifted bool   `json:"drifted"`
+	Message string `json:"message,omitempty"`
+}
+
+// Status compares the inventory, the live objects and the desired objects.
+// An object is drifted when a server-side dry run of the desired object
+// would change the live one.
+func (a *Applier) Status(ctx context.Context, inventory string, desired []*unstructured.Unstructured) ([]ObjectState, bool, error) {
+	inv, found, err := ReadInventory(ctx, a.client, inventory)
+	if err != nil {
+		return nil, false, err
+	}
+	want := map[string]*unstructured.Unstructured{}
+	for _, o := range desired {
+		want[RefOf(o).Key()] = o
+	}
+	if err := normalize.UnstructuredList(desired); err != nil {
+		return nil, false, fmt.Errorf("normalizing objects: %w", err)
+	}
+	a.rm.SetOwnerLabels(desired, inventory, InventoryNamespace)
+	refs := union(inv.Objects, nil)
+	for _, o := range desired {
+		if !containsKey(refs, RefOf(o).Key()) {
+			refs = append(refs, RefOf(o))
+		}
+	}
+	var out []ObjectState
+	for _, r := range refs {
+		s := ObjectState{Object: r.String()}
+		live := &unstructured.Unstructured{}
+		live.SetGroupVersionKind(r.GVK())
+		err := a.client.Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: r.Name}, live)
+		switch {
+		case err == nil:
+			s.Applied = true
+			if st, err := status.Compute(live); err == nil {
+				s.Ready = st.Status == status.CurrentStatus
+				if !s.Ready {
+					s.Message = fmt.Sprintf("%s: %s", st.Status, st.Message)
+				}
+			}
+		case apierrors.IsNotFound(err) || isNoMatch(err):
+			s.Message = "not in the cluster"
+		default:
+			return nil, found, fmt.Errorf("reading %s: %w", r, err)
+		}
+		d, inBundle := want[r.Key()]
+		switch {
+		case !inBundle:
+			s.Message = strings.TrimPrefix(s.Message+"; no longer in the bundle (pruned on the next run with prune)", "; ")
+		case s.Applied:
+			entry, _, _, err := a.rm.Diff(ctx, d, ssa.DiffOptions{})
+			if err == nil && entry.Action == ssa.ConfiguredAction {
+				s.Drifted = true
+				s.Message = strings.TrimPrefix(s.Message+"; live object differs from the bundle", "; ")
+			}
+		}
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Object < out[j].Object })
+	return out, found, nil
+}
+
+func containsKey(refs []ObjRef, key string) bool {
+	for _, r := range refs {
+		if r.Key() == key {
+			return true
+		}
+	}
+	return false
+}
+

@@ -1,0 +1,301 @@
+package apply
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	v1 "github.com/airshipit/airship-go/api/airshipit/v1alpha1"
+	"github.com/airshipit/airship-go/internal/test/testenv"
+)
+
+var env *testenv.Env
+
+func TestMain(m *testing.M) {
+	var err error
+	env, err = testenv.NewFull(context.Background(), testenv.Options{Nodes: 2})
+	if err != nil {
+		if testenv.MainSkip(err) {
+			os.Exit(0)
+		}
+		panic(err)
+	}
+	code := m.Run()
+	_ = env.Stop()
+	os.Exit(code)
+}
+
+func objs(t *testing.T, y string) []*unstructured.Unstructured {
+	t.Helper()
+	var out []*unstructured.Unstructured
+	for _, doc := range strings.Split(y, "\n---\n") {
+		if strings.TrimSpace(doc) == "" {
+			continue
+		}
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, u)
+	}
+	return out
+}
+
+func newApplier(t *testing.T) *Applier {
+	t.Helper()
+	a, err := New(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func bundle(ns string, withCM bool) string {
+	s := `apiVersion: v1
+kind: Namespace
+metadata:
+  name: ` + ns + `
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: ` + ns + `
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: web, image: registry.invalid/web:1}]}
+`
+	if withCM {
+		s += "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: " + ns + "\ndata: {a: b}\n"
+	}
+	return s
+}
+
+func exists(t *testing.T, obj client.Object) bool {
+	t.Helper()
+	err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(obj), obj)
+	if err != nil && !apierrors.IsNotFound(err) {
+		t.Fatal(err)
+	}
+	return err == nil
+}
+
+func TestApplyWaitDriftPrune(t *testing.T) {
+	ctx := context.Background()
+	a := newApplier(t)
+	opts := Options{Inventory: "life", WaitTimeout: time.Minute, PollInterval: 200 * time.Millisecond}
+
+	var events []string
+	opts.Progress = func(e Event) { events = append(events, e.Type) }
+	res, err := a.Apply(ctx, objs(t, bundle("life", true)), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Count("created") != 3 || !res.Ready {
+		t.Fatalf("first apply: %+v", res)
+	}
+	if !strings.Contains(strings.Join(events, ","), "Apply,Apply,Wait") || events[len(events)-1] != "Ready" {
+		t.Errorf("progress events %v", events)
+	}
+	var dep unstructured.Unstructured
+	dep.SetAPIVersion("apps/v1")
+	dep.SetKind("Deployment")
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: "life", Name: "web"}, &dep); err != nil {
+		t.Fatal(err)
+	}
+	if dep.GetLabels()[OwnerGroup+"/name"] != "life" {
+		t.Errorf("owner labels missing: %v", dep.GetLabels())
+	}
+	if ready, _, _ := unstructured.NestedInt64(dep.Object, "status", "readyReplicas"); ready != 2 {
+		t.Errorf("apply returned before the Deployment was ready: readyReplicas=%d", ready)
+	}
+	inv, found, err := ReadInventory(ctx, env.Client, "life")
+	if err != nil || !found || len(inv.Objects) != 3 {
+		t.Fatalf("inventory: found=%v %+v %v", found, inv, err)
+	}
+
+	res, err = a.Apply(ctx, objs(t, bundle("life", true)), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Count("unchanged") != 3 {
+		t.Errorf("second apply changed something: %+v", res.Changes)
+	}
+
+	// A change by hand shows as drift.
+	if err := env.Client.Patch(ctx, &dep, client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"replicas":5}}`))); err != nil {
+		t.Fatal(err)
+	}
+	states, _, err := a.Status(ctx, "life", objs(t, bundle("life", true)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	drifted := map[string]bool{}
+	for _, s := range states {
+		if !s.Applied {
+			t.Errorf("%s not applied", s.Object)
+		}
+		drifted[s.Object] = s.Drifted
+	}
+	if !drifted["Deployment.apps/life/web"] || drifted["ConfigMap/life/settings"] {
+		t.Errorf("drift %v, want only the Deployment drifted", drifted)
+	}
+
+	// Without prune, an object left out of the bundle stays, and stays ours.
+	res, err = a.Apply(ctx, objs(t, bundle("life", false)), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "life", Name: "settings"}}
+	if !exists(t, cm) || len(res.Pruned) != 0 {
+		t.Fatalf("object removed without prune: pruned=%v", res.Pruned)
+	}
+	// With prune it goes.
+	opts.Prune = true
+	res, err = a.Apply(ctx, objs(t, bundle("life", false)), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Pruned) != 1 || !strings.Contains(res.Pruned[0], "settings") {
+		t.Fatalf("pruned %v, want the ConfigMap", res.Pruned)
+	}
+	if exists(t, cm) {
+		t.Error("pruned ConfigMap still exists")
+	}
+	if inv, _, _ := ReadInventory(ctx, env.Client, "life"); len(inv.Objects) != 2 {
+		t.Errorf("inventory after prune has %d objects, want 2", len(inv.Objects))
+	}
+}
+
+func TestInventoryPolicies(t *testing.T) {
+	ctx := context.Background()
+	a := newApplier(t)
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "policy"}}
+	if err := env.Client.Create(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	// Created by hand: no inventory owns it.
+	byHand := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "policy", Name: "by-hand"}}
+	if err := env.Client.Create(ctx, byHand); err != nil {
+		t.Fatal(err)
+	}
+	bundleYAML := `apiVersion: v1
+kind: ConfigMap
+metadata: {name: by-hand, namespace: policy}
+data: {x: "1"}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: fresh, namespace: policy}
+`
+	fresh := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "policy", Name: "fresh"}}
+
+	_, err := a.Apply(ctx, objs(t, bundleYAML), Options{Inventory: "one"})
+	if err == nil || !strings.Contains(err.Error(), "ConfigMap/policy/by-hand exists and belongs to no inventory") {
+		t.Fatalf("strict: got %v", err)
+	}
+	if exists(t, fresh) {
+		t.Fatal("strict conflict still applied the other objects")
+	}
+	if _, err := a.Apply(ctx, objs(t, bundleYAML), Options{Inventory: "one", Policy: v1.InventoryPolicyAdopt}); err != nil {
+		t.Fatalf("adopt: %v", err)
+	}
+	if !exists(t, fresh) {
+		t.Fatal("adopt did not apply")
+	}
+	// Owned by inventory "one": "two" may not take it, even with adopt.
+	_, err = a.Apply(ctx, objs(t, bundleYAML), Options{Inventory: "two", Policy: v1.InventoryPolicyAdopt})
+	if err == nil || !strings.Contains(err.Error(), `belongs to inventory "one"`) {
+		t.Fatalf("adopt of another inventory's object: got %v", err)
+	}
+	if _, err := a.Apply(ctx, objs(t, bundleYAML), Options{Inventory: "two", Policy: v1.InventoryPolicyForceAdopt}); err != nil {
+		t.Fatalf("force-adopt: %v", err)
+	}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(fresh), fresh); err != nil || fresh.Labels[OwnerGroup+"/name"] != "two" {
+		t.Fatalf("force-adopt did not take ownership: %v %v", fresh.Labels, err)
+	}
+}
+
+func TestDryRunChangesNothing(t *testing.T) {
+	ctx := context.Background()
+	a := newApplier(t)
+	res, err := a.Apply(ctx, objs(t, bundle("dry", true)), Options{Inventory: "dry", DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.DryRun || res.Count("created") != 3 {
+		t.Fatalf("dry run result %+v", res)
+	}
+	if exists(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "dry"}}) {
+		t.Fatal("dry run created the namespace")
+	}
+	if _, found, _ := ReadInventory(ctx, env.Client, "dry"); found {
+		t.Fatal("dry run wrote an inventory")
+	}
+}
+
+func TestCRDAndCustomResourceInOnePhase(t *testing.T) {
+	ctx := context.Background()
+	a := newApplier(t)
+	y := `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: gadgets.test.airshipit.org}
+spec:
+  group: test.airshipit.org
+  names: {kind: Gadget, plural: gadgets, singular: gadget, listKind: GadgetList}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        x-kubernetes-preserve-unknown-fields: true
+---
+apiVersion: test.airshipit.org/v1
+kind: Gadget
+metadata: {name: g1, namespace: default}
+spec: {size: 1}
+`
+	res, err := a.Apply(ctx, objs(t, y), Options{Inventory: "crd", WaitTimeout: 30 * time.Second, PollInterval: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Count("created") != 2 || !res.Ready {
+		t.Fatalf("%+v", res)
+	}
+}
+
+func TestWaitTimeoutNamesWhatIsNotReady(t *testing.T) {
+	ctx := context.Background()
+	a := newApplier(t)
+	y := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: never, namespace: default}\ndata: {state: pending}\n"
+	_, err := a.Apply(ctx, objs(t, y), Options{
+		Inventory: "timeout", WaitTimeout: 2 * time.Second, PollInterval: 200 * time.Millisecond,
+		Conditions: []v1.Condition{{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, JSONPath: "{.data.state}", Value: "done"}},
+	})
+	if err == nil || !strings.Contains(err.Error(), "timed out") || !strings.Contains(err.Error(), `ConfigMap/default/never: condition {.data.state} is "pending", want "done"`) {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestDuplicateObjectsRejected(t *testing.T) {
+	a := newApplier(t)
+	y := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: d, namespace: default}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: d, namespace: default}\n"
+	if _, err := a.Apply(context.Background(), objs(t, y), Options{Inventory: "dup"}); err == nil || !strings.Contains(err.Error(), "more than once: ConfigMap/default/d") {
+		t.Fatalf("got %v", err)
+	}
+}

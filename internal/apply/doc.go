@@ -1,0 +1,11 @@
+// Package apply puts a bundle into a cluster the way airshipctl's
+// KubernetesApply executor promises: server-side apply with airshipctl's
+// own field manager, CRDs and Namespaces first (and waited until
+// established), an inventory per phase stored in the cluster so a later
+// run prunes what the bundle no longer has, an inventory policy for objects
+// another inventory or nobody owns, and a wait until every object is
+// Current by kstatus plus any custom JSONPath conditions.
+//
+// Everything is checked before anything changes: an inventory conflict
+// fails the run with the list of conflicting objects and applies nothing.
+package apply

@@ -1,0 +1,161 @@
+package phase
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/airshipit/airship-go/internal/cli"
+	"github.com/airshipit/airship-go/internal/cli/output"
+	"github.com/airshipit/airship-go/internal/cli/sitecmd"
+	"github.com/airshipit/airship-go/internal/phase"
+	"github.com/airshipit/airship-go/internal/phase/executor"
+)
+
+// RunOptions are the flags of `phase run`.
+type RunOptions struct {
+	DryRun      bool
+	WaitTimeout time.Duration
+}
+
+// NewCmdRun returns `phase run NAME`.
+func NewCmdRun(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
+	o := &RunOptions{}
+	cmd := &cobra.Command{
+		Use:   "run NAME",
+		Short: "Run a phase: its executor acts on its cluster",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			site, err := g.Site()
+			if err != nil {
+				return err
+			}
+			p, err := site.Phase(args[0])
+			if err != nil {
+				return err
+			}
+			return RunPhase(cmd.Context(), streams, site, p, *o)
+		},
+	}
+	cmd.Flags().BoolVar(&o.DryRun, "dry-run", false, "ask the server what would change; change nothing")
+	cmd.Flags().DurationVar(&o.WaitTimeout, "wait-timeout", 0, "how long to wait for objects to be ready (default: the executor's waitOptions.timeout)")
+	return cmd
+}
+
+// RunPhase runs one phase, printing its progress: a live line on a
+// terminal, plain lines otherwise.
+func RunPhase(ctx context.Context, streams cli.IOStreams, site *phase.Site, p *phase.Phase, o RunOptions) error {
+	if err := site.CheckPhase(ctx, p); err != nil {
+		return fmt.Errorf("phase %q cannot run: %w", p.Name(), err)
+	}
+	ex, err := site.Executor(p)
+	if err != nil {
+		return err
+	}
+	events := make(chan executor.Event, 64)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		printEvents(streams.ErrOut, p.Name(), events)
+	}()
+	start := time.Now()
+	err = ex.Run(ctx, executor.RunOptions{DryRun: o.DryRun, Timeout: o.WaitTimeout, Events: events})
+	close(events)
+	wg.Wait()
+	if err != nil {
+		return err
+	}
+	verb := "finished"
+	if o.DryRun {
+		verb = "dry run finished"
+	}
+	fmt.Fprintf(streams.Out, "Phase %q %s in %.1fs.\n", p.Name(), verb, time.Since(start).Seconds())
+	return nil
+}
+
+func isTTY(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+func printEvents(w io.Writer, name string, events <-chan executor.Event) {
+	tty := isTTY(w)
+	live := false
+	for ev := range events {
+		line := fmt.Sprintf("[%s] %s", name, ev.Message)
+		if ev.Object != "" {
+			line = fmt.Sprintf("[%s] %s: %s", name, ev.Object, ev.Message)
+		}
+		if tty && ev.Type == "Wait" {
+			fmt.Fprintf(w, "\r\033[K%s", line)
+			live = true
+			continue
+		}
+		if live {
+			fmt.Fprint(w, "\r\033[K")
+			live = false
+		}
+		fmt.Fprintln(w, line)
+	}
+	if live {
+		fmt.Fprintln(w)
+	}
+}
+
+// NewCmdStatus returns `phase status NAME`.
+func NewCmdStatus(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
+	var format string
+	cmd := &cobra.Command{
+		Use:   "status NAME",
+		Short: "Show which objects of a phase are applied, ready and drifted",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := output.Validate(format); err != nil {
+				return err
+			}
+			site, err := g.Site()
+			if err != nil {
+				return err
+			}
+			p, err := site.Phase(args[0])
+			if err != nil {
+				return err
+			}
+			ex, err := site.Executor(p)
+			if err != nil {
+				return err
+			}
+			st, err := ex.Status(cmd.Context())
+			if err != nil {
+				return err
+			}
+			return output.Print(streams.Out, format, st, func(tw *tabwriter.Writer) {
+				if st.Message != "" {
+					fmt.Fprintln(tw, st.Message)
+				}
+				output.Row(tw, "OBJECT", "APPLIED", "READY", "DRIFTED", "MESSAGE")
+				for _, o := range st.Objects {
+					output.Row(tw, o.ID, yesNo(o.Applied), yesNo(o.Ready), yesNo(o.Drifted), o.Message)
+				}
+			})
+		},
+	}
+	cmd.Flags().StringVarP(&format, "output", "o", output.Table, "output format: table, yaml or json")
+	return cmd
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+

@@ -1,0 +1,216 @@
+package plan
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	v1 "github.com/airshipit/airship-go/api/airshipit/v1alpha1"
+	"github.com/airshipit/airship-go/internal/cli"
+	"github.com/airshipit/airship-go/internal/cli/output"
+	phasecmd "github.com/airshipit/airship-go/internal/cli/phase"
+	"github.com/airshipit/airship-go/internal/cli/sitecmd"
+	"github.com/airshipit/airship-go/internal/phase"
+)
+
+// Step results.
+const (
+	resultOK      = "succeeded"
+	resultFailed  = "failed"
+	resultSkipped = "skipped (--resume-from)"
+	resultNotRun  = "not run"
+)
+
+type stepResult struct {
+	Phase    string        `json:"phase"`
+	Result   string        `json:"result"`
+	Duration time.Duration `json:"duration"`
+	Error    string        `json:"error,omitempty"`
+}
+
+func newRun(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
+	var resumeFrom string
+	o := phasecmd.RunOptions{}
+	cmd := &cobra.Command{
+		Use:   "run NAME",
+		Short: "Run a plan's phases in order (independent ones in parallel when dependsOn says so); stop at the first failure",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			site, err := g.Site()
+			if err != nil {
+				return err
+			}
+			plan, err := site.Plan(args[0])
+			if err != nil {
+				return err
+			}
+			if err := site.CheckPlan(ctx, plan); err != nil {
+				return fmt.Errorf("plan %q is invalid, nothing run: %w", args[0], err)
+			}
+			steps := plan.API.AllPhases()
+			waves, err := phase.Order(steps)
+			if err != nil {
+				return err
+			}
+			skip := map[string]bool{}
+			if resumeFrom != "" {
+				i := slices.IndexFunc(steps, func(s v1.PhaseStep) bool { return s.Name == resumeFrom })
+				if i < 0 {
+					return fmt.Errorf("--resume-from %q is not a phase of plan %q", resumeFrom, args[0])
+				}
+				for _, s := range steps[:i] {
+					skip[s.Name] = true
+				}
+			}
+			results := map[string]*stepResult{}
+			for _, s := range steps {
+				results[s.Name] = &stepResult{Phase: s.Name, Result: resultNotRun}
+			}
+			failed := false
+			for _, wave := range waves {
+				var wg sync.WaitGroup
+				for _, name := range wave {
+					r := results[name]
+					if skip[name] {
+						r.Result = resultSkipped
+						continue
+					}
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						r.Result, r.Error, r.Duration = runStep(ctx, streams, site, name, o)
+					}()
+				}
+				wg.Wait()
+				for _, name := range wave {
+					if results[name].Result == resultFailed {
+						failed = true
+					}
+				}
+				if failed {
+					break
+				}
+			}
+			rows := make([]stepResult, 0, len(steps))
+			for _, s := range steps {
+				rows = append(rows, *results[s.Name])
+			}
+			fmt.Fprintln(streams.Out)
+			_ = output.Print(streams.Out, output.Table, rows, func(tw *tabwriter.Writer) {
+				output.Row(tw, "PHASE", "RESULT", "DURATION")
+				for _, r := range rows {
+					output.Row(tw, r.Phase, r.Result, r.Duration.Round(100*time.Millisecond))
+				}
+			})
+			if failed {
+				var first stepResult
+				for _, r := range rows {
+					if r.Result == resultFailed {
+						first = r
+						break
+					}
+				}
+				return fmt.Errorf("plan %q stopped: phase %q failed: %s\nfix it and continue with: airshipctl plan run %s --resume-from %s",
+					args[0], first.Phase, first.Error, args[0], first.Phase)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&resumeFrom, "resume-from", "", "skip the phases before this one")
+	cmd.Flags().BoolVar(&o.DryRun, "dry-run", false, "ask the server what would change; change nothing")
+	cmd.Flags().DurationVar(&o.WaitTimeout, "wait-timeout", 0, "per-phase wait timeout (default: each executor's own)")
+	return cmd
+}
+
+func runStep(ctx context.Context, streams cli.IOStreams, site *phase.Site, name string, o phasecmd.RunOptions) (string, string, time.Duration) {
+	start := time.Now()
+	p, err := site.Phase(name)
+	if err == nil {
+		err = phasecmd.RunPhase(ctx, streams, site, p, o)
+	}
+	if err != nil {
+		return resultFailed, err.Error(), time.Since(start)
+	}
+	return resultOK, "", time.Since(start)
+}
+
+type planStatusRow struct {
+	Phase   string `json:"phase"`
+	Objects int    `json:"objects"`
+	Applied int    `json:"applied"`
+	Ready   int    `json:"ready"`
+	Drifted int    `json:"drifted"`
+	Message string `json:"message,omitempty"`
+}
+
+func newStatus(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
+	var format string
+	cmd := &cobra.Command{
+		Use:   "status NAME",
+		Short: "Show, per phase of a plan, how many objects are applied, ready and drifted",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := output.Validate(format); err != nil {
+				return err
+			}
+			site, err := g.Site()
+			if err != nil {
+				return err
+			}
+			plan, err := site.Plan(args[0])
+			if err != nil {
+				return err
+			}
+			var rows []planStatusRow
+			for _, s := range plan.API.AllPhases() {
+				row := planStatusRow{Phase: s.Name}
+				p, err := site.Phase(s.Name)
+				if err != nil {
+					row.Message = err.Error()
+					rows = append(rows, row)
+					continue
+				}
+				exe, err := site.Executor(p)
+				if err != nil {
+					row.Message = err.Error()
+					rows = append(rows, row)
+					continue
+				}
+				st, err := exe.Status(cmd.Context())
+				if err != nil {
+					row.Message = err.Error()
+					rows = append(rows, row)
+					continue
+				}
+				row.Message = st.Message
+				for _, o := range st.Objects {
+					row.Objects++
+					if o.Applied {
+						row.Applied++
+					}
+					if o.Ready {
+						row.Ready++
+					}
+					if o.Drifted {
+						row.Drifted++
+					}
+				}
+				rows = append(rows, row)
+			}
+			return output.Print(streams.Out, format, rows, func(tw *tabwriter.Writer) {
+				output.Row(tw, "PHASE", "OBJECTS", "APPLIED", "READY", "DRIFTED", "MESSAGE")
+				for _, r := range rows {
+					output.Row(tw, r.Phase, r.Objects, r.Applied, r.Ready, r.Drifted, r.Message)
+				}
+			})
+		},
+	}
+	cmd.Flags().StringVarP(&format, "output", "o", output.Table, "output format: table, yaml or json")
+	return cmd
+}
