@@ -532,4 +532,3 @@ func containsKey(refs []ObjRef, key string) bool {
 	}
 	return false
 }
-

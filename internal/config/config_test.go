@@ -88,9 +88,9 @@ func TestMetadataErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	for content, want := range map[string]string{
-		"phase:\n  pth: x\n":           "unknown field",
-		"inventory:\n  path: hosts\n":  "phase.path is required",
-		"phase: [\n":                   "metadata.yaml",
+		"phase:\n  pth: x\n":          "unknown field",
+		"inventory:\n  path: hosts\n": "phase.path is required",
+		"phase: [\n":                  "metadata.yaml",
 		"phase:\n  path: manifests\n": "",
 	} {
 		if err := os.WriteFile(filepath.Join(mdir, "metadata.yaml"), []byte(content), 0o644); err != nil {

@@ -91,9 +91,9 @@ config:
   executorRef: {apiVersion: airshipit.org/v1alpha1, kind: KubernetesApply, name: apply}
   documentEntryPoint: b
 `,
-		"repo/phases/executors.yaml": "apiVersion: airshipit.org/v1alpha1\nkind: KubernetesApply\nmetadata: {name: apply}\nconfig: {waitOptions: {timeout: 10}}\n",
-		"repo/phases/map.yaml":       "apiVersion: airshipit.org/v1alpha1\nkind: ClusterMap\nmetadata: {name: m}\nmap:\n  c1: {}\n",
-		"repo/phases/plan.yaml":      "apiVersion: airshipit.org/v1alpha1\nkind: PhasePlan\nmetadata: {name: p}\nphases: [{name: a}, {name: b}]\n",
+		"repo/phases/executors.yaml":        "apiVersion: airshipit.org/v1alpha1\nkind: KubernetesApply\nmetadata: {name: apply}\nconfig: {waitOptions: {timeout: 10}}\n",
+		"repo/phases/map.yaml":              "apiVersion: airshipit.org/v1alpha1\nkind: ClusterMap\nmetadata: {name: m}\nmap:\n  c1: {}\n",
+		"repo/phases/plan.yaml":             "apiVersion: airshipit.org/v1alpha1\nkind: PhasePlan\nmetadata: {name: p}\nphases: [{name: a}, {name: b}]\n",
 		"repo/entries/a/kustomization.yaml": "resources: [cm.yaml]\n",
 		"repo/entries/a/cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
 		"repo/entries/b/kustomization.yaml": "resources: [cm.yaml]\n",

@@ -253,8 +253,8 @@ func newGetManifest(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
 
 type setManifestOptions struct {
 	repo, url, branch, tag, commit string
-	phase, inventory, force         bool
-	targetPath, metadataPath        string
+	phase, inventory, force        bool
+	targetPath, metadataPath       string
 }
 
 func newSetManifest(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {

@@ -158,4 +158,3 @@ func yesNo(b bool) string {
 	}
 	return "no"
 }
-

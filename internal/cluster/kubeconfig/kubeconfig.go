@@ -341,4 +341,3 @@ func (r *Resolver) fromClusterAPI(ctx context.Context, parent string, nn v1.Name
 	}
 	return extract(cfg, ctxName, cluster, "Secret "+key.String())
 }
-

@@ -142,4 +142,3 @@ func IsKnown(gvk schema.GroupVersionKind) bool {
 	_, ok := registry[gvk]
 	return ok
 }
-
