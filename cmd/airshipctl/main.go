@@ -10,9 +10,14 @@ import (
 
 	"github.com/airshipit/airship-go/internal/cli"
 	"github.com/airshipit/airship-go/internal/cli/root"
+	"github.com/airshipit/airship-go/internal/document/fn"
 )
 
 func main() {
+	// kustomize runs the built-in KRM functions by executing this binary.
+	if code, ok := fn.ServeIfRequested(); ok {
+		os.Exit(code)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := root.Main(ctx, os.Args[1:], cli.System())
 	stop()

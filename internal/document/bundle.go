@@ -10,6 +10,7 @@ import (
 
 	"sigs.k8s.io/kustomize/api/konfig"
 	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/resmap"
 	"sigs.k8s.io/kustomize/api/resource"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
@@ -37,10 +38,10 @@ func NewBundle(root string, docs []*Document) *Bundle {
 	return &Bundle{root: root, docs: docs}
 }
 
-// FunctionRunner lets kustomize run KRM functions without a container
-// runtime. Wrap returns the filesystem and krusty options a build uses.
+// FunctionRunner runs a kustomize build whose kustomizations reference KRM
+// functions, without a container runtime (internal/document/fn).
 type FunctionRunner interface {
-	Wrap(fs filesys.FileSystem, opts *krusty.Options) (filesys.FileSystem, *krusty.Options, error)
+	Build(fs filesys.FileSystem, path string, opts *krusty.Options) (resmap.ResMap, error)
 }
 
 // BuildOptions configure Build.
@@ -84,13 +85,6 @@ func Build(root string, opts BuildOptions) (*Bundle, error) {
 	// upstream airshipctl allowed.
 	kopts.Reorder = krusty.ReorderOptionLegacy
 	kopts.LoadRestrictions = types.LoadRestrictionsNone
-	var buildFS filesys.FileSystem = rec
-	if opts.Functions != nil {
-		var err error
-		if buildFS, kopts, err = opts.Functions.Wrap(buildFS, kopts); err != nil {
-			return nil, fmt.Errorf("building %s: %w", root, err)
-		}
-	}
 	hasKustomization := false
 	for _, n := range konfig.RecognizedKustomizationFileNames() {
 		if fs.Exists(filepath.Join(root, n)) {
@@ -100,7 +94,13 @@ func Build(root string, opts BuildOptions) (*Bundle, error) {
 	if !hasKustomization {
 		return nil, fmt.Errorf("kustomize root %s has no kustomization file (%v)", root, konfig.RecognizedKustomizationFileNames())
 	}
-	resMap, err := krusty.MakeKustomizer(kopts).Run(buildFS, root)
+	var resMap resmap.ResMap
+	var err error
+	if opts.Functions != nil {
+		resMap, err = opts.Functions.Build(rec, root, kopts)
+	} else {
+		resMap, err = krusty.MakeKustomizer(kopts).Run(rec, root)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("building %s: %w", root, err)
 	}

@@ -11,6 +11,7 @@ import (
 	v1 "github.com/airshipit/airship-go/api/airshipit/v1alpha1"
 	"github.com/airshipit/airship-go/internal/config"
 	"github.com/airshipit/airship-go/internal/document"
+	"github.com/airshipit/airship-go/internal/document/fn"
 	"github.com/airshipit/airship-go/internal/phase/executor"
 	_ "github.com/airshipit/airship-go/internal/phase/executors"
 )
@@ -21,7 +22,7 @@ func exampleSite(t *testing.T) *Site {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := Load(cfg, "", document.BuildOptions{})
+	s, err := Load(cfg, "", document.BuildOptions{Functions: &fn.Runner{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,8 +66,10 @@ func TestExampleSite(t *testing.T) {
 	if !strings.Contains(out.String(), "kind: Deployment") || strings.Contains(out.String(), "VariableCatalogue") {
 		t.Errorf("executor render must hold the Deployment and not the deploy-k8s=false catalogue:\n%s", out.String())
 	}
-	if !strings.Contains(out.String(), "image: registry.invalid/hello:1.0") {
-		t.Errorf("site image not applied:\n%s", out.String())
+	for _, want := range []string{"image: registry.invalid/hello:1.0", "replicas: 3", "index.html: <h1>Hello from the local site</h1>"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("site values not applied by the ReplacementTransformer and Templater: no %q in\n%s", want, out.String())
+		}
 	}
 }
 
@@ -251,11 +254,15 @@ func TestTree(t *testing.T) {
 	tr.Print(&out)
 	want := `site/site/local/workload [Kustomization]
 ├── site/type/local/workload [Kustomization]
-│   └── site/function/hello [Kustomization]
-│       ├── site/function/hello/deployment.yaml [Resource]
-│       ├── site/function/hello/widget.yaml [Resource]
-│       └── hello-settings [ConfigMapGenerator]
-└── site/site/local/workload/catalogue.yaml [Resource]
+│   ├── site/function/hello [Kustomization]
+│   │   ├── site/function/hello/deployment.yaml [Resource]
+│   │   ├── site/function/hello/widget.yaml [Resource]
+│   │   └── hello-settings [ConfigMapGenerator]
+│   └── site/function/hello-config [Kustomization]
+│       └── site/function/hello-config/pages.yaml [Generator]
+├── site/site/local/workload/catalogue.yaml [Resource]
+└── site/site/local/workload/replacements [Transformer]
+    └── site/site/local/workload/replacements/hello.yaml [Resource]
 `
 	if !strings.HasPrefix(out.String(), strings.Split(want, "\n")[0]) {
 		t.Fatalf("tree:\n%s", out.String())

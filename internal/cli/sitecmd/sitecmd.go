@@ -9,14 +9,16 @@ import (
 
 	"github.com/airshipit/airship-go/internal/config"
 	"github.com/airshipit/airship-go/internal/document"
+	"github.com/airshipit/airship-go/internal/document/fn"
 	"github.com/airshipit/airship-go/internal/phase"
 	// Every executor registers itself.
 	_ "github.com/airshipit/airship-go/internal/phase/executors"
 )
 
-// Functions runs the built-in KRM functions during builds; it is set by
-// the package that provides them, so this one does not depend on it.
-var Functions document.FunctionRunner
+// Functions runs the built-in KRM functions (ReplacementTransformer,
+// Templater) during builds by executing this binary; main must call
+// fn.ServeIfRequested first.
+var Functions document.FunctionRunner = &fn.Runner{}
 
 // Options are the global flags of site commands.
 type Options struct {
