@@ -1,0 +1,36 @@
+package promenade
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/airshipit/airship-go/internal/cli"
+)
+
+// NewCmd returns the promenade root command.
+func NewCmd(streams cli.IOStreams) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "promenade",
+		Short:         "Site PKI, genesis and join scripts from Promenade configuration documents",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(streams.In)
+	root.SetOut(streams.Out)
+	root.SetErr(streams.ErrOut)
+	root.AddCommand(newGenerateCertsCmd(streams), newValidateCmd(streams), newBuildAllCmd(streams), newServeCmd(streams))
+	return root
+}
+
+// Main runs promenade with args and returns the exit code.
+func Main(ctx context.Context, args []string, streams cli.IOStreams) int {
+	cmd := NewCmd(streams)
+	cmd.SetArgs(args)
+	err := cmd.ExecuteContext(ctx)
+	if err != nil {
+		fmt.Fprintf(streams.ErrOut, "Error: %v\n", err)
+	}
+	return cli.ExitCode(err)
+}

@@ -1,0 +1,141 @@
+package promenade
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/airshipit/airship-go/internal/cli"
+	"github.com/airshipit/airship-go/internal/pki"
+)
+
+// syncBuffer is a goroutine-safe buffer for the server's output.
+type syncBuffer struct {
+	ch chan string
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.ch <- string(p)
+	return len(p), nil
+}
+
+// TestServeOverTLSWithToken runs `promenade serve` on a real listening
+// socket on 127.0.0.1 with TLS and a bearer token, and fetches a join script.
+func TestServeOverTLSWithToken(t *testing.T) {
+	dir := t.TempDir()
+	design := filepath.Join(dir, "design")
+	if _, errOut, code := run(t, append([]string{"generate-certs", "-o", design}, exampleFiles(t)...)...); code != 0 {
+		t.Fatal(errOut)
+	}
+	for _, f := range exampleFiles(t) {
+		b, _ := os.ReadFile(f)
+		if err := os.WriteFile(filepath.Join(design, filepath.Base(f)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ca, err := pki.NewCA("promenade-api-ca", time.Hour, pki.ECDSAP256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srvCert, err := ca.Issue(pki.Request{CommonName: "promenade-api", Hosts: []string{"127.0.0.1", "localhost"}, Server: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srvCert.WriteFiles(dir, "api"); err != nil {
+		t.Fatal(err)
+	}
+	tokenFile := filepath.Join(dir, "token")
+	if err := os.WriteFile(tokenFile, []byte("t0ken\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// Find a free port, then let the command listen on it.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() //nolint:errcheck
+
+	ctx, cancel := context.WithCancel(context.Background())
+	out := &syncBuffer{ch: make(chan string, 10)}
+	done := make(chan int, 1)
+	go func() {
+		done <- Main(ctx, []string{"serve", "--listen", addr, "--tls-cert", filepath.Join(dir, "api.crt"),
+			"--tls-key", filepath.Join(dir, "api.key"), "--token-file", tokenFile},
+			cli.IOStreams{In: strings.NewReader(""), Out: out, ErrOut: out})
+	}()
+	select {
+	case line := <-out.ch:
+		if !strings.Contains(line, "https://"+addr) || !strings.Contains(line, "token required: true") {
+			t.Fatalf("startup line %q", line)
+		}
+	case code := <-done:
+		t.Fatalf("serve exited with %d", code)
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not start")
+	}
+
+	pool := x509.NewCertPool()
+	pool.AddCert(ca.Cert)
+	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	base := "https://" + addr + "/api/v1.0"
+	do := func(method, path, token string, body io.Reader) (*http.Response, []byte) {
+		req, err := http.NewRequest(method, base+path, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, b
+	}
+	if resp, _ := do("GET", "/health", "", nil); resp.StatusCode != http.StatusNoContent {
+		t.Errorf("health %d", resp.StatusCode)
+	}
+	q := url.Values{"hostname": {"n8"}, "ip": {"192.168.77.18"}, "design_ref": {design}, "labels.dynamic": {"role=worker"}}
+	if resp, _ := do("GET", "/join-scripts?"+q.Encode(), "", nil); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("without token: %d", resp.StatusCode)
+	}
+	resp, body := do("GET", "/join-scripts?"+q.Encode(), "t0ken", nil)
+	if resp.StatusCode != http.StatusOK || !bytes.HasPrefix(body, []byte("#!/usr/bin/env bash")) || !bytes.Contains(body, []byte("NODE_NAME=n8")) {
+		t.Fatalf("join script: %d %.200s", resp.StatusCode, body)
+	}
+	q.Set("ip", "nope")
+	resp, body = do("GET", "/join-scripts?"+q.Encode(), "t0ken", nil)
+	var st struct{ Parameter string }
+	if json.Unmarshal(body, &st); resp.StatusCode != 400 || st.Parameter != "ip" {
+		t.Errorf("bad ip: %d %s", resp.StatusCode, body)
+	}
+	resp, body = do("POST", "/validatedesign", "t0ken", strings.NewReader(fmt.Sprintf(`{"href": %q}`, design)))
+	if resp.StatusCode != 200 || !bytes.Contains(body, []byte(`"status":"Success"`)) {
+		t.Errorf("validatedesign: %d %s", resp.StatusCode, body)
+	}
+
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Errorf("serve exited with %d after shutdown", code)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("serve did not shut down")
+	}
+}

@@ -1,0 +1,364 @@
+// Package anchor renders Promenade's anchor DaemonSets. An anchor runs on
+// every node that should host a control-plane component and copies the
+// component's static-pod manifest (and its certificates and configuration)
+// into /etc/kubernetes on the host, writing a file only when its content
+// changed. The kubelet then runs the component even while the API server is
+// unreachable. The etcd anchor adds a new node's member to the running
+// cluster as a learner before starting it, and promotes it once caught up.
+package anchor
+
+import (
+	_ "embed"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	v1 "github.com/airshipit/airship-go/api/promenade/v1"
+	"github.com/airshipit/airship-go/internal/promenade/builder"
+	"github.com/airshipit/airship-go/internal/promenade/config"
+)
+
+//go:embed anchor.sh
+var anchorScript string
+
+// Script is the anchor loop run in every anchor pod.
+func Script() string { return anchorScript }
+
+// Namespace of the anchors.
+const Namespace = "kube-system"
+
+// DefaultImage runs the anchor loop when HostSystem names no monitoring_image.
+const DefaultImage = "busybox:1.36"
+
+// file is one entry of the anchor's file list.
+type file struct {
+	key, path string
+	mode      string
+	data      string
+	secret    bool
+}
+
+type component struct {
+	name         string // apiserver, controller-manager, ...
+	nodeSelector map[string]string
+	image        string
+	files        []file
+	env          []corev1.EnvVar
+}
+
+// Objects renders the ConfigMap, Secret and DaemonSet of each anchor.
+func Objects(set *config.Set) ([]client.Object, error) {
+	var g v1.Genesis
+	var net v1.KubernetesNetwork
+	var host v1.HostSystem
+	for _, one := range []struct {
+		schema string
+		v      any
+	}{{v1.SchemaGenesis, &g}, {v1.SchemaKubernetesNetwork, &net}, {v1.SchemaHostSystem, &host}} {
+		if err := set.One(one.schema, one.v); err != nil {
+			return nil, err
+		}
+	}
+	var enc v1.EncryptionPolicy
+	hasEnc, err := set.Optional(v1.SchemaEncryptionPolicy, &enc)
+	if err != nil {
+		return nil, err
+	}
+	hasEnc = hasEnc && len(enc.Etcd) > 0
+	nodes, err := set.Nodes()
+	if err != nil {
+		return nil, err
+	}
+
+	var missing []string
+	mat := func(schema, name string) string {
+		s := set.PEM(schema, name)
+		if s == "" {
+			missing = append(missing, schema+" "+name)
+		}
+		return s
+	}
+	pemFile := func(key, dir, base string, schema, name string) file {
+		mode := "0644"
+		if strings.HasSuffix(base, "-key.pem") {
+			mode = "0600"
+		}
+		return file{key: key, path: dir + "/" + base, mode: mode, data: mat(schema, name), secret: true}
+	}
+	certPair := func(name, dir, base string) []file {
+		return []file{
+			pemFile(name+".pem", dir, base+".pem", v1.SchemaCertificate, name),
+			pemFile(name+"-key.pem", dir, base+"-key.pem", v1.SchemaCertificateKey, name),
+		}
+	}
+	pod := func(p *corev1.Pod, template bool) (file, error) {
+		b, err := yaml.Marshal(p)
+		if err != nil {
+			return file{}, err
+		}
+		key := p.Name + ".yaml"
+		if template {
+			key += ".tmpl"
+		}
+		return file{key: key, path: builder.ManifestDir + "/" + p.Name + ".yaml", mode: "0600", data: string(b)}, nil
+	}
+	kubeconfig := func(comp string) file {
+		b, _ := yaml.Marshal(map[string]any{
+			"apiVersion": "v1", "kind": "Config",
+			"clusters": []any{map[string]any{"name": "kubernetes", "cluster": map[string]any{
+				"server": fmt.Sprintf("https://127.0.0.1:%d", net.Kubernetes.APIServerPort), "certificate-authority": builder.PKIDir + "/cluster-ca.pem"}}},
+			"users": []any{map[string]any{"name": comp, "user": map[string]any{
+				"client-certificate": builder.PKIDir + "/" + comp + ".pem", "client-key": builder.PKIDir + "/" + comp + "-key.pem"}}},
+			"contexts":        []any{map[string]any{"name": comp, "context": map[string]any{"cluster": "kubernetes", "user": comp}}},
+			"current-context": comp,
+		})
+		return file{key: "kubeconfig.yaml", path: "/etc/kubernetes/" + comp + "/kubeconfig.yaml", mode: "0600", data: string(b)}
+	}
+
+	params := builder.PodParams{
+		NodeName: "${NODE_NAME}", NodeIP: "${NODE_IP}", Images: g.Images.Kubernetes, Network: net,
+		APIServer: g.APIServer, Encryption: hasEnc,
+		EtcdInitialCluster: "${ETCD_INITIAL_CLUSTER}", EtcdClusterState: "${ETCD_INITIAL_CLUSTER_STATE}",
+	}
+	image := host.Images.MonitoringImage
+	if image == "" {
+		image = DefaultImage
+	}
+	clusterCA := pemFile("cluster-ca.pem", builder.PKIDir, "cluster-ca.pem", v1.SchemaCertificateAuthority, "kubernetes")
+	etcdCA := pemFile("etcd-ca.pem", builder.PKIDir, "etcd-ca.pem", v1.SchemaCertificateAuthority, "kubernetes-etcd")
+	saKey := pemFile("service-account-key.pem", builder.PKIDir, "service-account-key.pem", v1.SchemaPrivateKey, "service-account")
+
+	apiserverPod, err := pod(builder.APIServerPod(params), true)
+	if err != nil {
+		return nil, err
+	}
+	api := component{name: "apiserver", image: image, nodeSelector: map[string]string{"kubernetes-apiserver": "enabled"}}
+	api.files = append(api.files, apiserverPod, clusterCA, etcdCA, saKey,
+		pemFile("service-account.pub", builder.PKIDir, "service-account.pub", v1.SchemaPublicKey, "service-account"))
+	api.files = append(api.files, certPair("apiserver", builder.PKIDir, "apiserver")...)
+	api.files = append(api.files, certPair("apiserver-etcd", builder.PKIDir, "apiserver-etcd")...)
+	api.files = append(api.files, certPair("apiserver-kubelet-client", builder.PKIDir, "apiserver-kubelet-client")...)
+	if hasEnc {
+		var res []any
+		for _, e := range enc.Etcd {
+			res = append(res, map[string]any{"resources": e.Resources, "providers": e.Providers})
+		}
+		b, err := yaml.Marshal(map[string]any{"apiVersion": "apiserver.config.k8s.io/v1", "kind": "EncryptionConfiguration", "resources": res})
+		if err != nil {
+			return nil, err
+		}
+		api.files = append(api.files, file{key: "encryption-config.yaml", path: builder.EncryptionCfg, mode: "0600", data: string(b), secret: true})
+	}
+
+	cmPod, err := pod(builder.ControllerManagerPod(params), false)
+	if err != nil {
+		return nil, err
+	}
+	cm := component{name: "controller-manager", image: image, nodeSelector: map[string]string{"kubernetes-controller-manager": "enabled"}}
+	cm.files = append(cm.files, cmPod, kubeconfig("controller-manager"), clusterCA, saKey)
+	cm.files = append(cm.files, certPair("controller-manager", builder.PKIDir, "controller-manager")...)
+
+	schedPod, err := pod(builder.SchedulerPod(params), false)
+	if err != nil {
+		return nil, err
+	}
+	sched := component{name: "scheduler", image: image, nodeSelector: map[string]string{"kubernetes-scheduler": "enabled"}}
+	sched.files = append(sched.files, schedPod, kubeconfig("scheduler"), clusterCA)
+	sched.files = append(sched.files, certPair("scheduler", builder.PKIDir, "scheduler")...)
+
+	ports := etcdPorts(net)
+	etcdPod, err := pod(builder.EtcdPod(params, "kubernetes-etcd", "${NODE_NAME}", ports), true)
+	if err != nil {
+		return nil, err
+	}
+	etcd := component{name: "etcd", image: g.Images.Kubernetes.Etcd, nodeSelector: map[string]string{"kubernetes-etcd": "enabled"}}
+	etcd.files = append(etcd.files, etcdPod,
+		pemFile("etcd-ca.pem", builder.EtcdPKIDir, "etcd-ca.pem", v1.SchemaCertificateAuthority, "kubernetes-etcd"),
+		pemFile("peer-ca.pem", builder.EtcdPKIDir, "peer-ca.pem", v1.SchemaCertificateAuthority, "kubernetes-etcd-peer"))
+	// Per-node server and peer certificates; the anchor picks its node's.
+	hosts := []string{g.Hostname}
+	for _, n := range nodes {
+		hosts = append(hosts, n.Hostname)
+	}
+	sort.Strings(hosts)
+	for _, h := range hosts {
+		for _, suffix := range []string{"", "-peer"} {
+			name := "kubernetes-etcd-" + h + suffix
+			if set.PEM(v1.SchemaCertificate, name) == "" {
+				continue
+			}
+			etcd.files = append(etcd.files,
+				file{key: name + ".pem", data: mat(v1.SchemaCertificate, name), secret: true},
+				file{key: name + "-key.pem", data: mat(v1.SchemaCertificateKey, name), secret: true})
+		}
+	}
+	etcd.files = append(etcd.files,
+		file{key: "kubernetes-etcd-${NODE_NAME}.pem", path: builder.EtcdPKIDir + "/server.pem", mode: "0644"},
+		file{key: "kubernetes-etcd-${NODE_NAME}-key.pem", path: builder.EtcdPKIDir + "/server-key.pem", mode: "0600"},
+		file{key: "kubernetes-etcd-${NODE_NAME}-peer.pem", path: builder.EtcdPKIDir + "/peer.pem", mode: "0644"},
+		file{key: "kubernetes-etcd-${NODE_NAME}-peer-key.pem", path: builder.EtcdPKIDir + "/peer-key.pem", mode: "0600"},
+		// The anchor's own etcd client credentials (not written to the host).
+		file{key: "anchor.pem", data: mat(v1.SchemaCertificate, "kubernetes-etcd-anchor"), secret: true},
+		file{key: "anchor-key.pem", data: mat(v1.SchemaCertificateKey, "kubernetes-etcd-anchor"), secret: true},
+	)
+	var endpoints []string
+	for _, ip := range masters(g, nodes, "kubernetes-etcd=enabled") {
+		endpoints = append(endpoints, fmt.Sprintf("https://%s:%d", ip, ports.Client))
+	}
+	etcd.env = []corev1.EnvVar{
+		{Name: "ETCD_ENDPOINTS", Value: strings.Join(endpoints, ",")},
+		{Name: "ETCD_PEER_PORT", Value: strconv.Itoa(ports.Peer)},
+	}
+
+	haPod, err := pod(builder.HAProxyPod(host.Images.HAProxy), false)
+	if err != nil {
+		return nil, err
+	}
+	ha := component{name: "haproxy", image: image}
+	ha.files = append(ha.files, haPod, file{key: "haproxy.cfg", path: "/etc/kubernetes/haproxy/haproxy.cfg", mode: "0644",
+		data: builder.HAProxyConfig(net, masters(g, nodes, "kubernetes-apiserver=enabled"))})
+
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("anchors need material missing from the configuration (run promenade generate-certs): %s", strings.Join(dedupe(missing), ", "))
+	}
+	var objs []client.Object
+	for _, c := range []component{api, cm, sched, etcd, ha} {
+		objs = append(objs, c.objects()...)
+	}
+	return objs, nil
+}
+
+func etcdPorts(net v1.KubernetesNetwork) builder.EtcdPorts {
+	client := 2379
+	if net.Etcd != nil && net.Etcd.ContainerPort != 0 {
+		client = net.Etcd.ContainerPort
+	}
+	return builder.EtcdPorts{Client: client, Peer: client + 1, Metrics: client + 2}
+}
+
+func masters(g v1.Genesis, nodes []config.Node, label string) []string {
+	out := []string{g.IP}
+	for _, n := range nodes {
+		for _, l := range append(append([]string(nil), n.Labels.Static...), n.Labels.Dynamic...) {
+			if l == label {
+				out = append(out, n.IP)
+				break
+			}
+		}
+	}
+	return out
+}
+
+func dedupe(s []string) []string {
+	sort.Strings(s)
+	var out []string
+	for i, v := range s {
+		if i == 0 || v != s[i-1] {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func (c component) objects() []client.Object {
+	name := c.name + "-anchor"
+	labels := map[string]string{"application": "promenade", "component": name}
+	cm := &corev1.ConfigMap{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: Namespace, Labels: labels},
+		Data:       map[string]string{"anchor.sh": anchorScript},
+	}
+	secret := &corev1.Secret{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: Namespace, Labels: labels},
+		Type:       corev1.SecretTypeOpaque,
+		StringData: map[string]string{},
+	}
+	var list strings.Builder
+	list.WriteString("# key path mode\n")
+	for _, f := range c.files {
+		if f.data != "" {
+			if f.secret {
+				secret.StringData[f.key] = f.data
+			} else {
+				cm.Data[f.key] = f.data
+			}
+		}
+		if f.path != "" {
+			fmt.Fprintf(&list, "%s %s %s\n", f.key, f.path, f.mode)
+		}
+	}
+	cm.Data["files"] = list.String()
+	env := append([]corev1.EnvVar{
+		{Name: "ANCHOR_NAME", Value: c.name},
+		{Name: "NODE_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}},
+		{Name: "NODE_IP", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.hostIP"}}},
+	}, c.env...)
+	if c.name == "etcd" {
+		env = append(env, corev1.EnvVar{Name: "PKI_DIR", Value: "/anchor-pki"})
+	}
+	dirOrCreate := corev1.HostPathDirectoryOrCreate
+	ds := &appsv1.DaemonSet{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "DaemonSet"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: Namespace, Labels: labels},
+		Spec: appsv1.DaemonSetSpec{
+			Selector:       &metav1.LabelSelector{MatchLabels: labels},
+			UpdateStrategy: appsv1.DaemonSetUpdateStrategy{Type: appsv1.RollingUpdateDaemonSetStrategyType},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					NodeSelector:                  c.nodeSelector,
+					Tolerations:                   []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
+					PriorityClassName:             "system-node-critical",
+					HostNetwork:                   true,
+					DNSPolicy:                     corev1.DNSClusterFirstWithHostNet,
+					TerminationGracePeriodSeconds: ptr.To[int64](10),
+					Containers: []corev1.Container{{
+						Name:    "anchor",
+						Image:   c.image,
+						Command: []string{"/bin/sh", "/anchor/anchor.sh"},
+						Env:     env,
+						ReadinessProbe: &corev1.Probe{
+							ProbeHandler:  corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"test", "-f", "/tmp/anchor-ready"}}},
+							PeriodSeconds: 5,
+						},
+						SecurityContext: &corev1.SecurityContext{RunAsUser: ptr.To[int64](0)},
+						VolumeMounts: []corev1.VolumeMount{
+							{Name: "host-etc-kubernetes", MountPath: "/host/etc/kubernetes"},
+							{Name: "anchor", MountPath: "/anchor", ReadOnly: true},
+							{Name: "pki", MountPath: "/anchor-pki", ReadOnly: true},
+						},
+					}},
+					Volumes: []corev1.Volume{
+						{Name: "host-etc-kubernetes", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/etc/kubernetes", Type: &dirOrCreate}}},
+						{Name: "anchor", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: name}}}},
+						{Name: "pki", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: name, DefaultMode: ptr.To[int32](0o400)}}},
+					},
+				},
+			},
+		},
+	}
+	return []client.Object{cm, secret, ds}
+}
+
+// YAML renders objects as a multi-document stream.
+func YAML(objs []client.Object) ([]byte, error) {
+	var b strings.Builder
+	for _, o := range objs {
+		y, err := yaml.Marshal(o)
+		if err != nil {
+			return nil, err
+		}
+		b.WriteString("---\n")
+		b.Write(y)
+	}
+	return []byte(b.String()), nil
+}

@@ -1,0 +1,443 @@
+// Package server is Promenade's HTTP API: join scripts for nodes that are
+// not in the design, design validation, health and versions.
+package server
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	v1 "github.com/airshipit/airship-go/api/promenade/v1"
+	"github.com/airshipit/airship-go/internal/promenade/builder"
+	"github.com/airshipit/airship-go/internal/promenade/certs"
+	"github.com/airshipit/airship-go/internal/promenade/config"
+)
+
+// Options configure the API.
+type Options struct {
+	// Token, when set, must be sent as "Authorization: Bearer <token>" (or
+	// X-Auth-Token) on every request except health and versions.
+	Token string
+	// DesignRoot, when set, confines file design_refs to this directory.
+	DesignRoot string
+	// HTTPClient fetches http(s) design_refs (default: 30 s timeout).
+	HTTPClient *http.Client
+	// MaxDesignBytes bounds a fetched design (default 32 MiB).
+	MaxDesignBytes int64
+}
+
+// Server is the API handler.
+type Server struct {
+	opts Options
+	mux  *http.ServeMux
+}
+
+// New returns the API handler.
+func New(opts Options) *Server {
+	if opts.HTTPClient == nil {
+		opts.HTTPClient = &http.Client{Timeout: 30 * time.Second}
+	}
+	if opts.MaxDesignBytes == 0 {
+		opts.MaxDesignBytes = 32 << 20
+	}
+	s := &Server{opts: opts, mux: http.NewServeMux()}
+	s.mux.HandleFunc("GET /api/v1.0/health", s.health)
+	s.mux.HandleFunc("GET /api/v1.0/versions", s.versions)
+	s.mux.HandleFunc("GET /api/v1.0/join-scripts", s.auth(s.joinScripts))
+	s.mux.HandleFunc("POST /api/v1.0/validatedesign", s.auth(s.validateDesign))
+	methods := map[string]string{
+		"/api/v1.0/health": "GET", "/api/v1.0/versions": "GET",
+		"/api/v1.0/join-scripts": "GET", "/api/v1.0/validatedesign": "POST",
+	}
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if m, ok := methods[r.URL.Path]; ok {
+			w.Header().Set("Allow", m)
+			writeError(w, http.StatusMethodNotAllowed, "", fmt.Sprintf("%s %s: use %s", r.Method, r.URL.Path, m))
+			return
+		}
+		writeError(w, http.StatusNotFound, "", fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path))
+	})
+	return s
+}
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// Status is the JSON body of errors and validation results.
+type Status struct {
+	Kind       string         `json:"kind"`
+	APIVersion string         `json:"apiVersion"`
+	Status     string         `json:"status"`
+	Reason     string         `json:"reason"`
+	Message    string         `json:"message"`
+	Parameter  string         `json:"parameter,omitempty"`
+	Code       int            `json:"code"`
+	Details    *StatusDetails `json:"details,omitempty"`
+}
+
+// StatusDetails lists validation messages.
+type StatusDetails struct {
+	ErrorCount  int             `json:"errorCount"`
+	MessageList []StatusMessage `json:"messageList"`
+}
+
+// StatusMessage is one validation message.
+type StatusMessage struct {
+	Message string `json:"message"`
+	Error   bool   `json:"error"`
+	Level   string `json:"level"`
+	Name    string `json:"name,omitempty"`
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, code int, param, msg string) {
+	writeJSON(w, code, Status{
+		Kind: "Status", APIVersion: "v1.0", Status: "Failure", Reason: http.StatusText(code),
+		Message: msg, Parameter: param, Code: code,
+	})
+}
+
+// paramError is a bad request naming the parameter.
+type paramError struct {
+	param, msg string
+	err        error
+}
+
+func (e *paramError) Error() string { return e.param + ": " + e.msg }
+
+func (e *paramError) Unwrap() error { return e.err }
+
+func wrapParam(param string, err error) error {
+	return &paramError{param: param, msg: err.Error(), err: err}
+}
+
+func badParam(param, format string, args ...any) error {
+	return &paramError{param: param, msg: fmt.Sprintf(format, args...)}
+}
+
+func (s *Server) auth(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if s.opts.Token != "" {
+			got := r.Header.Get("X-Auth-Token")
+			if a := r.Header.Get("Authorization"); strings.HasPrefix(a, "Bearer ") {
+				got = strings.TrimPrefix(a, "Bearer ")
+			}
+			if subtle.ConstantTimeCompare([]byte(got), []byte(s.opts.Token)) != 1 {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="promenade"`)
+				writeError(w, http.StatusUnauthorized, "", "missing or wrong bearer token")
+				return
+			}
+		}
+		h(w, r)
+	}
+}
+
+func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) versions(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"v1.0": map[string]string{"path": "/api/v1.0", "status": "stable"}})
+}
+
+var (
+	hostnameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+	labelRE    = regexp.MustCompile(`^([a-zA-Z0-9]([-a-zA-Z0-9_./]*[a-zA-Z0-9])?)=([a-zA-Z0-9]([-a-zA-Z0-9_.]*[a-zA-Z0-9])?)?$`)
+)
+
+// listParam accepts repeated parameters and comma-separated values.
+func listParam(q url.Values, name string) ([]string, error) {
+	var out []string
+	for _, v := range q[name] {
+		for _, item := range strings.Split(v, ",") {
+			item = strings.TrimSpace(item)
+			if item == "" {
+				continue
+			}
+			if !labelRE.MatchString(item) {
+				return nil, badParam(name, "%q is not a label of the form key=value", item)
+			}
+			out = append(out, item)
+		}
+	}
+	return out, nil
+}
+
+func required(q url.Values, name string) (string, error) {
+	v := strings.TrimSpace(q.Get(name))
+	if v == "" {
+		return "", badParam(name, "required parameter %s is missing", name)
+	}
+	return v, nil
+}
+
+// JoinRequest holds the parsed join-scripts parameters.
+type JoinRequest struct {
+	Hostname, IP, Domain, DesignRef, JoinIP string
+	Static, Dynamic                         []string
+	LeaveKubectl                            bool
+}
+
+// ParseJoinRequest checks the query parameters of GET /join-scripts.
+func ParseJoinRequest(q url.Values) (*JoinRequest, error) {
+	var req JoinRequest
+	var err error
+	if req.Hostname, err = required(q, "hostname"); err != nil {
+		return nil, err
+	}
+	if !hostnameRE.MatchString(req.Hostname) {
+		return nil, badParam("hostname", "%q is not a valid hostname (lower-case letters, digits and '-')", req.Hostname)
+	}
+	if req.IP, err = required(q, "ip"); err != nil {
+		return nil, err
+	}
+	if ip := net.ParseIP(req.IP); ip == nil || ip.To4() == nil {
+		return nil, badParam("ip", "%q is not an IPv4 address", req.IP)
+	}
+	if req.DesignRef, err = required(q, "design_ref"); err != nil {
+		return nil, err
+	}
+	req.Domain = q.Get("domain")
+	if req.JoinIP = q.Get("join_ip"); req.JoinIP != "" && net.ParseIP(req.JoinIP) == nil {
+		return nil, badParam("join_ip", "%q is not an IP address", req.JoinIP)
+	}
+	if req.Dynamic, err = listParam(q, "labels.dynamic"); err != nil {
+		return nil, err
+	}
+	if req.Static, err = listParam(q, "labels.static"); err != nil {
+		return nil, err
+	}
+	if v := q.Get("leave_kubectl"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return nil, badParam("leave_kubectl", "%q is not a boolean", v)
+		}
+		req.LeaveKubectl = b
+	}
+	return &req, nil
+}
+
+func (s *Server) joinScripts(w http.ResponseWriter, r *http.Request) {
+	req, err := ParseJoinRequest(r.URL.Query())
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	set, err := s.loadDesign(r.Context(), req.DesignRef)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	script, err := JoinScript(set, req)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/x-shellscript")
+	w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=join-%s.sh", req.Hostname))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(script)
+}
+
+// JoinScript renders the join script of a node that is added to the design.
+func JoinScript(set *config.Set, req *JoinRequest) ([]byte, error) {
+	for _, n := range mustNodes(set) {
+		if n.Hostname == req.Hostname {
+			return nil, badParam("hostname", "node %s is already defined in the design (its join script comes from build-all)", req.Hostname)
+		}
+	}
+	var g v1.Genesis
+	if err := set.One(v1.SchemaGenesis, &g); err == nil && g.Hostname == req.Hostname {
+		return nil, badParam("hostname", "%s is the genesis node of the design", req.Hostname)
+	}
+	node := config.Node{Name: req.Hostname, KubernetesNode: v1.KubernetesNode{
+		Hostname: req.Hostname, IP: req.IP, Domain: req.Domain, JoinIP: req.JoinIP,
+		Labels: v1.Labels{Static: req.Static, Dynamic: req.Dynamic},
+	}}
+	doc, err := config.NewDocument(v1.SchemaKubernetesNode, req.Hostname, node.KubernetesNode)
+	if err != nil {
+		return nil, err
+	}
+	doc.Source = "join-scripts request"
+	if err := set.Append(doc); err != nil {
+		return nil, badParam("design_ref", "the design with this node is invalid: %v", err)
+	}
+	b, err := builder.New(set, builder.Options{LeaveKubectl: req.LeaveKubectl})
+	if err != nil {
+		return nil, badParam("design_ref", "%v", err)
+	}
+	s, err := b.JoinScript(node)
+	if err != nil {
+		return nil, badParam("design_ref", "%v", err)
+	}
+	return s, nil
+}
+
+func mustNodes(set *config.Set) []config.Node {
+	n, _ := set.Nodes()
+	return n
+}
+
+func (s *Server) fail(w http.ResponseWriter, err error) {
+	var pe *paramError
+	if errors.As(err, &pe) {
+		writeError(w, http.StatusBadRequest, pe.param, pe.Error())
+		return
+	}
+	writeError(w, http.StatusInternalServerError, "", err.Error())
+}
+
+// loadDesign reads a design_ref: a file or directory path (or file:// URL)
+// or an http(s) URL of a YAML document stream.
+func (s *Server) loadDesign(ctx context.Context, ref string) (*config.Set, error) {
+	u, err := url.Parse(ref)
+	if err != nil {
+		return nil, badParam("design_ref", "malformed design_ref %q: %v", ref, err)
+	}
+	scheme := strings.TrimPrefix(u.Scheme, "deckhand+")
+	switch scheme {
+	case "http", "https":
+		if u.Host == "" {
+			return nil, badParam("design_ref", "malformed design_ref %q: no host", ref)
+		}
+		u.Scheme = scheme
+		return s.fetch(ctx, u.String())
+	case "file", "":
+		path := u.Path
+		if scheme == "" {
+			path = ref
+		}
+		return s.loadPath(path)
+	default:
+		return nil, badParam("design_ref", "unsupported design_ref scheme %q (want a path, file://, http:// or https://)", u.Scheme)
+	}
+}
+
+func (s *Server) fetch(ctx context.Context, ref string) (*config.Set, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, ref, nil)
+	if err != nil {
+		return nil, badParam("design_ref", "%v", err)
+	}
+	resp, err := s.opts.HTTPClient.Do(req)
+	if err != nil {
+		return nil, badParam("design_ref", "fetching %s: %v", ref, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, badParam("design_ref", "fetching %s: %s", ref, resp.Status)
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, s.opts.MaxDesignBytes+1))
+	if err != nil {
+		return nil, badParam("design_ref", "fetching %s: %v", ref, err)
+	}
+	if int64(len(body)) > s.opts.MaxDesignBytes {
+		return nil, badParam("design_ref", "%s is larger than %d bytes", ref, s.opts.MaxDesignBytes)
+	}
+	set, err := config.LoadSources(config.Source{Name: ref, Data: body})
+	if err != nil {
+		return nil, wrapParam("design_ref", err)
+	}
+	return set, nil
+}
+
+func (s *Server) loadPath(path string) (*config.Set, error) {
+	if path == "" {
+		return nil, badParam("design_ref", "empty design_ref path")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, badParam("design_ref", "%v", err)
+	}
+	if s.opts.DesignRoot != "" {
+		root, _ := filepath.Abs(s.opts.DesignRoot)
+		if rel, err := filepath.Rel(root, abs); err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+			return nil, badParam("design_ref", "%s is outside the design root", path)
+		}
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return nil, badParam("design_ref", "%v", err)
+	}
+	files := []string{abs}
+	if fi.IsDir() {
+		files, _ = filepath.Glob(filepath.Join(abs, "*.yaml"))
+		sort.Strings(files)
+		if len(files) == 0 {
+			return nil, badParam("design_ref", "directory %s has no *.yaml files", path)
+		}
+	}
+	set, err := config.Load(files...)
+	if err != nil {
+		return nil, wrapParam("design_ref", err)
+	}
+	return set, nil
+}
+
+// ValidateDesignRequest is the body of POST /validatedesign.
+type ValidateDesignRequest struct {
+	Href string `json:"href"`
+}
+
+func (s *Server) validateDesign(w http.ResponseWriter, r *http.Request) {
+	var req ValidateDesignRequest
+	dec := json.NewDecoder(io.LimitReader(r.Body, 1<<20))
+	if err := dec.Decode(&req); err != nil {
+		writeError(w, http.StatusBadRequest, "body", "request body must be JSON like {\"href\": \"<design_ref>\"}: "+err.Error())
+		return
+	}
+	if req.Href == "" {
+		writeError(w, http.StatusBadRequest, "href", "required field href is missing")
+		return
+	}
+	var msgs []StatusMessage
+	set, err := s.loadDesign(r.Context(), req.Href)
+	if err != nil {
+		var pe *paramError
+		var verrs config.ValidationErrors
+		if errors.As(err, &verrs) {
+			for _, e := range verrs {
+				msgs = append(msgs, StatusMessage{Message: e.Error(), Error: true, Level: "Error", Name: e.Document})
+			}
+		}
+		if len(msgs) == 0 {
+			if errors.As(err, &pe) {
+				pe.param = "href"
+			}
+			s.fail(w, err)
+			return
+		}
+	} else {
+		if _, err := certs.ReadCatalog(set); err != nil {
+			msgs = append(msgs, StatusMessage{Message: err.Error(), Error: true, Level: "Error", Name: "PKICatalog"})
+		}
+		if _, err := builder.New(set, builder.Options{}); err != nil {
+			msgs = append(msgs, StatusMessage{Message: err.Error(), Error: true, Level: "Error", Name: "Design"})
+		}
+	}
+	st := Status{Kind: "Status", APIVersion: "v1.0", Reason: "Validation", Status: "Success", Message: "design is valid", Code: http.StatusOK,
+		Details: &StatusDetails{ErrorCount: len(msgs), MessageList: msgs}}
+	if st.Details.MessageList == nil {
+		st.Details.MessageList = []StatusMessage{}
+	}
+	if len(msgs) > 0 {
+		st.Status, st.Message, st.Code = "Failure", fmt.Sprintf("%d problem(s) in the design", len(msgs)), http.StatusBadRequest
+	}
+	writeJSON(w, st.Code, st)
+}

@@ -1,0 +1,136 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/airshipit/airship-go/internal/cluster/local"
+	"github.com/airshipit/airship-go/internal/test/testenv"
+)
+
+// copyDir copies the example site so a test may change it.
+func copyDir(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		if info.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runEnv runs a command with extra environment.
+func runEnv(t *testing.T, env []string, bin string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var out, errOut strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return result{out.String(), errOut.String(), code}
+}
+
+// TestExamplePlanOnLocalCluster runs the example site's plan on the local
+// control plane as the demo does: the ClusterMap's filesystem source finds
+// ~/.airship/local/kubeconfig, the workload becomes Ready under kwok, a
+// second run changes nothing, and an object dropped from the site is
+// pruned (after a dry run that shows it and changes nothing).
+func TestExamplePlanOnLocalCluster(t *testing.T) {
+	requireBinaries(t)
+	bin := airshipctl(t)
+	kubectl := kubectlPath(t)
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := t.TempDir()
+	sites := t.TempDir()
+	copyDir(t, filepath.Join(root, "examples", "site"), filepath.Join(sites, "site"))
+	conf := filepath.Join(sites, "site", "airship-config.yaml")
+	env := []string{"HOME=" + home, "AIRSHIP_TESTBIN_DIR=" + local.DefaultBinDir(), "AIRSHIP_LOCAL_STATE_DIR=", "AIRSHIPCONFIG=" + conf, "AIRSHIP_RENDER_CACHE_DIR=" + filepath.Join(home, "cache")}
+	t.Cleanup(func() { runEnv(t, env, bin, "cluster", "local", "down", "--purge") })
+
+	if r := runEnv(t, env, bin, "cluster", "local", "up", "--nodes=2"); r.code != 0 {
+		t.Fatalf("up: %s%s", r.stdout, r.stderr)
+	}
+	kubeconfig := filepath.Join(home, ".airship", "local", "kubeconfig")
+
+	r := runEnv(t, env, bin, "plan", "run", "deploy-local")
+	if r.code != 0 {
+		t.Fatalf("plan run: code %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"initinfra-ephemeral   succeeded", "workload-ephemeral    succeeded"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("plan run summary lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if !strings.Contains(r.stderr, "all 4 objects are ready") {
+		t.Errorf("no readiness progress on stderr:\n%s", r.stderr)
+	}
+	out, err := exec.Command(kubectl, "--kubeconfig", kubeconfig, "-n", "airship-demo", "get", "deploy", "hello",
+		"-o", "jsonpath={.status.readyReplicas} {.spec.template.spec.containers[0].image}").CombinedOutput()
+	if err != nil || string(out) != "3 registry.invalid/hello:1.0" {
+		t.Fatalf("Deployment after plan run: %q %v (want 3 ready replicas of the catalogue's image)", out, err)
+	}
+
+	r = runEnv(t, env, bin, "phase", "run", "workload-ephemeral")
+	if r.code != 0 || !strings.Contains(r.stderr, "0 created, 0 configured, 4 unchanged") {
+		t.Fatalf("second run should change nothing: code %d\n%s", r.code, r.stderr)
+	}
+
+	// Drop the Widget from the site: a dry run shows the prune and changes nothing.
+	kust := filepath.Join(sites, "site", "function", "hello", "kustomization.yaml")
+	data, err := os.ReadFile(kust)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(kust, []byte(strings.Replace(string(data), "- widget.yaml\n", "", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = runEnv(t, env, bin, "phase", "run", "workload-ephemeral", "--dry-run")
+	if r.code != 0 || !strings.Contains(r.stderr, "Widget.example.airshipit.org/airship-demo/hello-widget: pruned") {
+		t.Fatalf("dry run: code %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	get := func() (string, error) {
+		out, err := exec.Command(kubectl, "--kubeconfig", kubeconfig, "-n", "airship-demo", "get", "widgets", "-o", "name").CombinedOutput()
+		return strings.TrimSpace(string(out)), err
+	}
+	if w, err := get(); err != nil || w != "widget.example.airshipit.org/hello-widget" {
+		t.Fatalf("dry run changed the cluster: %q %v", w, err)
+	}
+	r = runEnv(t, env, bin, "phase", "run", "workload-ephemeral")
+	if r.code != 0 || !strings.Contains(r.stderr, "1 objects pruned") {
+		t.Fatalf("run after dropping the Widget: code %d\n%s", r.code, r.stderr)
+	}
+	if w, err := get(); err != nil || w != "" {
+		t.Fatalf("Widget not pruned: %q %v", w, err)
+	}
+
+	st := runEnv(t, env, bin, "plan", "status", "deploy-local", "-o", "json")
+	if st.code != 0 || !strings.Contains(st.stdout, `"phase": "workload-ephemeral"`) || !strings.Contains(st.stdout, `"ready": 3`) {
+		t.Fatalf("plan status: code %d\n%s%s", st.code, st.stdout, st.stderr)
+	}
+}
