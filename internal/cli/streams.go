@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 )
 
 // IOStreams are the standard streams a command reads and writes; tests swap
@@ -46,4 +47,21 @@ func ExitCode(err error) int {
 		return ee.Code
 	}
 	return 1
+}
+
+// Synchronized returns streams whose writers are safe for concurrent use,
+// for commands that run work in parallel.
+func (s IOStreams) Synchronized() IOStreams {
+	return IOStreams{In: s.In, Out: &lockedWriter{w: s.Out}, ErrOut: &lockedWriter{w: s.ErrOut}}
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

@@ -68,6 +68,7 @@ func newRun(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
 					skip[s.Name] = true
 				}
 			}
+			streams := streams.Synchronized()
 			results := map[string]*stepResult{}
 			for _, s := range steps {
 				results[s.Name] = &stepResult{Phase: s.Name, Result: resultNotRun}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/airshipit/airship-go/internal/cli"
 	clusterlocal "github.com/airshipit/airship-go/internal/cli/cluster/local"
+	clustersite "github.com/airshipit/airship-go/internal/cli/cluster/site"
 	configcmd "github.com/airshipit/airship-go/internal/cli/config"
 	phasecmd "github.com/airshipit/airship-go/internal/cli/phase"
 	plancmd "github.com/airshipit/airship-go/internal/cli/plan"
@@ -31,6 +32,7 @@ func NewCmd(streams cli.IOStreams) *cobra.Command {
 
 	clusterCmd := &cobra.Command{Use: "cluster", Short: "Manage clusters"}
 	clusterCmd.AddCommand(clusterlocal.NewCmd(streams))
+	clusterCmd.AddCommand(clustersite.NewCmds(streams, g)...)
 	root.AddCommand(clusterCmd,
 		configcmd.NewCmd(streams, g),
 		phasecmd.NewCmd(streams, g),

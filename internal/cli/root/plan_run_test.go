@@ -1,0 +1,133 @@
+package root
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/airshipit/airship-go/internal/test/testenv"
+)
+
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for p, c := range files {
+		full := filepath.Join(dir, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func phaseDoc(name, executor string, deps ...string) string {
+	return `apiVersion: airshipit.org/v1alpha1
+kind: Phase
+metadata: {name: ` + name + `, clusterName: c1}
+config:
+  executorRef: {apiVersion: airshipit.org/v1alpha1, kind: KubernetesApply, name: ` + executor + `}
+  documentEntryPoint: ` + name + `
+---
+`
+}
+
+// TestPlanRunStopsAtFailureAndResumes runs plans against a real API server:
+// the plan stops at the failing phase with a summary, later phases do not
+// run, and --resume-from continues once the cause is fixed. A plan with
+// dependsOn runs independent phases in one wave.
+func TestPlanRunStopsAtFailureAndResumes(t *testing.T) {
+	env := testenv.StartAPI(t, testenv.Options{})
+	dir := t.TempDir()
+	files := map[string]string{
+		"airship-config.yaml": "apiVersion: airshipit.org/v1alpha1\nkind: Config\ncurrentContext: t\ncontexts: {t: {manifest: m}}\n" +
+			"manifests:\n  m: {phaseRepositoryName: r, repositories: {r: {url: ./site}}, targetPath: ., metadataPath: metadata.yaml}\n",
+		"site/metadata.yaml":             "phase: {path: phases}\n",
+		"site/phases/kustomization.yaml": "resources: [phases.yaml]\n",
+		"site/phases/phases.yaml": phaseDoc("a", "apply") + phaseDoc("b", "apply-strict") + phaseDoc("c", "apply") +
+			phaseDoc("x", "apply") + phaseDoc("y", "apply") + phaseDoc("z", "apply") + `apiVersion: airshipit.org/v1alpha1
+kind: KubernetesApply
+metadata: {name: apply}
+config: {waitOptions: {timeout: 30}}
+---
+apiVersion: airshipit.org/v1alpha1
+kind: KubernetesApply
+metadata: {name: apply-strict}
+config:
+  waitOptions:
+    timeout: 1
+    conditions:
+    - {apiVersion: v1, kind: ConfigMap, jsonPath: "{.data.state}", value: done}
+---
+apiVersion: airshipit.org/v1alpha1
+kind: ClusterMap
+metadata: {name: m}
+map: {c1: {}}
+---
+apiVersion: airshipit.org/v1alpha1
+kind: PhasePlan
+metadata: {name: seq}
+phases: [{name: a}, {name: b}, {name: c}]
+---
+apiVersion: airshipit.org/v1alpha1
+kind: PhasePlan
+metadata: {name: fan}
+phases: [{name: x}, {name: y}, {name: z, dependsOn: [x, y]}]
+`,
+	}
+	for _, n := range []string{"a", "b", "c", "x", "y", "z"} {
+		files["site/"+n+"/kustomization.yaml"] = "resources: [cm.yaml]\n"
+		files["site/"+n+"/cm.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + n + ", namespace: default}\ndata: {state: pending}\n"
+	}
+	writeFiles(t, dir, files)
+	args := func(a ...string) []string {
+		return append([]string{"--airshipconf=" + filepath.Join(dir, "airship-config.yaml"), "--kubeconfig=" + env.Kubeconfig, "--no-render-cache"}, a...)
+	}
+
+	out, errOut, code := run(t, args("plan", "run", "seq")...)
+	if code == 0 {
+		t.Fatalf("plan with a failing phase succeeded:\n%s", out)
+	}
+	for _, want := range []string{"a        succeeded", "b        failed", "c        not run"} {
+		if !strings.Contains(strings.Join(strings.Fields(out), " "), strings.Join(strings.Fields(want), " ")) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	for _, want := range []string{`phase "b" failed`, `ConfigMap/default/b: condition {.data.state} is "pending", want "done"`, "--resume-from b"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	if _, _, code := run(t, args("phase", "status", "c")...); code != 0 {
+		t.Fatal("phase status of a phase that never ran failed")
+	}
+	if out, _, _ := run(t, args("phase", "status", "c")...); !strings.Contains(out, "never run") {
+		t.Errorf("phase c ran after b failed:\n%s", out)
+	}
+
+	// Fix b and resume from it: a is skipped, b and c run.
+	files["site/b/cm.yaml"] = strings.Replace(files["site/b/cm.yaml"], "pending", "done", 1)
+	writeFiles(t, dir, files)
+	out, errOut, code = run(t, args("plan", "run", "seq", "--resume-from", "b")...)
+	if code != 0 {
+		t.Fatalf("resume failed: %s\n%s", out, errOut)
+	}
+	flat := strings.Join(strings.Fields(out), " ")
+	for _, want := range []string{"a skipped (--resume-from)", "b succeeded", "c succeeded"} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("resume summary lacks %q:\n%s", want, out)
+		}
+	}
+	if _, errOut, code := run(t, args("plan", "run", "seq", "--resume-from", "q")...); code == 0 || !strings.Contains(errOut, `--resume-from "q" is not a phase of plan "seq"`) {
+		t.Errorf("bad --resume-from: %d %s", code, errOut)
+	}
+
+	out, errOut, code = run(t, args("plan", "run", "fan")...)
+	if code != 0 {
+		t.Fatalf("fan plan: %s\n%s", out, errOut)
+	}
+	if !strings.Contains(strings.Join(strings.Fields(out), " "), "x succeeded") || !strings.Contains(strings.Join(strings.Fields(out), " "), "z succeeded") {
+		t.Errorf("fan summary:\n%s", out)
+	}
+}
