@@ -38,6 +38,9 @@ type Env struct {
 	Scheme *runtime.Scheme
 	// Kubeconfig is an admin kubeconfig file (mode 0600), for kubectl or airshipctl.
 	Kubeconfig string
+	// StateDir is the local control plane's state directory (full mode only),
+	// for tests that stop or restart components.
+	StateDir string
 
 	stop func() error
 }
@@ -236,7 +239,7 @@ func NewFull(ctx context.Context, opts Options) (*Env, error) {
 		_ = stop()
 		return nil, fmt.Errorf("starting local control plane: %w", err)
 	}
-	env := &Env{Scheme: scheme, Kubeconfig: res.State.Kubeconfig, stop: stop}
+	env := &Env{Scheme: scheme, Kubeconfig: res.State.Kubeconfig, StateDir: stateDir, stop: stop}
 	fail := func(err error) (*Env, error) {
 		_ = stop()
 		return nil, err
