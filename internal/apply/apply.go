@@ -10,15 +10,18 @@ import (
 	"time"
 
 	"github.com/fluxcd/cli-utils/pkg/kstatus/polling"
+	"github.com/fluxcd/cli-utils/pkg/kstatus/polling/event"
+	"github.com/fluxcd/cli-utils/pkg/kstatus/watcher"
+	"github.com/fluxcd/cli-utils/pkg/object"
 	"github.com/fluxcd/cli-utils/pkg/kstatus/status"
 	"github.com/fluxcd/pkg/ssa"
 	"github.com/fluxcd/pkg/ssa/normalize"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/util/jsonpath"
@@ -83,9 +86,10 @@ func (r *Result) Count(action string) int {
 
 // Applier applies bundles to one cluster.
 type Applier struct {
-	client client.Client
-	mapper meta.RESTMapper
-	rm     *ssa.ResourceManager
+	client  client.Client
+	dynamic dynamic.Interface
+	mapper  meta.RESTMapper
+	rm      *ssa.ResourceManager
 }
 
 // New returns an applier for the cluster cfg reaches. Client-side
@@ -102,9 +106,13 @@ func New(cfg *rest.Config) (*Applier, error) {
 	if err != nil {
 		return nil, err
 	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
 	poller := polling.NewStatusPoller(c, mapper, polling.Options{})
 	rm := ssa.NewResourceManager(c, poller, ssa.Owner{Field: FieldManager, Group: OwnerGroup})
-	return &Applier{client: c, mapper: mapper, rm: rm}, nil
+	return &Applier{client: c, dynamic: dyn, mapper: mapper, rm: rm}, nil
 }
 
 // Client returns the applier's client.
@@ -363,77 +371,83 @@ func (a *Applier) checkOwnership(ctx context.Context, objs []*unstructured.Unstr
 }
 
 // wait blocks until every object is Current (kstatus) and every custom
-// condition holds, or the timeout ends with the list of what is not ready.
+// condition holds, or the timeout ends with the list of what is not ready
+// and why. It watches (one informer per kind and namespace) rather than
+// polling each object, so readiness is seen as soon as the server reports it.
 func (a *Applier) wait(ctx context.Context, objs []*unstructured.Unstructured, opts Options) error {
 	ctx, cancel := context.WithTimeout(ctx, opts.WaitTimeout)
 	defer cancel()
-	var pending []string
-	err := wait.PollUntilContextCancel(ctx, opts.PollInterval, true, func(ctx context.Context) (bool, error) {
-		p, err := a.notReady(ctx, objs, opts)
-		if err != nil {
-			return false, err
-		}
-		if ctx.Err() != nil {
-			// The last look was cut short; keep the one before it.
-			return false, nil
-		}
-		if len(p) != len(pending) {
-			opts.emit("Wait", "%d of %d objects ready", len(objs)-len(p), len(objs))
-		}
-		pending = p
-		return len(p) == 0, nil
-	})
-	if err != nil {
-		if len(pending) > 0 {
-			sort.Strings(pending)
-			return fmt.Errorf("timed out after %s waiting for %d objects:\n  - %s", opts.WaitTimeout, len(pending), strings.Join(pending, "\n  - "))
-		}
-		return fmt.Errorf("waiting: %w", err)
-	}
-	return nil
-}
-
-// notReady lists the objects that are not ready yet, each with why.
-func (a *Applier) notReady(ctx context.Context, objs []*unstructured.Unstructured, opts Options) ([]string, error) {
-	var mu sync.Mutex
-	var out []string
-	sem := make(chan struct{}, opts.Concurrency)
-	var wg sync.WaitGroup
+	ids := make(object.ObjMetadataSet, 0, len(objs))
+	names := map[object.ObjMetadata]string{}
+	pending := map[object.ObjMetadata]string{}
 	for _, o := range objs {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(o *unstructured.Unstructured) {
-			defer wg.Done()
-			defer func() { <-sem }()
-			why := a.readiness(ctx, o, opts.Conditions)
-			if why != "" {
-				mu.Lock()
-				out = append(out, RefOf(o).String()+": "+why)
-				mu.Unlock()
-			}
-		}(o)
+		id := object.ObjMetadata{Namespace: o.GetNamespace(), Name: o.GetName(), GroupKind: o.GroupVersionKind().GroupKind()}
+		ids = append(ids, id)
+		names[id] = RefOf(o).String()
+		pending[id] = "not observed yet"
 	}
-	wg.Wait()
-	return out, nil
+	w := watcher.NewDefaultStatusWatcher(a.dynamic, a.mapper)
+	events := w.Watch(ctx, ids, watcher.Options{})
+	reported := -1
+	for {
+		select {
+		case <-ctx.Done():
+			return a.timeoutError(opts, names, pending)
+		case ev, ok := <-events:
+			if !ok {
+				return a.timeoutError(opts, names, pending)
+			}
+			switch ev.Type {
+			case event.ErrorEvent:
+				return fmt.Errorf("watching objects: %w", ev.Error)
+			case event.ResourceUpdateEvent:
+				rs := ev.Resource
+				if rs == nil {
+					continue
+				}
+				if _, tracked := pending[rs.Identifier]; !tracked && names[rs.Identifier] == "" {
+					continue
+				}
+				why := ""
+				switch {
+				case rs.Error != nil:
+					why = rs.Error.Error()
+				case rs.Status == status.NotFoundStatus:
+					why = "not found"
+				case rs.Status != status.CurrentStatus:
+					why = fmt.Sprintf("%s: %s", rs.Status, rs.Message)
+				case rs.Resource != nil:
+					why = checkConditions(rs.Resource, opts.Conditions)
+				}
+				if why == "" {
+					delete(pending, rs.Identifier)
+				} else {
+					pending[rs.Identifier] = why
+				}
+				if len(pending) != reported {
+					reported = len(pending)
+					opts.emit("Wait", "%d of %d objects ready", len(objs)-len(pending), len(objs))
+				}
+				if len(pending) == 0 {
+					return nil
+				}
+			}
+		}
+	}
 }
 
-// readiness returns "" when the object is ready, else why not.
-func (a *Applier) readiness(ctx context.Context, o *unstructured.Unstructured, conds []v1.Condition) string {
-	live := &unstructured.Unstructured{}
-	live.SetGroupVersionKind(o.GroupVersionKind())
-	if err := a.client.Get(ctx, client.ObjectKeyFromObject(o), live); err != nil {
-		if apierrors.IsNotFound(err) {
-			return "not found"
-		}
-		return err.Error()
+func (a *Applier) timeoutError(opts Options, names map[object.ObjMetadata]string, pending map[object.ObjMetadata]string) error {
+	lines := make([]string, 0, len(pending))
+	for id, why := range pending {
+		lines = append(lines, names[id]+": "+why)
 	}
-	st, err := status.Compute(live)
-	if err != nil {
-		return fmt.Sprintf("status unknown: %v", err)
-	}
-	if st.Status != status.CurrentStatus {
-		return fmt.Sprintf("%s: %s", st.Status, st.Message)
-	}
+	sort.Strings(lines)
+	return fmt.Errorf("timed out after %s waiting for %d objects:\n  - %s", opts.WaitTimeout, len(lines), strings.Join(lines, "\n  - "))
+}
+
+// checkConditions returns "" when the live object meets every condition
+// that applies to its kind, else why not.
+func checkConditions(live *unstructured.Unstructured, conds []v1.Condition) string {
 	for _, c := range conds {
 		if c.Kind != live.GetKind() || (c.APIVersion != "" && c.APIVersion != live.GetAPIVersion()) {
 			continue
