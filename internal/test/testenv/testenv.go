@@ -230,14 +230,23 @@ func NewFull(ctx context.Context, opts Options) (*Env, error) {
 	if nodes == 0 {
 		nodes = 3
 	}
-	res, err := local.Up(ctx, local.Options{StateDir: stateDir, Nodes: nodes, Timeout: 3 * time.Minute})
 	stop := func() error {
 		_, err := local.Down(local.DownOptions{StateDir: stateDir, Purge: true})
 		return err
 	}
-	if err != nil {
+	// Test packages run in parallel and each picks free ports; a port taken
+	// between the pick and the bind makes a component fail, so try again
+	// with fresh ports.
+	var res *local.Result
+	for attempt := 1; ; attempt++ {
+		res, err = local.Up(ctx, local.Options{StateDir: stateDir, Nodes: nodes, Timeout: 3 * time.Minute})
+		if err == nil {
+			break
+		}
 		_ = stop()
-		return nil, fmt.Errorf("starting local control plane: %w", err)
+		if attempt == 3 || !strings.Contains(err.Error(), "address already in use") {
+			return nil, fmt.Errorf("starting local control plane: %w", err)
+		}
 	}
 	env := &Env{Scheme: scheme, Kubeconfig: res.State.Kubeconfig, StateDir: stateDir, stop: stop}
 	fail := func(err error) (*Env, error) {
