@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	v1 "github.com/airshipit/airship-go/api/airshipit/v1alpha1"
 	"github.com/airshipit/airship-go/internal/cluster/kubeconfig"
@@ -290,6 +291,14 @@ func (s *Site) Executor(p *Phase) (executor.Executor, error) {
 		}
 		return r.RESTConfig(ctx, cluster)
 	}
+	cfg.Kubeconfig = func(ctx context.Context, cluster string) (*clientcmdapi.Config, error) {
+		r, err := s.Kubeconfigs()
+		if err != nil {
+			return nil, err
+		}
+		return r.Config(ctx, cluster)
+	}
+	cfg.Build = func(path string) (*document.Bundle, error) { return s.BuildRoot(path, path) }
 	return executor.New(cfg)
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	v1 "github.com/airshipit/airship-go/api/airshipit/v1alpha1"
 	"github.com/airshipit/airship-go/internal/document"
@@ -50,6 +51,11 @@ type Config struct {
 	TargetPath string
 	// RESTConfig returns a client configuration for a cluster of the ClusterMap.
 	RESTConfig func(ctx context.Context, cluster string) (*rest.Config, error)
+	// Kubeconfig returns a kubeconfig for a cluster of the ClusterMap, with
+	// one context named after it.
+	Kubeconfig func(ctx context.Context, cluster string) (*clientcmdapi.Config, error)
+	// Build builds a kustomize root of the site (with the built-in functions).
+	Build func(path string) (*document.Bundle, error)
 }
 
 // RenderOptions narrow what Render prints.

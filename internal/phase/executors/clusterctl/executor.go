@@ -151,9 +151,12 @@ func (e *Executor) Render(_ context.Context, w io.Writer, opts executor.RenderOp
 	return nil
 }
 
-// Run is not implemented yet.
-func (e *Executor) Run(context.Context, executor.RunOptions) error {
-	return fmt.Errorf("phase %q: clusterctl %s: %w yet (it comes with the Cluster API integration)", e.cfg.PhaseName, e.api.Action, executor.ErrNotImplemented)
+// Run runs clusterctl init; move is not implemented yet.
+func (e *Executor) Run(ctx context.Context, opts executor.RunOptions) error {
+	if e.api.Action == v1.ActionInit {
+		return e.runInit(ctx, opts)
+	}
+	return fmt.Errorf("phase %q: clusterctl %s: %w yet", e.cfg.PhaseName, e.api.Action, executor.ErrNotImplemented)
 }
 
 // Status is not implemented yet.

@@ -1,0 +1,239 @@
+package clusterctl_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/airshipit/airship-go/internal/config"
+	"github.com/airshipit/airship-go/internal/document"
+	"github.com/airshipit/airship-go/internal/phase"
+	"github.com/airshipit/airship-go/internal/phase/executor"
+	_ "github.com/airshipit/airship-go/internal/phase/executors"
+	"github.com/airshipit/airship-go/internal/test/testenv"
+)
+
+// stubCRD is a schemaless CRD, enough for clusterctl to find cert-manager's
+// API and skip installing cert-manager (which cannot run here).
+func stubCRD(plural, kind string) *apiextensionsv1.CustomResourceDefinition {
+	preserve := true
+	return &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: plural + ".cert-manager.io"},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: "cert-manager.io", Scope: apiextensionsv1.NamespaceScoped,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: plural, Kind: kind},
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
+				Name: "v1", Served: true, Storage: true,
+				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
+					Type: "object", XPreserveUnknownFields: &preserve,
+				}},
+			}},
+		},
+	}
+}
+
+func writeSite(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for p, c := range files {
+		full := filepath.Join(dir, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func loadPhase(t *testing.T, dir, name string) (*phase.Site, *phase.Phase) {
+	t.Helper()
+	cfg, err := config.Load(filepath.Join(dir, "config"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := phase.Load(cfg, "", document.BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.Phase(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, p
+}
+
+const phases = `apiVersion: airshipit.org/v1alpha1
+kind: Phase
+metadata: {name: clusterctl-init, clusterName: mgmt}
+config:
+  executorRef: {apiVersion: airshipit.org/v1alpha1, kind: Clusterctl, name: init}
+---
+apiVersion: airshipit.org/v1alpha1
+kind: Clusterctl
+metadata: {name: init}
+action: init
+providers:
+- name: cluster-api
+  type: CoreProvider
+  url: site/providers/capi
+- name: kubeadm
+  type: BootstrapProvider
+  url: site/providers/cabpk
+- name: kubeadm
+  type: ControlPlaneProvider
+  url: site/providers/kcp
+init-options:
+  core-provider: CORE
+  bootstrap-providers: [BOOTSTRAP]
+  control-plane-providers: [CONTROLPLANE]
+---
+apiVersion: airshipit.org/v1alpha1
+kind: ClusterMap
+metadata: {name: m}
+map:
+  mgmt:
+    kubeconfigSources:
+    - type: filesystem
+      filesystem: {path: KUBECONFIG, contextName: CONTEXT}
+`
+
+// TestInitCoreProviderFromSiteTree installs Cluster API's real core
+// provider components (built with kustomize from the module's
+// core/config/default, through the site tree) with clusterctl's library,
+// offline, into the local control plane, and waits for it.
+func TestInitCoreProviderFromSiteTree(t *testing.T) {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/cluster-api").Output()
+	if err != nil {
+		t.Skipf("cannot locate the cluster-api module: %v", err)
+	}
+	capi := strings.TrimSpace(string(out))
+	env := testenv.StartFull(t, testenv.Options{Nodes: 1})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	for _, crd := range []*apiextensionsv1.CustomResourceDefinition{stubCRD("issuers", "Issuer"), stubCRD("certificates", "Certificate")} {
+		if err := env.Client.Create(ctx, crd); err != nil {
+			t.Fatal(err)
+		}
+	}
+	raw, err := clientcmd.LoadFromFile(env.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	dir := t.TempDir()
+	rel := func(provider, module string) string {
+		r, err := filepath.Rel(filepath.Join(dir, "site", "providers", provider), filepath.Join(capi, module, "config", "default"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	ph := strings.NewReplacer("CORE", "cluster-api:v1.14.2", "BOOTSTRAP", "kubeadm:v1.14.2", "CONTROLPLANE", "kubeadm:v1.14.2",
+		"KUBECONFIG", env.Kubeconfig, "CONTEXT", raw.CurrentContext).Replace(phases)
+	writeSite(t, dir, map[string]string{
+		"config": "apiVersion: airshipit.org/v1alpha1\nkind: Config\ncurrentContext: c\ncontexts: {c: {manifest: m}}\n" +
+			"manifests:\n  m: {phaseRepositoryName: r, repositories: {r: {url: ./site}}, targetPath: ., metadataPath: metadata.yaml}\n",
+		"site/metadata.yaml":                      "phase: {path: phases}\n",
+		"site/phases/kustomization.yaml":          "resources: [phases.yaml]\n",
+		"site/phases/phases.yaml":                 ph,
+		"site/providers/capi/kustomization.yaml":  "resources:\n- " + rel("capi", "core") + "\n",
+		"site/providers/cabpk/kustomization.yaml": "resources:\n- " + rel("cabpk", "bootstrap/kubeadm") + "\n",
+		"site/providers/kcp/kustomization.yaml":   "resources:\n- " + rel("kcp", "controlplane/kubeadm") + "\n",
+	})
+	site, p := loadPhase(t, dir, "clusterctl-init")
+	if err := site.CheckPhase(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	ex, err := site.Executor(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := make(chan executor.Event, 16)
+	go func() {
+		for e := range events {
+			t.Logf("%s: %s", e.Type, e.Message)
+		}
+	}()
+	err = ex.Run(ctx, executor.RunOptions{Timeout: 3 * time.Minute, Events: events})
+	close(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	var crd apiextensionsv1.CustomResourceDefinition
+	if err := env.Client.Get(ctx, client.ObjectKey{Name: "clusters.cluster.x-k8s.io"}, &crd); err != nil {
+		t.Fatalf("Cluster API CRDs not installed: %v", err)
+	}
+	var dep appsv1.Deployment
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: "capi-system", Name: "capi-controller-manager"}, &dep); err != nil {
+		t.Fatalf("core provider Deployment: %v", err)
+	}
+	if dep.Status.AvailableReplicas < 1 {
+		t.Errorf("core provider Deployment not available: %+v", dep.Status)
+	}
+	inv := &unstructured.UnstructuredList{}
+	inv.SetAPIVersion("clusterctl.cluster.x-k8s.io/v1alpha3")
+	inv.SetKind("ProviderList")
+	if err := env.Client.List(ctx, inv); err != nil {
+		t.Fatal(err)
+	}
+	if len(inv.Items) != 3 {
+		t.Fatalf("clusterctl provider inventory: %d items, want 3", len(inv.Items))
+	}
+	for _, it := range inv.Items {
+		if v, _, _ := unstructured.NestedString(it.Object, "version"); v != "v1.14.2" {
+			t.Errorf("inventory %s version %q", it.GetName(), v)
+		}
+	}
+}
+
+func TestInitBadInput(t *testing.T) {
+	tests := []struct {
+		name, core, url, want string
+	}{
+		{"no version", "cluster-api", "site/providers/capi", `init-options.core-provider "cluster-api" needs a version`},
+		{"network url", "cluster-api:v1.14.2", "https://github.com/kubernetes-sigs/cluster-api/releases/latest/core-components.yaml", "come from the site tree, not the network"},
+		{"missing dir", "cluster-api:v1.14.2", "site/providers/none", "is not a directory"},
+		{"unknown provider", "kubeadm:v1.14.2", "site/providers/capi", `providers has no CoreProvider named "kubeadm"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			ph := strings.NewReplacer("CORE", tt.core, "BOOTSTRAP", "kubeadm:v1.14.2", "CONTROLPLANE", "kubeadm:v1.14.2",
+				"KUBECONFIG", "/nonexistent", "CONTEXT", "x", "url: site/providers/capi", "url: "+tt.url).Replace(phases)
+			writeSite(t, dir, map[string]string{
+				"config": "apiVersion: airshipit.org/v1alpha1\nkind: Config\ncurrentContext: c\ncontexts: {c: {manifest: m}}\n" +
+					"manifests:\n  m: {phaseRepositoryName: r, repositories: {r: {url: ./site}}, targetPath: ., metadataPath: metadata.yaml}\n",
+				"site/metadata.yaml":                      "phase: {path: phases}\n",
+				"site/phases/kustomization.yaml":          "resources: [phases.yaml]\n",
+				"site/phases/phases.yaml":                 ph,
+				"site/providers/capi/kustomization.yaml":  "resources: []\n",
+				"site/providers/cabpk/kustomization.yaml": "resources: []\n",
+				"site/providers/kcp/kustomization.yaml":   "resources: []\n",
+			})
+			site, p := loadPhase(t, dir, "clusterctl-init")
+			err := site.CheckPhase(context.Background(), p)
+			if err == nil {
+				ex, xerr := site.Executor(p)
+				if xerr != nil {
+					t.Fatal(xerr)
+				}
+				err = ex.Run(context.Background(), executor.RunOptions{DryRun: true})
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("got %v, want %q", err, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,235 @@
+package clusterctl
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/tools/clientcmd"
+	clusterctlv1 "sigs.k8s.io/cluster-api/cmd/clusterctl/api/v1alpha3"
+	ctlclient "sigs.k8s.io/cluster-api/cmd/clusterctl/client"
+	ctlconfig "sigs.k8s.io/cluster-api/cmd/clusterctl/client/config"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/airshipit/airship-go/api/airshipit/v1alpha1"
+	"github.com/airshipit/airship-go/internal/document"
+	"github.com/airshipit/airship-go/internal/phase/executor"
+	"github.com/airshipit/airship-go/internal/pki"
+)
+
+// initEntry is one provider init-options asks for.
+type initEntry struct {
+	name, version string
+	typ           clusterctlv1.ProviderType
+}
+
+var semverRE = regexp.MustCompile(`^v\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$`)
+
+// initEntries lists the providers of init-options, each with its version.
+func (e *Executor) initEntries() ([]initEntry, error) {
+	o := e.api.InitOptions
+	var out []initEntry
+	var errs []string
+	add := func(field string, typ clusterctlv1.ProviderType, entries ...string) {
+		for _, entry := range entries {
+			if entry == "" {
+				continue
+			}
+			name, version, _ := strings.Cut(entry, ":")
+			if !semverRE.MatchString(version) {
+				errs = append(errs, fmt.Sprintf("init-options.%s %q needs a version, as name:vX.Y.Z (offline init has no 'latest')", field, entry))
+				continue
+			}
+			out = append(out, initEntry{name: name, version: version, typ: typ})
+		}
+	}
+	add("core-provider", clusterctlv1.CoreProviderType, o.CoreProvider)
+	add("bootstrap-providers", clusterctlv1.BootstrapProviderType, o.BootstrapProviders...)
+	add("control-plane-providers", clusterctlv1.ControlPlaneProviderType, o.ControlPlaneProviders...)
+	add("infrastructure-providers", clusterctlv1.InfrastructureProviderType, o.InfrastructureProviders...)
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("%s: %s", e.cfg.ExecutorDoc.ID(), strings.Join(errs, "; "))
+	}
+	return out, nil
+}
+
+func (e *Executor) provider(name string, typ clusterctlv1.ProviderType) *v1.Provider {
+	for _, p := range e.api.Providers {
+		if p != nil && p.Name == name && p.Type == string(typ) {
+			return p
+		}
+	}
+	return nil
+}
+
+// writeRepository builds every provider init needs from the site tree into
+// a clusterctl local repository: <dir>/<provider-label>/<version>/components.yaml
+// and metadata.yaml, and registers it with the reader.
+func (e *Executor) writeRepository(dir string, entries []initEntry, reader *ctlconfig.MemoryReader) error {
+	for _, en := range entries {
+		p := e.provider(en.name, en.typ)
+		if p == nil {
+			return fmt.Errorf("%s: providers has no %s named %q", e.cfg.ExecutorDoc.ID(), en.typ, en.name)
+		}
+		root := e.providerRoot(p)
+		build := e.cfg.Build
+		if build == nil {
+			build = func(path string) (*document.Bundle, error) { return document.Build(path, document.BuildOptions{}) }
+		}
+		b, err := build(root)
+		if err != nil {
+			return fmt.Errorf("provider %s (%s) components from %s: %w", p.Name, p.Type, root, err)
+		}
+		data, err := b.YAML()
+		if err != nil {
+			return err
+		}
+		vdir := filepath.Join(dir, clusterctlv1.ManifestLabel(en.name, en.typ), en.version)
+		components := filepath.Join(vdir, "components.yaml")
+		if err := pki.WriteFile(components, data, 0o600); err != nil {
+			return err
+		}
+		var major, minor int
+		if _, err := fmt.Sscanf(en.version, "v%d.%d", &major, &minor); err != nil {
+			return fmt.Errorf("provider %s version %s: %w", en.name, en.version, err)
+		}
+		meta := fmt.Sprintf("apiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\nkind: Metadata\nreleaseSeries:\n- major: %d\n  minor: %d\n  contract: v1beta2\n", major, minor)
+		if err := pki.WriteFile(filepath.Join(vdir, "metadata.yaml"), []byte(meta), 0o600); err != nil {
+			return err
+		}
+		if _, err := reader.AddProvider(en.name, en.typ, "file://"+components); err != nil {
+			return fmt.Errorf("provider %s: %w", en.name, err)
+		}
+	}
+	return nil
+}
+
+// checkFirstRun refuses, before clusterctl tries to fetch them from the
+// internet, an init into a cluster without a core provider that does not
+// name bootstrap and control-plane providers: clusterctl adds kubeadm ones
+// by default on a first run.
+func (e *Executor) checkFirstRun(ctx context.Context, entries []initEntry) error {
+	has := map[clusterctlv1.ProviderType]bool{}
+	for _, en := range entries {
+		has[en.typ] = true
+	}
+	if has[clusterctlv1.BootstrapProviderType] && has[clusterctlv1.ControlPlaneProviderType] {
+		return nil
+	}
+	rc, err := e.cfg.RESTConfig(ctx, e.cfg.ClusterName)
+	if err != nil {
+		return err
+	}
+	c, err := client.New(rc, client.Options{})
+	if err != nil {
+		return err
+	}
+	list := &unstructured.UnstructuredList{}
+	list.SetAPIVersion("clusterctl.cluster.x-k8s.io/v1alpha3")
+	list.SetKind("ProviderList")
+	if err := c.List(ctx, list); err == nil {
+		for _, p := range list.Items {
+			if t, _, _ := unstructured.NestedString(p.Object, "type"); t == string(clusterctlv1.CoreProviderType) {
+				return nil
+			}
+		}
+	} else if !meta.IsNoMatchError(err) && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("reading clusterctl's provider inventory: %w", err)
+	}
+	return fmt.Errorf("%s: cluster %q has no Cluster API core provider yet, and on a first init clusterctl also installs "+
+		"bootstrap and control-plane providers (kubeadm unless named): add them to providers and to init-options."+
+		"bootstrap-providers and init-options.control-plane-providers", e.cfg.ExecutorDoc.ID(), e.cfg.ClusterName)
+}
+
+// runInit installs the providers of init-options into the phase's cluster
+// from local repositories built with kustomize from the site tree, and
+// waits for them. Nothing is fetched from the network.
+func (e *Executor) runInit(ctx context.Context, opts executor.RunOptions) error {
+	entries, err := e.initEntries()
+	if err != nil {
+		return err
+	}
+	if e.cfg.Kubeconfig == nil || e.cfg.ClusterName == "" {
+		return fmt.Errorf("phase %q: clusterctl init needs metadata.clusterName and a kubeconfig for it", e.cfg.PhaseName)
+	}
+	kc, err := e.cfg.Kubeconfig(ctx, e.cfg.ClusterName)
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "airship-clusterctl-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	// clusterctl reads the cluster from a kubeconfig file: a private copy,
+	// removed afterwards.
+	kcPath := filepath.Join(dir, "kubeconfig")
+	data, err := clientcmd.Write(*kc)
+	if err != nil {
+		return err
+	}
+	if err := pki.WriteFile(kcPath, data, 0o600); err != nil {
+		return err
+	}
+	if err := e.checkFirstRun(ctx, entries); err != nil {
+		return err
+	}
+	reader := ctlconfig.NewMemoryReader()
+	if err := e.writeRepository(filepath.Join(dir, "repository"), entries, reader); err != nil {
+		return err
+	}
+	for k, v := range e.api.AdditionalComponentVariables {
+		reader.Set(k, v)
+	}
+	send := func(msg string) {
+		if opts.Events != nil {
+			opts.Events <- executor.Event{Type: "Init", Message: msg}
+		}
+	}
+	cfg, err := ctlconfig.New(ctx, "", ctlconfig.InjectReader(reader))
+	if err != nil {
+		return fmt.Errorf("clusterctl configuration: %w", err)
+	}
+	c, err := ctlclient.New(ctx, "", ctlclient.InjectConfig(cfg))
+	if err != nil {
+		return fmt.Errorf("clusterctl client: %w", err)
+	}
+	init := ctlclient.InitOptions{
+		Kubeconfig:          ctlclient.Kubeconfig{Path: kcPath, Context: e.cfg.ClusterName},
+		WaitProviders:       true,
+		WaitProviderTimeout: 5 * time.Minute,
+	}
+	if opts.Timeout > 0 {
+		init.WaitProviderTimeout = opts.Timeout
+	}
+	for _, en := range entries {
+		ref := en.name + ":" + en.version
+		switch en.typ {
+		case clusterctlv1.CoreProviderType:
+			init.CoreProvider = ref
+		case clusterctlv1.BootstrapProviderType:
+			init.BootstrapProviders = append(init.BootstrapProviders, ref)
+		case clusterctlv1.ControlPlaneProviderType:
+			init.ControlPlaneProviders = append(init.ControlPlaneProviders, ref)
+		case clusterctlv1.InfrastructureProviderType:
+			init.InfrastructureProviders = append(init.InfrastructureProviders, ref)
+		}
+		send(fmt.Sprintf("installing %s %s from the site tree", en.typ, ref))
+	}
+	if opts.DryRun {
+		send("dry run: components built and checked; nothing installed")
+		return nil
+	}
+	if _, err := c.Init(ctx, init); err != nil {
+		return fmt.Errorf("phase %q: clusterctl init on cluster %q: %w", e.cfg.PhaseName, e.cfg.ClusterName, err)
+	}
+	send(fmt.Sprintf("%d providers installed and available", len(entries)))
+	return nil
+}
