@@ -10,6 +10,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -235,5 +236,150 @@ func TestInitBadInput(t *testing.T) {
 				t.Fatalf("got %v, want %q", err, tt.want)
 			}
 		})
+	}
+}
+
+const twoClusterPhases = `apiVersion: airshipit.org/v1alpha1
+kind: Phase
+metadata: {name: init-ephemeral, clusterName: ephemeral}
+config:
+  executorRef: {apiVersion: airshipit.org/v1alpha1, kind: Clusterctl, name: init}
+---
+apiVersion: airshipit.org/v1alpha1
+kind: Phase
+metadata: {name: init-target, clusterName: target}
+config:
+  executorRef: {apiVersion: airshipit.org/v1alpha1, kind: Clusterctl, name: init}
+---
+apiVersion: airshipit.org/v1alpha1
+kind: Phase
+metadata: {name: move, clusterName: target}
+config:
+  executorRef: {apiVersion: airshipit.org/v1alpha1, kind: Clusterctl, name: move}
+---
+apiVersion: airshipit.org/v1alpha1
+kind: Clusterctl
+metadata: {name: move}
+action: move
+move-options: {namespace: default}
+---
+apiVersion: airshipit.org/v1alpha1
+kind: Clusterctl
+metadata: {name: init}
+action: init
+providers:
+- {name: cluster-api, type: CoreProvider, url: site/providers/capi}
+- {name: kubeadm, type: BootstrapProvider, url: site/providers/cabpk}
+- {name: kubeadm, type: ControlPlaneProvider, url: site/providers/kcp}
+init-options:
+  core-provider: cluster-api:v1.14.2
+  bootstrap-providers: [kubeadm:v1.14.2]
+  control-plane-providers: [kubeadm:v1.14.2]
+---
+apiVersion: airshipit.org/v1alpha1
+kind: ClusterMap
+metadata: {name: m}
+map:
+  ephemeral:
+    kubeconfigSources:
+    - type: filesystem
+      filesystem: {path: EPHEMERAL_KUBECONFIG, contextName: EPHEMERAL_CONTEXT}
+  target:
+    parent: ephemeral
+    kubeconfigSources:
+    - type: filesystem
+      filesystem: {path: TARGET_KUBECONFIG, contextName: TARGET_CONTEXT}
+`
+
+// TestMoveBetweenTwoAPIServers installs the providers on two local
+// control planes and moves an object marked for clusterctl move from the
+// parent to the target with clusterctl's library.
+func TestMoveBetweenTwoAPIServers(t *testing.T) {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/cluster-api").Output()
+	if err != nil {
+		t.Skipf("cannot locate the cluster-api module: %v", err)
+	}
+	capi := strings.TrimSpace(string(out))
+	ephemeral := testenv.StartFull(t, testenv.Options{Nodes: 1})
+	target := testenv.StartFull(t, testenv.Options{Nodes: 1})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	contexts := map[string]string{}
+	for name, env := range map[string]*testenv.Env{"EPHEMERAL": ephemeral, "TARGET": target} {
+		for _, crd := range []*apiextensionsv1.CustomResourceDefinition{stubCRD("issuers", "Issuer"), stubCRD("certificates", "Certificate")} {
+			if err := env.Client.Create(ctx, crd); err != nil {
+				t.Fatal(err)
+			}
+		}
+		raw, err := clientcmd.LoadFromFile(env.Kubeconfig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		contexts[name+"_KUBECONFIG"] = env.Kubeconfig
+		contexts[name+"_CONTEXT"] = raw.CurrentContext
+	}
+	dir := t.TempDir()
+	rel := func(provider, module string) string {
+		r, err := filepath.Rel(filepath.Join(dir, "site", "providers", provider), filepath.Join(capi, module, "config", "default"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	var pairs []string
+	for k, v := range contexts {
+		pairs = append(pairs, k, v)
+	}
+	writeSite(t, dir, map[string]string{
+		"config": "apiVersion: airshipit.org/v1alpha1\nkind: Config\ncurrentContext: c\ncontexts: {c: {manifest: m}}\n" +
+			"manifests:\n  m: {phaseRepositoryName: r, repositories: {r: {url: ./site}}, targetPath: ., metadataPath: metadata.yaml}\n",
+		"site/metadata.yaml":                      "phase: {path: phases}\n",
+		"site/phases/kustomization.yaml":          "resources: [phases.yaml]\n",
+		"site/phases/phases.yaml":                 strings.NewReplacer(pairs...).Replace(twoClusterPhases),
+		"site/providers/capi/kustomization.yaml":  "resources:\n- " + rel("capi", "core") + "\n",
+		"site/providers/cabpk/kustomization.yaml": "resources:\n- " + rel("cabpk", "bootstrap/kubeadm") + "\n",
+		"site/providers/kcp/kustomization.yaml":   "resources:\n- " + rel("kcp", "controlplane/kubeadm") + "\n",
+	})
+	run := func(name string) error {
+		site, p := loadPhase(t, dir, name)
+		if err := site.CheckPhase(ctx, p); err != nil {
+			return err
+		}
+		ex, err := site.Executor(p)
+		if err != nil {
+			return err
+		}
+		return ex.Run(ctx, executor.RunOptions{Timeout: 3 * time.Minute})
+	}
+	for _, ph := range []string{"init-ephemeral", "init-target"} {
+		if err := run(ph); err != nil {
+			t.Fatalf("%s: %v", ph, err)
+		}
+	}
+	moved := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{
+		Name: "site-credentials", Namespace: "default",
+		Labels: map[string]string{"clusterctl.cluster.x-k8s.io/move": ""},
+	}, StringData: map[string]string{"token": "not-a-real-secret"}}
+	stays := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "local-only", Namespace: "default"}}
+	for _, s := range []*corev1.Secret{moved, stays} {
+		if err := ephemeral.Client.Create(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := run("move"); err != nil {
+		t.Fatalf("move: %v", err)
+	}
+	var got corev1.Secret
+	if err := target.Client.Get(ctx, client.ObjectKeyFromObject(moved), &got); err != nil {
+		t.Fatalf("moved Secret not on the target: %v", err)
+	}
+	if string(got.Data["token"]) != "not-a-real-secret" {
+		t.Errorf("moved Secret lost its data")
+	}
+	if err := ephemeral.Client.Get(ctx, client.ObjectKeyFromObject(moved), &got); err == nil {
+		t.Error("moved Secret is still on the parent")
+	}
+	if err := target.Client.Get(ctx, client.ObjectKeyFromObject(stays), &got); err == nil {
+		t.Error("an unmarked Secret was moved")
 	}
 }

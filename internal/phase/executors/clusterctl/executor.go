@@ -151,12 +151,15 @@ func (e *Executor) Render(_ context.Context, w io.Writer, opts executor.RenderOp
 	return nil
 }
 
-// Run runs clusterctl init; move is not implemented yet.
+// Run runs clusterctl init or move.
 func (e *Executor) Run(ctx context.Context, opts executor.RunOptions) error {
-	if e.api.Action == v1.ActionInit {
+	switch e.api.Action {
+	case v1.ActionInit:
 		return e.runInit(ctx, opts)
+	case v1.ActionMove:
+		return e.runMove(ctx, opts)
 	}
-	return fmt.Errorf("phase %q: clusterctl %s: %w yet", e.cfg.PhaseName, e.api.Action, executor.ErrNotImplemented)
+	return fmt.Errorf("phase %q: clusterctl action %q is not one of init, move", e.cfg.PhaseName, e.api.Action)
 }
 
 // Status is not implemented yet.
