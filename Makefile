@@ -17,8 +17,8 @@ help: ## List targets.
 	@grep -hE '^[a-z][a-z-]*:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
 
 .PHONY: build
-build: ## Build airshipctl and promenade into bin/.
-	$(GO) build -o $(BIN)/ ./cmd/airshipctl ./cmd/promenade
+build: ## Build airshipctl, promenade and armada-operator into bin/.
+	$(GO) build -o $(BIN)/ ./cmd/airshipctl ./cmd/promenade ./cmd/armada-operator
 
 .PHONY: testbin
 testbin: ## Build etcd, kube-apiserver, controller-manager, scheduler and kwok into the cache (skips what is built).

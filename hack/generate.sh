@@ -24,3 +24,6 @@ for row in "${crd_table[@]}"; do
 	rm -f "${out_dir}"/*.yaml
 	go tool controller-gen crd paths="./${api_dir}/..." output:crd:artifacts:config="${out_dir}"
 done
+
+# RBAC of the operators, from the +kubebuilder:rbac markers of their controllers.
+go tool controller-gen rbac:roleName=armada-operator-manager paths=./internal/armada/... output:rbac:artifacts:config=config/armada/rbac

@@ -80,7 +80,10 @@ func BenchmarkChartsToSatisfied(b *testing.B) {
 		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 			b.Fatal(err)
 		}
-		op := exec.Command(bin, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--zap-log-level=error")
+		args := []string{"--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--zap-log-level=error"}
+		// ARMADA_BENCH_OPERATOR_ARGS adds flags, e.g. "--concurrency=16".
+		args = append(args, strings.Fields(os.Getenv("ARMADA_BENCH_OPERATOR_ARGS"))...)
+		op := exec.Command(bin, args...)
 		op.Env = append(os.Environ(), "KUBECONFIG="+env.Kubeconfig)
 		op.Stderr = os.Stderr
 		if err := op.Start(); err != nil {

@@ -6,5 +6,7 @@
 //
 //	go test ./bench/armada -run '^$' -bench . -benchtime 1x
 //
-// ARMADA_BENCH_CHARTS sets N (default 100). Nothing asserts a time.
+// ARMADA_BENCH_CHARTS sets N (default 100) and ARMADA_BENCH_OPERATOR_ARGS
+// adds operator flags (for example "--concurrency=16"). Nothing asserts a
+// time.
 package armada

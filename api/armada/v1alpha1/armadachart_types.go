@@ -169,12 +169,13 @@ type ArmadaChartWait struct {
 	Labels map[string]string `json:"labels,omitempty"`
 
 	// resources lists the kinds of resources to wait for. Unset means every
-	// supported kind with required: false; an empty list disables waiting.
+	// supported kind with required: false; an empty list disables waiting (so the field is
+	// written even when empty: omitting it would mean "wait on everything").
 	// Armada v2 also accepts a map keyed by type here; only the list form is
 	// supported.
 	// +optional
 	// +listType=atomic
-	Resources []ArmadaChartWaitResource `json:"resources,omitempty"`
+	Resources []ArmadaChartWaitResource `json:"resources"`
 
 	// native configures Helm's own --wait, which runs in addition to the
 	// waits above.

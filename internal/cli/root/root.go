@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/airshipit/airship-go/internal/cli"
+	armadacmd "github.com/airshipit/airship-go/internal/cli/armada"
 	clusterlocal "github.com/airshipit/airship-go/internal/cli/cluster/local"
 	clustersite "github.com/airshipit/airship-go/internal/cli/cluster/site"
 	configcmd "github.com/airshipit/airship-go/internal/cli/config"
@@ -37,6 +38,7 @@ func NewCmd(streams cli.IOStreams) *cobra.Command {
 		configcmd.NewCmd(streams, g),
 		phasecmd.NewCmd(streams, g),
 		plancmd.NewCmd(streams, g),
+		armadacmd.NewCmd(streams),
 	)
 	return root
 }

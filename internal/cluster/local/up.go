@@ -228,6 +228,10 @@ func componentArgs(c string, p paths, ports map[string]int, opts Options) []stri
 			"--root-ca-file=" + f("ca.crt"),
 			"--cluster-signing-cert-file=" + f("ca.crt"), "--cluster-signing-key-file=" + f("ca.key"),
 			"--use-service-account-credentials=true",
+			// The default 20 requests/s makes controllers the bottleneck when
+			// hundreds of workloads are applied at once; this is a test cluster.
+			"--kube-api-qps=100",
+			"--kube-api-burst=200",
 			"--service-cluster-ip-range=" + serviceClusterIPRange,
 			"--leader-elect=false",
 			"--profiling=false",

@@ -1,0 +1,177 @@
+package chartsource
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
+
+	armadav1 "github.com/airshipit/airship-go/api/armada/v1alpha1"
+)
+
+// tgz packs dir into a gzipped tar whose entries sit under top/, the layout
+// of `helm package` and of Armada's tarball sources.
+func tgz(t *testing.T, dir, top string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	err := filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err != nil || fi.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if err := tw.WriteHeader(&tar.Header{Name: top + "/" + filepath.ToSlash(rel), Mode: 0o644, Size: int64(len(data)), Typeflag: tar.TypeReg}); err != nil {
+			return err
+		}
+		_, err = tw.Write(data)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := gz.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func TestLoad(t *testing.T) {
+	site, err := filepath.Abs("testdata/site")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	chartTgz := filepath.Join(tmp, "small-0.1.0.tgz")
+	if err := os.WriteFile(chartTgz, tgz(t, filepath.Join(site, "charts", "small"), "small"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	siteTgz := tgz(t, site, "site-1.0")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/site.tgz":
+			_, _ = w.Write(siteTgz)
+		case "/broken.tgz":
+			_, _ = w.Write([]byte("not gzip"))
+		case "/flaky.tgz":
+			http.Error(w, "try later", http.StatusServiceUnavailable)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+
+	tests := []struct {
+		name    string
+		src     armadav1.ArmadaChartSource
+		wantErr error // nil: success; errRetry: an error wrapping neither sentinel
+	}{
+		{"dir", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeDir, Location: filepath.Join(site, "charts", "small")}, nil},
+		{"local with subpath", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeLocal, Location: site, Subpath: "charts/small"}, nil},
+		{"subpath cannot escape", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeLocal, Location: filepath.Join(site, "charts", "small"), Subpath: "../../../site/charts/small"}, ErrNotFound},
+		{"tar file", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeTar, Location: chartTgz}, nil},
+		{"tar over http with subpath", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeTar, Location: srv.URL + "/site.tgz", Subpath: "charts/small"}, nil},
+		{"missing dir", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeDir, Location: filepath.Join(site, "nope")}, ErrNotFound},
+		{"dir that is no chart", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeDir, Location: filepath.Join(site, "notachart")}, ErrInvalid},
+		{"missing tar file", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeTar, Location: filepath.Join(tmp, "nope.tgz")}, ErrNotFound},
+		{"http 404", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeTar, Location: srv.URL + "/nope.tgz"}, ErrNotFound},
+		{"http not an archive", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeTar, Location: srv.URL + "/broken.tgz"}, ErrInvalid},
+		{"http subpath not in archive", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeTar, Location: srv.URL + "/site.tgz", Subpath: "charts/other"}, ErrNotFound},
+		{"http 503 is retryable", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeTar, Location: srv.URL + "/flaky.tgz"}, errRetry},
+		{"git is not supported", armadav1.ArmadaChartSource{Type: "git", Location: "https://example.invalid/repo.git"}, ErrInvalid},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ch, err := Loader{}.Load(context.Background(), tt.src)
+			switch {
+			case tt.wantErr == nil:
+				if err != nil {
+					t.Fatalf("Load: %v", err)
+				}
+				if ch.Name() != "small" || len(ch.Templates) != 1 || ch.Values["greeting"] != "hello" {
+					t.Fatalf("loaded chart %q with %d templates, values %v", ch.Name(), len(ch.Templates), ch.Values)
+				}
+			case tt.wantErr == errRetry:
+				if err == nil || errors.Is(err, ErrNotFound) || errors.Is(err, ErrInvalid) {
+					t.Fatalf("Load: err %v, want a retryable error", err)
+				}
+			default:
+				if !errors.Is(err, tt.wantErr) {
+					t.Fatalf("Load: err %v, want %v", err, tt.wantErr)
+				}
+				if !strings.Contains(err.Error(), "source.") {
+					t.Fatalf("error %q does not name the source field", err)
+				}
+			}
+		})
+	}
+}
+
+var errRetry = errors.New("retryable")
+
+func TestLoadRedactsURLCredentials(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	defer srv.Close()
+	loc := strings.Replace(srv.URL, "http://", "http://user:s3cr3tpw@", 1) + "/c.tgz?token=t0k3nvalue"
+	_, err := Loader{}.Load(context.Background(), armadav1.ArmadaChartSource{Type: armadav1.SourceTypeTar, Location: loc})
+	if err == nil {
+		t.Fatal("want an error")
+	}
+	for _, secret := range []string{"s3cr3tpw", "t0k3nvalue"} {
+		if strings.Contains(err.Error(), secret) {
+			t.Fatalf("error %q leaks %q", err, secret)
+		}
+	}
+}
+
+func TestDigest(t *testing.T) {
+	site, _ := filepath.Abs("testdata/site/charts/small")
+	load := func() *chartv2.Chart {
+		ch, err := Loader{}.Load(context.Background(), armadav1.ArmadaChartSource{Type: armadav1.SourceTypeDir, Location: site})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ch
+	}
+	ch1 := load()
+	ch2 := load()
+	digest := func(ch *chartv2.Chart, v map[string]any) string {
+		d, err := Digest(ch, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	a := digest(ch1, map[string]any{"a": 1.0, "b": map[string]any{"x": "y", "z": true}})
+	b := digest(ch2, map[string]any{"b": map[string]any{"z": true, "x": "y"}, "a": 1.0})
+	if a != b {
+		t.Fatalf("same chart and values, different digests: %s %s", a, b)
+	}
+	if len(a) > 63 {
+		t.Fatalf("digest %q does not fit a label value", a)
+	}
+	if c := digest(ch1, map[string]any{"a": 2.0}); c == a {
+		t.Fatal("values change did not change the digest")
+	}
+	ch3 := load()
+	ch3.Raw[0].Data = append([]byte("# edited\n"), ch3.Raw[0].Data...)
+	if c := digest(ch3, map[string]any{"a": 1.0, "b": map[string]any{"x": "y", "z": true}}); c == a {
+		t.Fatal("chart file change did not change the digest")
+	}
+}

@@ -1,0 +1,413 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	armadav1 "github.com/airshipit/airship-go/api/armada/v1alpha1"
+	"github.com/airshipit/airship-go/internal/armada/chartsource"
+	"github.com/airshipit/airship-go/internal/armada/helm"
+)
+
+// Finalizer keeps an ArmadaChart until its release is uninstalled.
+const Finalizer = "armada.airshipit.org/finalizer"
+
+// ReleasePrefixAnnotation carries the release_prefix of the ArmadaManifest
+// that deploys a chart; the release is then named "<prefix>-<release>".
+const ReleasePrefixAnnotation = "armada.airshipit.org/release-prefix"
+
+// TestChartsAnnotation carries the test_charts of the ArmadaChartGroup a
+// chart belongs to: "true" or "false" replaces the default of test.enabled.
+const TestChartsAnnotation = "armada.airshipit.org/test-charts"
+
+// releaseKeyIndex indexes ArmadaCharts by "<release namespace>/<release
+// name>", so a change to a release's workload finds its chart.
+const releaseKeyIndex = "armada.airshipit.org/release-key"
+
+// Helm's annotations on every object of a release.
+const (
+	helmReleaseNameAnnotation      = "meta.helm.sh/release-name"
+	helmReleaseNamespaceAnnotation = "meta.helm.sh/release-namespace"
+)
+
+// Condition reasons.
+const (
+	ReasonSucceeded       = "Succeeded"
+	ReasonSatisfied       = "Satisfied"
+	ReasonProgressing     = "Progressing"
+	ReasonWaiting         = "Waiting"
+	ReasonWaitTimeout     = "WaitTimeout"
+	ReasonFailed          = "Failed"
+	ReasonChartNotFound   = "ChartNotFound"
+	ReasonInvalidChart    = "InvalidChart"
+	ReasonInvalidValues   = "InvalidValues"
+	ReasonProtected       = "ProtectedReleaseFailed"
+	ReasonUninitialized   = "Uninitialized"
+	ReasonUninstalled     = "Uninstalled"
+	ReasonDeleting        = "Deleting"
+	ReasonTestFailed      = "TestFailed"
+	ReasonUninstallFailed = "UninstallFailed"
+)
+
+// ArmadaChartReconciler reconciles ArmadaChart objects.
+type ArmadaChartReconciler struct {
+	Client client.Client
+	// APIReader reads the ArmadaChart itself uncached at the start of a
+	// reconcile, so status is never computed from a stale copy; nil uses
+	// Client.
+	APIReader client.Reader
+	Helm      *helm.Client
+	Loader    chartsource.Loader
+	Recorder  recorder.EventRecorder
+
+	// MaxConcurrentReconciles is how many charts are worked on at once.
+	MaxConcurrentReconciles int
+	// PollInterval is how often a release whose workloads are not ready yet
+	// is looked at again when no watched object changes. Default 5s.
+	PollInterval time.Duration
+	// Now returns the current time; tests may replace it.
+	Now func() time.Time
+}
+
+// ReleaseName is the Helm release name of a chart: spec.release, prefixed
+// with the deploying manifest's release_prefix when there is one.
+func ReleaseName(c *armadav1.ArmadaChart) string {
+	if p := c.Annotations[ReleasePrefixAnnotation]; p != "" {
+		return p + "-" + c.Spec.Release
+	}
+	return c.Spec.Release
+}
+
+func releaseKey(namespace, name string) string { return namespace + "/" + name }
+
+// SetupWithManager registers the reconciler, its index and its watches on
+// the release's workloads.
+func (r *ArmadaChartReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
+	if r.Now == nil {
+		r.Now = time.Now
+	}
+	if r.PollInterval == 0 {
+		r.PollInterval = 5 * time.Second
+	}
+	if r.MaxConcurrentReconciles == 0 {
+		r.MaxConcurrentReconciles = 4
+	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &armadav1.ArmadaChart{}, releaseKeyIndex, func(o client.Object) []string {
+		c := o.(*armadav1.ArmadaChart)
+		return []string{releaseKey(c.Spec.Namespace, ReleaseName(c))}
+	}); err != nil {
+		return fmt.Errorf("indexing ArmadaCharts by release: %w", err)
+	}
+	toChart := handler.EnqueueRequestsFromMapFunc(r.chartsForObject)
+	ofRelease := builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
+		return o.GetAnnotations()[helmReleaseNameAnnotation] != ""
+	}))
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&armadav1.ArmadaChart{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+		Watches(&appsv1.Deployment{}, toChart, ofRelease).
+		Watches(&appsv1.StatefulSet{}, toChart, ofRelease).
+		Watches(&appsv1.DaemonSet{}, toChart, ofRelease).
+		Watches(&batchv1.Job{}, toChart, ofRelease).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
+		Named("armadachart").
+		Complete(r)
+}
+
+// chartsForObject maps an object Helm created to the ArmadaCharts whose
+// release it belongs to.
+func (r *ArmadaChartReconciler) chartsForObject(ctx context.Context, o client.Object) []reconcile.Request {
+	name := o.GetAnnotations()[helmReleaseNameAnnotation]
+	ns := o.GetAnnotations()[helmReleaseNamespaceAnnotation]
+	if ns == "" {
+		ns = o.GetNamespace()
+	}
+	var list armadav1.ArmadaChartList
+	if err := r.Client.List(ctx, &list, client.MatchingFields{releaseKeyIndex: releaseKey(ns, name)}); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing ArmadaCharts for a release object", "release", name)
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(list.Items))
+	for _, c := range list.Items {
+		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: c.Namespace, Name: c.Name}})
+	}
+	return out
+}
+
+// +kubebuilder:rbac:groups=armada.airshipit.org,resources=armadacharts,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=armada.airshipit.org,resources=armadacharts/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=armada.airshipit.org,resources=armadacharts/finalizers,verbs=update
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile drives one ArmadaChart: fetch, finalizer, then either delete
+// or the deploy steps, with status written once at the end.
+func (r *ArmadaChartReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, retErr error) {
+	log := ctrl.LoggerFrom(ctx)
+	obj := &armadav1.ArmadaChart{}
+	if err := reader(r.APIReader, r.Client).Get(ctx, req.NamespacedName, obj); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+
+	if !obj.DeletionTimestamp.IsZero() {
+		return r.reconcileDelete(ctx, obj)
+	}
+
+	if !controllerutil.ContainsFinalizer(obj, Finalizer) {
+		patch := client.MergeFrom(obj.DeepCopy())
+		controllerutil.AddFinalizer(obj, Finalizer)
+		if err := r.Client.Patch(ctx, obj, patch); err != nil {
+			return ctrl.Result{}, fmt.Errorf("adding finalizer to ArmadaChart %s/%s: %w", obj.Namespace, obj.Name, err)
+		}
+	}
+
+	base := obj.DeepCopy()
+	values, verr := valuesOf(obj)
+	scrub := newScrubber(values)
+	defer func() {
+		res, retErr = r.finish(ctx, obj, base, res, retErr, scrub)
+	}()
+	if verr != nil {
+		return ctrl.Result{}, verr
+	}
+	obj.Status.TargetState = targetState(obj)
+	obj.Status.ReleaseName = ReleaseName(obj)
+	log = log.WithValues("release", obj.Status.ReleaseName, "releaseNamespace", obj.Spec.Namespace)
+	ctx = ctrl.LoggerInto(ctx, log)
+
+	switch obj.Status.TargetState {
+	case armadav1.TargetStateUninitialized:
+		obj.Status.State = armadav1.StateUninitialized
+		return ctrl.Result{}, nil
+	case armadav1.TargetStateUninstalled:
+		return ctrl.Result{}, r.reconcileUninstalled(ctx, obj)
+	default:
+		return r.reconcileDeployed(ctx, obj, values)
+	}
+}
+
+func targetState(c *armadav1.ArmadaChart) armadav1.TargetState {
+	if c.Spec.TargetState == "" {
+		return armadav1.TargetStateDeployed
+	}
+	return c.Spec.TargetState
+}
+
+// valuesOf decodes spec.values into the map Helm takes.
+func valuesOf(c *armadav1.ArmadaChart) (map[string]any, error) {
+	if c.Spec.Values == nil || len(c.Spec.Values.Raw) == 0 || string(c.Spec.Values.Raw) == "null" {
+		return map[string]any{}, nil
+	}
+	var v map[string]any
+	if err := json.Unmarshal(c.Spec.Values.Raw, &v); err != nil {
+		return nil, stall(ReasonInvalidValues, fmt.Errorf("ArmadaChart %s/%s: spec.values: must be an object", c.Namespace, c.Name))
+	}
+	if v == nil {
+		v = map[string]any{}
+	}
+	return v, nil
+}
+
+// finish writes conditions, counters and observedGeneration from the
+// outcome of the steps, patches status, and turns stalled and waiting
+// outcomes into results the controller should not retry with backoff.
+func (r *ArmadaChartReconciler) finish(ctx context.Context, obj, base *armadav1.ArmadaChart, res ctrl.Result, err error, scrub scrubber) (ctrl.Result, error) {
+	log := ctrl.LoggerFrom(ctx)
+	st := &obj.Status
+	st.ObservedGeneration = obj.Generation
+	gen := obj.Generation
+	set := func(t string, s metav1.ConditionStatus, reason, msg string) {
+		apimeta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: t, Status: s, Reason: reason, Message: truncate(msg), ObservedGeneration: gen})
+	}
+	var waiting *waitingError
+	stalled, isStalled := asStalled(err)
+	switch {
+	case err == nil:
+		st.Satisfied = string(st.State) == string(st.TargetState)
+		st.Failures = 0
+		reason, msg := ReasonSucceeded, fmt.Sprintf("release %s is %s", st.ReleaseName, st.State)
+		switch st.TargetState {
+		case armadav1.TargetStateUninitialized:
+			reason, msg = ReasonUninitialized, "target_state is uninitialized; the release is left alone"
+		case armadav1.TargetStateUninstalled:
+			reason = ReasonUninstalled
+		}
+		set(armadav1.ReadyCondition, metav1.ConditionTrue, reason, msg)
+		apimeta.RemoveStatusCondition(&st.Conditions, armadav1.ReconcilingCondition)
+		apimeta.RemoveStatusCondition(&st.Conditions, armadav1.StalledCondition)
+		if st.Satisfied && st.TargetState != armadav1.TargetStateUninitialized && (!base.Status.Satisfied || base.Status.State != st.State || base.Status.HelmRevision != st.HelmRevision) {
+			r.event(obj, corev1.EventTypeNormal, ReasonSatisfied, "Reconcile", msg)
+		}
+	case errors.As(err, &waiting):
+		st.Satisfied = false
+		msg := scrub.clean(waiting.msg)
+		set(armadav1.ReadyCondition, metav1.ConditionFalse, ReasonWaiting, msg)
+		set(armadav1.ReconcilingCondition, metav1.ConditionTrue, ReasonWaiting, msg)
+		apimeta.RemoveStatusCondition(&st.Conditions, armadav1.StalledCondition)
+		err = nil
+		if res.RequeueAfter == 0 {
+			res.RequeueAfter = r.PollInterval
+		}
+	case isStalled:
+		st.Satisfied = false
+		if stalled.reason != ReasonProtected {
+			st.State = armadav1.StateError
+		}
+		msg := scrub.clean(stalled.Error())
+		set(armadav1.ReadyCondition, metav1.ConditionFalse, stalled.reason, msg)
+		set(armadav1.StalledCondition, metav1.ConditionTrue, stalled.reason, msg)
+		apimeta.RemoveStatusCondition(&st.Conditions, armadav1.ReconcilingCondition)
+		if base.Status.State != armadav1.StateError || !sameCondition(base.Status.Conditions, st.Conditions, armadav1.StalledCondition) {
+			r.event(obj, corev1.EventTypeWarning, stalled.reason, "Stall", msg)
+		}
+		log.Info("stalled: needs a spec change", "reason", stalled.reason, "message", msg)
+		err = nil
+		res = ctrl.Result{}
+	default:
+		st.Satisfied = false
+		st.Failures++
+		msg := scrub.clean(err.Error())
+		reason := ReasonFailed
+		var re *reasonError
+		if errors.As(err, &re) {
+			reason = re.reason
+		}
+		set(armadav1.ReadyCondition, metav1.ConditionFalse, reason, msg)
+		set(armadav1.ReconcilingCondition, metav1.ConditionTrue, reason, fmt.Sprintf("retrying after failure %d", st.Failures))
+		apimeta.RemoveStatusCondition(&st.Conditions, armadav1.StalledCondition)
+		// The returned error must not carry values either.
+		err = errors.New(msg)
+	}
+	if perr := r.Client.Status().Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); perr != nil && !apierrors.IsNotFound(perr) {
+		if apierrors.IsConflict(perr) {
+			// Someone wrote the object since it was read: start over from
+			// the new version (Helm's records, not this status, are the
+			// source of truth for what was done).
+			return ctrl.Result{Requeue: true}, nil
+		}
+		return res, errors.Join(err, fmt.Errorf("patching status of ArmadaChart %s/%s: %w", obj.Namespace, obj.Name, perr))
+	}
+	return res, err
+}
+
+func sameCondition(a, b []metav1.Condition, t string) bool {
+	x, y := apimeta.FindStatusCondition(a, t), apimeta.FindStatusCondition(b, t)
+	if x == nil || y == nil {
+		return x == y
+	}
+	return x.Status == y.Status && x.Reason == y.Reason && x.Message == y.Message
+}
+
+// maxMessage bounds condition messages; the API server rejects over 32768.
+const maxMessage = 4096
+
+func truncate(s string) string {
+	if len(s) > maxMessage {
+		return s[:maxMessage-3] + "..."
+	}
+	return s
+}
+
+func (r *ArmadaChartReconciler) event(obj *armadav1.ArmadaChart, eventType, reason, action, note string) {
+	if r.Recorder == nil {
+		return
+	}
+	r.Recorder.Eventf(obj, nil, eventType, reason, action, "%s", truncate(note))
+}
+
+// reconcileDelete uninstalls the release, bounded by delete.timeout, and
+// then lets the object go.
+func (r *ArmadaChartReconciler) reconcileDelete(ctx context.Context, obj *armadav1.ArmadaChart) (ctrl.Result, error) {
+	if !controllerutil.ContainsFinalizer(obj, Finalizer) {
+		return ctrl.Result{}, nil
+	}
+	name := ReleaseName(obj)
+	if err := r.Helm.Uninstall(obj.Spec.Namespace, name, deleteTimeout(obj)); err != nil {
+		r.event(obj, corev1.EventTypeWarning, ReasonUninstallFailed, "Uninstall", err.Error())
+		return ctrl.Result{}, fmt.Errorf("ArmadaChart %s/%s: %w", obj.Namespace, obj.Name, err)
+	}
+	r.event(obj, corev1.EventTypeNormal, ReasonUninstalled, "Uninstall", fmt.Sprintf("release %s/%s uninstalled", obj.Spec.Namespace, name))
+	patch := client.MergeFrom(obj.DeepCopy())
+	controllerutil.RemoveFinalizer(obj, Finalizer)
+	if err := r.Client.Patch(ctx, obj, patch); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(fmt.Errorf("removing finalizer from ArmadaChart %s/%s: %w", obj.Namespace, obj.Name, err))
+	}
+	return ctrl.Result{}, nil
+}
+
+func seconds(v, def int64) time.Duration {
+	if v <= 0 {
+		v = def
+	}
+	return time.Duration(v) * time.Second
+}
+
+func deleteTimeout(c *armadav1.ArmadaChart) time.Duration {
+	var v int64
+	if c.Spec.Delete != nil {
+		v = c.Spec.Delete.Timeout
+	}
+	return seconds(v, armadav1.DefaultDeleteTimeoutSeconds)
+}
+
+func waitTimeout(c *armadav1.ArmadaChart) time.Duration {
+	var v int64
+	if c.Spec.Wait != nil {
+		v = c.Spec.Wait.Timeout
+	}
+	return seconds(v, armadav1.DefaultWaitTimeoutSeconds)
+}
+
+func testTimeout(c *armadav1.ArmadaChart) time.Duration {
+	var v int64
+	if c.Spec.Test != nil {
+		v = c.Spec.Test.Timeout
+	}
+	return seconds(v, armadav1.DefaultTestTimeoutSeconds)
+}
+
+// reconcileUninstalled removes the release but keeps the object.
+func (r *ArmadaChartReconciler) reconcileUninstalled(ctx context.Context, obj *armadav1.ArmadaChart) error {
+	last, err := r.Helm.Last(obj.Spec.Namespace, obj.Status.ReleaseName)
+	if err != nil {
+		return err
+	}
+	if last != nil {
+		if err := r.Helm.Uninstall(obj.Spec.Namespace, obj.Status.ReleaseName, deleteTimeout(obj)); err != nil {
+			return err
+		}
+		r.event(obj, corev1.EventTypeNormal, ReasonUninstalled, "Uninstall", fmt.Sprintf("release %s/%s uninstalled (target_state uninstalled)", obj.Spec.Namespace, obj.Status.ReleaseName))
+	}
+	obj.Status.State = armadav1.StateUninstalled
+	obj.Status.HelmRevision = 0
+	obj.Status.HelmStatus = ""
+	obj.Status.WaitCompleted = false
+	obj.Status.Tested = false
+	return nil
+}
+
+// reader returns the uncached reader when there is one.
+func reader(api client.Reader, c client.Client) client.Reader {
+	if api != nil {
+		return api
+	}
+	return c
+}

@@ -1,0 +1,64 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
+
+	armadav1 "github.com/airshipit/airship-go/api/armada/v1alpha1"
+	"github.com/airshipit/airship-go/internal/armada/chartsource"
+)
+
+// Dependency condition reasons.
+const (
+	ReasonDependencyMissing = "DependencyMissing"
+	ReasonDependencyCycle   = "DependencyCycle"
+)
+
+// injectDependencies vendors the charts spec.dependencies names (ArmadaCharts
+// in the same namespace, recursively) into ch as subcharts, replacing any
+// subchart of the same name, as Armada does to inject helm-toolkit.
+func (r *ArmadaChartReconciler) injectDependencies(ctx context.Context, obj *armadav1.ArmadaChart, ch *chartv2.Chart) error {
+	return r.inject(ctx, obj, ch, []string{obj.Name})
+}
+
+func (r *ArmadaChartReconciler) inject(ctx context.Context, obj *armadav1.ArmadaChart, ch *chartv2.Chart, path []string) error {
+	for i, name := range obj.Spec.Dependencies {
+		for _, p := range path {
+			if p == name {
+				return stall(ReasonDependencyCycle, fmt.Errorf("ArmadaChart %s/%s: spec.dependencies[%d]: cycle %s -> %s", obj.Namespace, obj.Name, i, strings.Join(path, " -> "), name))
+			}
+		}
+		dep := &armadav1.ArmadaChart{}
+		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: obj.Namespace, Name: name}, dep); err != nil {
+			if apierrors.IsNotFound(err) {
+				return stall(ReasonDependencyMissing, fmt.Errorf("ArmadaChart %s/%s: spec.dependencies[%d]: ArmadaChart %s/%s not found", obj.Namespace, obj.Name, i, obj.Namespace, name))
+			}
+			return fmt.Errorf("ArmadaChart %s/%s: spec.dependencies[%d]: %w", obj.Namespace, obj.Name, i, err)
+		}
+		depChart, err := r.Loader.Load(ctx, dep.Spec.Source)
+		if err != nil {
+			if errors.Is(err, chartsource.ErrNotFound) || errors.Is(err, chartsource.ErrInvalid) {
+				return stall(ReasonDependencyMissing, fmt.Errorf("ArmadaChart %s/%s: spec.dependencies[%d] (%s): spec.source: %w", obj.Namespace, obj.Name, i, name, err))
+			}
+			return fmt.Errorf("ArmadaChart %s/%s: spec.dependencies[%d] (%s): %w", obj.Namespace, obj.Name, i, name, err)
+		}
+		if err := r.inject(ctx, dep, depChart, append(path, name)); err != nil {
+			return err
+		}
+		kept := ch.Dependencies()[:0:0]
+		for _, d := range ch.Dependencies() {
+			if d.Name() != depChart.Name() {
+				kept = append(kept, d)
+			}
+		}
+		ch.SetDependencies(append(kept, depChart)...)
+	}
+	return nil
+}

@@ -1,0 +1,103 @@
+package operator
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/airshipit/airship-go/internal/test/testenv"
+)
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name    string
+		mutate  func(*Options)
+		wantErr string
+	}{
+		{"defaults", func(*Options) {}, ""},
+		{"zero concurrency", func(o *Options) { o.Concurrency = 0 }, "--concurrency"},
+		{"zero poll interval", func(o *Options) { o.PollInterval = 0 }, "--poll-interval"},
+		{"negative qps", func(o *Options) { o.QPS = -1 }, "--kube-api-qps"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := DefaultOptions()
+			tt.mutate(&o)
+			err := o.Validate()
+			if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
+				t.Fatalf("Validate() = %v, want error containing %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// TestRunServesProbesMetricsAndElectsLeader runs the operator against a real
+// API server and checks its probes, its metrics and its leader Lease.
+func TestRunServesProbesMetricsAndElectsLeader(t *testing.T) {
+	env := testenv.StartAPI(t, testenv.Options{CRDDirs: []string{"config/armada/crd/bases"}, AddToScheme: nil})
+	o := DefaultOptions()
+	o.SkipControllerNameValidation = true
+	o.MetricsAddr, o.ProbeAddr = freeAddr(t), freeAddr(t)
+	o.LeaderElectionNamespace = "default"
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, env.Config, o, logr.Discard()) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+
+	get := func(url string) (int, string) {
+		resp, err := http.Get(url)
+		if err != nil {
+			return 0, ""
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	for _, path := range []string{"/healthz", "/readyz"} {
+		if err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+			code, _ := get("http://" + o.ProbeAddr + path)
+			return code == http.StatusOK, nil
+		}); err != nil {
+			t.Fatalf("%s never returned 200: %v", path, err)
+		}
+	}
+	var lease coordinationv1.Lease
+	if err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		err := env.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: LeaderElectionID}, &lease)
+		return err == nil && lease.Spec.HolderIdentity != nil, nil
+	}); err != nil {
+		t.Fatalf("no leader Lease: %v", err)
+	}
+	// Metrics name the three controllers once they have started.
+	if err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		code, body := get("http://" + o.MetricsAddr + "/metrics")
+		return code == http.StatusOK && strings.Contains(body, `controller="armadachart"`) &&
+			strings.Contains(body, `controller="armadachartgroup"`) && strings.Contains(body, `controller="armadamanifest"`), nil
+	}); err != nil {
+		t.Fatalf("metrics do not list the three controllers: %v", err)
+	}
+}

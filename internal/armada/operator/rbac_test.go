@@ -1,0 +1,133 @@
+package operator
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	armadav1 "github.com/airshipit/airship-go/api/armada/v1alpha1"
+	"github.com/airshipit/airship-go/internal/test/testenv"
+)
+
+// build renders a kustomization under config/armada.
+func build(t *testing.T, dir string) []*unstructured.Unstructured {
+	t.Helper()
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	resMap, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), filepath.Join(root, "config", "armada", dir))
+	if err != nil {
+		t.Fatalf("kustomize build config/armada/%s: %v", dir, err)
+	}
+	var out []*unstructured.Unstructured
+	for _, r := range resMap.Resources() {
+		m, err := r.Map()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, &unstructured.Unstructured{Object: m})
+	}
+	return out
+}
+
+func TestDefaultKustomizationBuilds(t *testing.T) {
+	kinds := map[string]int{}
+	for _, u := range build(t, "default") {
+		kinds[u.GetKind()]++
+	}
+	want := map[string]int{"CustomResourceDefinition": 3, "ClusterRole": 2, "ClusterRoleBinding": 2, "ServiceAccount": 1, "Namespace": 1, "Deployment": 1}
+	for k, n := range want {
+		if kinds[k] != n {
+			t.Errorf("config/armada/default has %d %s, want %d (all kinds: %v)", kinds[k], k, n, kinds)
+		}
+	}
+}
+
+// TestRBACIsEnough runs the operator as its ServiceAccount, with only the
+// roles under config/armada/rbac, and installs, upgrades nothing and
+// uninstalls a chart: any missing permission fails the test.
+func TestRBACIsEnough(t *testing.T) {
+	env := testenv.StartAPI(t, testenv.Options{CRDDirs: []string{"config/armada/crd/bases"}, AddToScheme: []func(*runtime.Scheme) error{armadav1.AddToScheme, apiextensionsv1.AddToScheme}})
+	ctx := context.Background()
+	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "armada-system"}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range build(t, "rbac") {
+		if err := env.Client.Create(ctx, u); err != nil {
+			t.Fatalf("creating %s %s: %v", u.GetKind(), u.GetName(), err)
+		}
+	}
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:armada-system:armada-operator"}
+	o := DefaultOptions()
+	o.SkipControllerNameValidation = true
+	o.MetricsAddr, o.ProbeAddr = "0", "0"
+	o.LeaderElectionNamespace = "armada-system"
+	o.PollInterval = 500 * time.Millisecond
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- Run(runCtx, cfg, o, logr.Discard()) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+
+	wd, _ := os.Getwd()
+	act := &armadav1.ArmadaChart{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"},
+		Spec: armadav1.ArmadaChartSpec{
+			Release:   "rbac-web",
+			Namespace: "apps", // created by the install
+			Source:    armadav1.ArmadaChartSource{Type: armadav1.SourceTypeDir, Location: filepath.Join(wd, "..", "controller", "testdata", "charts", "small")},
+			// Nothing runs pods in API mode: wait only for (absent) jobs.
+			Wait: &armadav1.ArmadaChartWait{Resources: []armadav1.ArmadaChartWaitResource{{Type: armadav1.WaitResourceJob, Required: new(bool)}}},
+			Test: &armadav1.ArmadaChartTest{Enabled: new(bool)},
+		},
+	}
+	if err := env.Client.Create(ctx, act); err != nil {
+		t.Fatal(err)
+	}
+	var got armadav1.ArmadaChart
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(act), &got); err != nil {
+			return false, err
+		}
+		return got.Status.Satisfied, nil
+	}); err != nil {
+		t.Fatalf("not satisfied as the ServiceAccount: %v; status %+v", err, got.Status)
+	}
+	if !apimeta.IsStatusConditionTrue(got.Status.Conditions, armadav1.ReadyCondition) {
+		t.Fatalf("conditions %+v", got.Status.Conditions)
+	}
+	if err := env.Client.Delete(ctx, &got); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		err := env.Client.Get(ctx, client.ObjectKeyFromObject(act), &got)
+		return client.IgnoreNotFound(err) == nil && err != nil, nil
+	}); err != nil {
+		t.Fatalf("not uninstalled as the ServiceAccount: %v; status %+v", err, got.Status)
+	}
+	var cm corev1.ConfigMap
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: "apps", Name: "rbac-web-config"}, &cm); client.IgnoreNotFound(err) != nil || err == nil {
+		t.Fatalf("release ConfigMap still there after uninstall (err %v)", err)
+	}
+}
