@@ -370,6 +370,8 @@ func (a *Applier) checkOwnership(ctx context.Context, objs []*unstructured.Unstr
 	return nil
 }
 
+const notObserved = "not observed yet"
+
 // wait blocks until every object is Current (kstatus) and every custom
 // condition holds, or the timeout ends with the list of what is not ready
 // and why. It watches (one informer per kind and namespace) rather than
@@ -384,7 +386,7 @@ func (a *Applier) wait(ctx context.Context, objs []*unstructured.Unstructured, o
 		id := object.ObjMetadata{Namespace: o.GetNamespace(), Name: o.GetName(), GroupKind: o.GroupVersionKind().GroupKind()}
 		ids = append(ids, id)
 		names[id] = RefOf(o).String()
-		pending[id] = "not observed yet"
+		pending[id] = notObserved
 	}
 	w := watcher.NewDefaultStatusWatcher(a.dynamic, a.mapper)
 	events := w.Watch(ctx, ids, watcher.Options{})
@@ -392,10 +394,10 @@ func (a *Applier) wait(ctx context.Context, objs []*unstructured.Unstructured, o
 	for {
 		select {
 		case <-ctx.Done():
-			return a.timeoutError(opts, names, pending)
+			return a.timeoutError(opts, objs, pending)
 		case ev, ok := <-events:
 			if !ok {
-				return a.timeoutError(opts, names, pending)
+				return a.timeoutError(opts, objs, pending)
 			}
 			switch ev.Type {
 			case event.ErrorEvent:
@@ -436,13 +438,51 @@ func (a *Applier) wait(ctx context.Context, objs []*unstructured.Unstructured, o
 	}
 }
 
-func (a *Applier) timeoutError(opts Options, names map[object.ObjMetadata]string, pending map[object.ObjMetadata]string) error {
+// timeoutError lists what is not ready. Objects the watch has not reported
+// yet (it may lag on a busy machine) are read once more directly, so the
+// reason given is the object's real state.
+func (a *Applier) timeoutError(opts Options, objs []*unstructured.Unstructured, pending map[object.ObjMetadata]string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	const maxRecheck = 50
+	rechecked := 0
 	lines := make([]string, 0, len(pending))
-	for id, why := range pending {
-		lines = append(lines, names[id]+": "+why)
+	for _, o := range objs {
+		id := object.ObjMetadata{Namespace: o.GetNamespace(), Name: o.GetName(), GroupKind: o.GroupVersionKind().GroupKind()}
+		why, ok := pending[id]
+		if !ok {
+			continue
+		}
+		if why == notObserved && rechecked < maxRecheck {
+			rechecked++
+			if now := a.readiness(ctx, o, opts.Conditions); now != "" {
+				why = now
+			}
+		}
+		lines = append(lines, RefOf(o).String()+": "+why)
 	}
 	sort.Strings(lines)
 	return fmt.Errorf("timed out after %s waiting for %d objects:\n  - %s", opts.WaitTimeout, len(lines), strings.Join(lines, "\n  - "))
+}
+
+// readiness reads an object and returns "" when it is ready, else why not.
+func (a *Applier) readiness(ctx context.Context, o *unstructured.Unstructured, conds []v1.Condition) string {
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(o.GroupVersionKind())
+	if err := a.client.Get(ctx, client.ObjectKeyFromObject(o), live); err != nil {
+		if apierrors.IsNotFound(err) {
+			return "not found"
+		}
+		return err.Error()
+	}
+	st, err := status.Compute(live)
+	if err != nil {
+		return fmt.Sprintf("status unknown: %v", err)
+	}
+	if st.Status != status.CurrentStatus {
+		return fmt.Sprintf("%s: %s", st.Status, st.Message)
+	}
+	return checkConditions(live, conds)
 }
 
 // checkConditions returns "" when the live object meets every condition
