@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -87,6 +88,27 @@ type ArmadaChartReconciler struct {
 	PollInterval time.Duration
 	// Now returns the current time; tests may replace it.
 	Now func() time.Time
+
+	// heals remembers, per release, the revision a heal of hand-changed
+	// objects produced, so a drift the upgrade cannot undo is not healed in
+	// a loop. It lives in memory: a restarted operator tries once more.
+	healMu sync.Mutex
+	heals  map[string]int
+}
+
+func (r *ArmadaChartReconciler) healedAt(ns, name string) int {
+	r.healMu.Lock()
+	defer r.healMu.Unlock()
+	return r.heals[releaseKey(ns, name)]
+}
+
+func (r *ArmadaChartReconciler) markHeal(ns, name string, revision int) {
+	r.healMu.Lock()
+	defer r.healMu.Unlock()
+	if r.heals == nil {
+		r.heals = map[string]int{}
+	}
+	r.heals[releaseKey(ns, name)] = revision
 }
 
 // ReleaseName is the Helm release name of a chart: spec.release, prefixed

@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -175,4 +176,57 @@ func TestHandDeletedDeploymentIsRecreated(t *testing.T) {
 		t.Fatalf("status %+v", got.Status)
 	}
 	assertEvents(t, ns, "web", "Drift")
+}
+
+// TestHandChangedDeploymentIsRestored: a field of the release's Deployment
+// changed by hand is put back by an upgrade, with a Drift event.
+func TestHandChangedDeploymentIsRestored(t *testing.T) {
+	startManager(t)
+	ctx := context.Background()
+	ns := newNamespace(t, "heal-change")
+	act := newChart(ns, "web", "fix", chartDir(t, "small"))
+	act.Spec.Values = values(t, `{"replicas": 1}`)
+	if err := env.Client.Create(ctx, act); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKeyFromObject(act)
+	waitFor(t, key, 90*time.Second, "install", satisfiedAt(1))
+	depKey := client.ObjectKey{Namespace: ns, Name: "fix-web"}
+	var dep appsv1.Deployment
+	if err := env.Client.Get(ctx, depKey, &dep); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.Patch(ctx, &dep, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"replicas":3}}`))); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		var d appsv1.Deployment
+		if err := env.Client.Get(ctx, depKey, &d); err != nil {
+			return false, err
+		}
+		return d.Spec.Replicas != nil && *d.Spec.Replicas == 1, nil
+	}); err != nil {
+		var evs corev1.EventList
+		_ = env.Client.List(ctx, &evs, client.InNamespace(ns))
+		for _, e := range evs.Items {
+			t.Logf("event %s %s: %s", e.Reason, e.Action, e.Message)
+		}
+		var c armadav1.ArmadaChart
+		_ = env.Client.Get(ctx, key, &c)
+		t.Logf("status %+v", c.Status)
+		t.Fatalf("hand change not undone: %v", err)
+	}
+	waitFor(t, key, 60*time.Second, "satisfied after healing", func(c *armadav1.ArmadaChart) bool {
+		return c.Status.Satisfied && c.Status.HelmRevision == 2
+	})
+	assertEvents(t, ns, "web", "Drift")
+	// Healed once: later reconciles find nothing to heal.
+	time.Sleep(3 * time.Second)
+	var after armadav1.ArmadaChart
+	if err := env.Client.Get(ctx, key, &after); err != nil {
+		t.Fatal(err)
+	}
+	if after.Status.HelmRevision != 2 {
+		t.Fatalf("release upgraded again after healing: revision %d", after.Status.HelmRevision)
+	}
 }

@@ -95,15 +95,27 @@ func (r *ArmadaChartReconciler) reconcileDeployed(ctx context.Context, obj *arma
 	case statusOf(last) == releasecommon.StatusFailed || last.Labels[helm.DigestLabel] != digest:
 		verb = "upgrade"
 	case obj.Status.WaitCompleted && obj.Status.HelmRevision == int32(last.Version):
-		// Steady state: put back objects of the release deleted by hand.
-		missing, err := r.Helm.Missing(last)
+		// Steady state: put back objects of the release deleted or changed
+		// by hand.
+		missing, changed, err := r.Helm.Drift(last)
 		if err != nil {
 			return ctrl.Result{}, fmt.Errorf("%s: %w", id, err)
 		}
-		if len(missing) > 0 {
+		switch {
+		case len(missing) > 0:
 			r.event(obj, corev1.EventTypeWarning, "Drift", "Heal", fmt.Sprintf("release %s/%s is missing %s; upgrading to restore", ns, name, strings.Join(missing, ", ")))
 			log.Info("healing release", "missing", missing)
 			verb = "upgrade"
+		case len(changed) > 0 && r.healedAt(ns, name) == last.Version:
+			// The last revision was itself a heal and the same drift is
+			// back (or was never undone): do not upgrade in a loop.
+			r.event(obj, corev1.EventTypeWarning, "Drift", "HealSkipped", fmt.Sprintf("release %s/%s: %s still differ after healing; not healing again", ns, name, strings.Join(changed, ", ")))
+		case len(changed) > 0:
+			r.event(obj, corev1.EventTypeWarning, "Drift", "Heal", fmt.Sprintf("release %s/%s: %s changed by hand; upgrading to restore", ns, name, strings.Join(changed, ", ")))
+			log.Info("healing release", "changed", changed)
+			verb = "upgrade"
+			opts.ForceConflicts = true
+			r.markHeal(ns, name, last.Version+1)
 		}
 	}
 

@@ -15,6 +15,8 @@ import (
 	release "helm.sh/helm/v4/pkg/release/v1"
 	"helm.sh/helm/v4/pkg/storage/driver"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 )
 
@@ -130,6 +132,9 @@ type Options struct {
 	NoHooks    bool
 	// Force replaces resources that cannot be patched (upgrade only).
 	Force bool
+	// ForceConflicts makes a server-side-apply upgrade take over fields
+	// another manager changed (healing a hand change).
+	ForceConflicts bool
 }
 
 func (o Options) strategy() kube.WaitStrategy {
@@ -172,6 +177,7 @@ func (c *Client) Upgrade(ctx context.Context, o Options) (*release.Release, erro
 	up.WaitForJobs = o.NativeWait
 	up.DisableHooks = o.NoHooks
 	up.ForceReplace = o.Force
+	up.ForceConflicts = o.ForceConflicts
 	up.ResetValues = true
 	up.MaxHistory = maxHistory
 	up.Labels = map[string]string{DigestLabel: o.Digest}
@@ -270,26 +276,85 @@ func (c *Client) Unlock(namespace string, rel *release.Release) (bool, error) {
 	return true, nil
 }
 
-// Missing lists the objects of a release's manifest that no longer exist in
-// the cluster ("Deployment ns/name"), for healing objects deleted by hand.
-func (c *Client) Missing(rel *release.Release) ([]string, error) {
+// Drift lists the objects of a release's manifest that no longer exist in
+// the cluster, and those whose live spec (or data) no longer holds what the
+// manifest sets, each as "Kind ns/name": what healing puts back. Fields the
+// manifest does not set (defaults, status, other managers' fields) are
+// ignored; scalars compare by their printed form and quantities by value.
+func (c *Client) Drift(rel *release.Release) (missing, changed []string, err error) {
 	cfg, err := c.config(rel.Namespace)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	resources, err := cfg.KubeClient.Build(strings.NewReader(rel.Manifest), false)
 	if err != nil {
-		return nil, fmt.Errorf("reading manifest of release %s/%s: %w", rel.Namespace, rel.Name, err)
+		return nil, nil, fmt.Errorf("reading manifest of release %s/%s: %w", rel.Namespace, rel.Name, err)
 	}
-	var missing []string
 	for _, info := range resources {
+		id := fmt.Sprintf("%s %s/%s", info.Mapping.GroupVersionKind.Kind, info.Namespace, info.Name)
+		desired, derr := runtime.DefaultUnstructuredConverter.ToUnstructured(info.Object)
 		if err := info.Get(); err != nil {
 			if apierrors.IsNotFound(err) {
-				missing = append(missing, fmt.Sprintf("%s %s/%s", info.Mapping.GroupVersionKind.Kind, info.Namespace, info.Name))
+				missing = append(missing, id)
 				continue
 			}
-			return nil, fmt.Errorf("reading %s %s/%s of release %s/%s: %w", info.Mapping.GroupVersionKind.Kind, info.Namespace, info.Name, rel.Namespace, rel.Name, err)
+			return nil, nil, fmt.Errorf("reading %s of release %s/%s: %w", id, rel.Namespace, rel.Name, err)
+		}
+		if derr != nil {
+			continue
+		}
+		live, err := runtime.DefaultUnstructuredConverter.ToUnstructured(info.Object)
+		if err != nil {
+			continue
+		}
+		for _, section := range []string{"spec", "data"} {
+			if d, ok := desired[section]; ok && !contains(d, live[section]) {
+				changed = append(changed, id)
+				break
+			}
 		}
 	}
-	return missing, nil
+	return missing, changed, nil
+}
+
+// contains reports whether live holds everything desired sets.
+func contains(desired, live any) bool {
+	switch d := desired.(type) {
+	case map[string]any:
+		l, ok := live.(map[string]any)
+		if !ok {
+			return len(d) == 0 && live == nil
+		}
+		for k, dv := range d {
+			if dv == nil {
+				continue
+			}
+			if !contains(dv, l[k]) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		l, ok := live.([]any)
+		if !ok || len(l) != len(d) {
+			return len(d) == 0 && live == nil
+		}
+		for i := range d {
+			if !contains(d[i], l[i]) {
+				return false
+			}
+		}
+		return true
+	default:
+		if live == nil {
+			return false
+		}
+		ds, ls := fmt.Sprint(desired), fmt.Sprint(live)
+		if ds == ls {
+			return true
+		}
+		dq, err1 := resource.ParseQuantity(ds)
+		lq, err2 := resource.ParseQuantity(ls)
+		return err1 == nil && err2 == nil && dq.Cmp(lq) == 0
+	}
 }
