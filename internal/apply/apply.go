@@ -49,7 +49,8 @@ type Options struct {
 	DryRun bool
 	// WaitTimeout bounds the wait; 0 does not wait.
 	WaitTimeout time.Duration
-	// PollInterval between readiness checks (default 1s).
+	// PollInterval between checks that CRDs and Namespaces are established
+	// (default 1s); readiness of the rest is watched, not polled.
 	PollInterval time.Duration
 	// Conditions are extra JSONPath readiness checks.
 	Conditions []v1.Condition
@@ -535,12 +536,11 @@ func (a *Applier) Status(ctx context.Context, inventory string, desired []*unstr
 		return nil, false, fmt.Errorf("normalizing objects: %w", err)
 	}
 	a.rm.SetOwnerLabels(desired, inventory, InventoryNamespace)
-	refs := union(inv.Objects, nil)
-	for _, o := range desired {
-		if !containsKey(refs, RefOf(o).Key()) {
-			refs = append(refs, RefOf(o))
-		}
+	desiredRefs := make([]ObjRef, len(desired))
+	for i, o := range desired {
+		desiredRefs[i] = RefOf(o)
 	}
+	refs := union(inv.Objects, desiredRefs)
 	var out []ObjectState
 	for _, r := range refs {
 		s := ObjectState{Object: r.String()}
@@ -576,13 +576,4 @@ func (a *Applier) Status(ctx context.Context, inventory string, desired []*unstr
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Object < out[j].Object })
 	return out, found, nil
-}
-
-func containsKey(refs []ObjRef, key string) bool {
-	for _, r := range refs {
-		if r.Key() == key {
-			return true
-		}
-	}
-	return false
 }

@@ -36,6 +36,9 @@ type Site struct {
 	mu       sync.Mutex
 	built    map[string]*document.Bundle
 	resolver *kubeconfig.Resolver
+	cmOnce   sync.Once
+	cm       *v1.ClusterMap
+	cmErr    error
 }
 
 // Kubeconfigs returns the resolver of the site's cluster kubeconfigs,
@@ -46,7 +49,7 @@ func (s *Site) Kubeconfigs() (*kubeconfig.Resolver, error) {
 	if s.resolver != nil {
 		return s.resolver, nil
 	}
-	cm, err := s.clusterMapLocked()
+	cm, err := s.ClusterMap()
 	if err != nil {
 		return nil, err
 	}
@@ -187,12 +190,14 @@ func (s *Site) BuildRoot(path, what string) (*document.Bundle, error) {
 	return b, nil
 }
 
-// ClusterMap returns the phase bundle's ClusterMap, or nil when it has none.
+// ClusterMap returns the phase bundle's ClusterMap, or nil when it has
+// none. It is decoded once per Site.
 func (s *Site) ClusterMap() (*v1.ClusterMap, error) {
-	return s.clusterMapLocked()
+	s.cmOnce.Do(func() { s.cm, s.cmErr = s.loadClusterMap() })
+	return s.cm, s.cmErr
 }
 
-func (s *Site) clusterMapLocked() (*v1.ClusterMap, error) {
+func (s *Site) loadClusterMap() (*v1.ClusterMap, error) {
 	docs, err := s.PhaseBundle.Select(byGVK(clusterMapGVK))
 	if err != nil {
 		return nil, err

@@ -130,4 +130,11 @@ phases: [{name: x}, {name: y}, {name: z, dependsOn: [x, y]}]
 	if !strings.Contains(strings.Join(strings.Fields(out), " "), "x succeeded") || !strings.Contains(strings.Join(strings.Fields(out), " "), "z succeeded") {
 		t.Errorf("fan summary:\n%s", out)
 	}
+	// z depends on x and y: it starts only after both are ready.
+	zStart := strings.Index(errOut, "[z] applying")
+	for _, dep := range []string{"[x] all 1 objects are ready", "[y] all 1 objects are ready"} {
+		if i := strings.Index(errOut, dep); i < 0 || zStart < 0 || i > zStart {
+			t.Errorf("%q does not come before z starts:\n%s", dep, errOut)
+		}
+	}
 }

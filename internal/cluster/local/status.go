@@ -61,20 +61,7 @@ func GetStatus(ctx context.Context, stateDir string) (*ClusterStatus, error) {
 	}
 	cs.Healthy = true
 	for _, r := range st.Processes {
-		c := ComponentStatus{Name: r.Component, PID: r.PID, Endpoint: r.HealthURL, Log: r.Log}
-		switch {
-		case !r.alive():
-			c.Status, c.Message = StatusExited, "process is gone (stale PID record); see its log"
-		default:
-			pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-			err := h.probe(pctx, r.Component, r.HealthURL)
-			cancel()
-			if err != nil {
-				c.Status, c.Message = StatusUnhealthy, err.Error()
-			} else {
-				c.Status = StatusHealthy
-			}
-		}
+		c := componentStatus(ctx, h, r)
 		if c.Status != StatusHealthy {
 			cs.Healthy = false
 		}
@@ -101,27 +88,37 @@ func GetStatus(ctx context.Context, stateDir string) (*ClusterStatus, error) {
 	return cs, nil
 }
 
+// componentStatus checks that a recorded process is alive and healthy.
+func componentStatus(ctx context.Context, h *health, r ProcessRecord) ComponentStatus {
+	c := ComponentStatus{Name: r.Component, PID: r.PID, Endpoint: r.HealthURL, Log: r.Log}
+	if !r.alive() {
+		c.Status, c.Message = StatusExited, "process is gone (stale PID record); see its log"
+		return c
+	}
+	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	if err := h.probe(pctx, r.Component, r.HealthURL); err != nil {
+		c.Status, c.Message = StatusUnhealthy, err.Error()
+	} else {
+		c.Status = StatusHealthy
+	}
+	return c
+}
+
 // inspect reports whether every recorded component is alive and healthy,
 // and what is wrong otherwise.
 func inspect(ctx context.Context, p paths, st *State) (bool, []string) {
-	var problems []string
 	h, err := newHealth(p)
 	if err != nil {
 		return false, []string{err.Error()}
 	}
+	var problems []string
 	if len(st.Processes) < len(Components) {
 		problems = append(problems, "start-up did not finish")
 	}
 	for _, r := range st.Processes {
-		if !r.alive() {
-			problems = append(problems, fmt.Sprintf("%s (pid %d) has exited", r.Component, r.PID))
-			continue
-		}
-		pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-		err := h.probe(pctx, r.Component, r.HealthURL)
-		cancel()
-		if err != nil {
-			problems = append(problems, fmt.Sprintf("%s is unhealthy: %v", r.Component, err))
+		if c := componentStatus(ctx, h, r); c.Status != StatusHealthy {
+			problems = append(problems, fmt.Sprintf("%s (pid %d): %s: %s", r.Component, r.PID, c.Status, c.Message))
 		}
 	}
 	return len(problems) == 0, problems

@@ -2,6 +2,7 @@ package kubernetesapply
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -68,7 +69,7 @@ func (e *Executor) Validate(context.Context) error {
 	} else if _, err := e.cfg.Bundle(); err != nil {
 		errs = append(errs, err)
 	}
-	return join(errs)
+	return errors.Join(errs...)
 }
 
 // Render writes the documents the phase would apply.
@@ -216,23 +217,3 @@ func (e *Executor) Status(ctx context.Context) (*executor.Status, error) {
 
 // Config returns the decoded executor configuration.
 func (e *Executor) Config() v1.ApplyConfig { return e.api.Config }
-
-type joined []error
-
-func (j joined) Error() string {
-	s := ""
-	for i, e := range j {
-		if i > 0 {
-			s += "; "
-		}
-		s += e.Error()
-	}
-	return s
-}
-
-func join(errs []error) error {
-	if len(errs) == 0 {
-		return nil
-	}
-	return joined(errs)
-}
