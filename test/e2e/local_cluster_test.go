@@ -20,17 +20,20 @@ import (
 )
 
 // airshipctl builds the binary once per test run.
-func airshipctl(t *testing.T) string {
+func airshipctl(t *testing.T) string { return build(t, "airshipctl") }
+
+// build compiles cmd/NAME of this repository into a temporary directory.
+func build(t *testing.T, name string) string {
 	t.Helper()
 	root, err := testenv.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(t.TempDir(), "airshipctl")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/airshipctl")
+	bin := filepath.Join(t.TempDir(), name)
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/"+name)
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building airshipctl: %v\n%s", err, out)
+		t.Fatalf("building %s: %v\n%s", name, err, out)
 	}
 	return bin
 }

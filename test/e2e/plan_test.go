@@ -67,9 +67,13 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	home := t.TempDir()
-	sites := t.TempDir()
+	// The site and the Armada CRDs it takes from config/, in the
+	// repository's layout.
+	sites := filepath.Join(t.TempDir(), "examples")
 	copyDir(t, filepath.Join(root, "examples", "site"), filepath.Join(sites, "site"))
+	copyDir(t, filepath.Join(root, "config", "armada", "crd"), filepath.Join(sites, "..", "config", "armada", "crd"))
 	conf := filepath.Join(sites, "site", "airship-config.yaml")
+	operator := build(t, "armada-operator")
 	env := []string{"HOME=" + home, "AIRSHIP_TESTBIN_DIR=" + local.DefaultBinDir(), "AIRSHIP_LOCAL_STATE_DIR=", "AIRSHIPCONFIG=" + conf, "AIRSHIP_RENDER_CACHE_DIR=" + filepath.Join(home, "cache")}
 	t.Cleanup(func() { runEnv(t, env, bin, "cluster", "local", "down", "--purge") })
 
@@ -77,12 +81,28 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 		t.Fatalf("up: %s%s", r.stdout, r.stderr)
 	}
 	kubeconfig := filepath.Join(home, ".airship", "local", "kubeconfig")
+	// The armada-ephemeral phase needs the operator; it runs outside the
+	// cluster with the site's charts/ in place of the /charts volume.
+	var opLog strings.Builder
+	op := exec.Command(operator, "--kubeconfig", kubeconfig, "--chart-root", filepath.Join(sites, "site", "function", "armada-site"),
+		"--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0")
+	op.Stdout, op.Stderr = &opLog, &opLog
+	if err := op.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = op.Process.Kill()
+		_ = op.Wait()
+		if t.Failed() {
+			t.Logf("armada-operator log:\n%s", opLog.String())
+		}
+	})
 
 	r := runEnv(t, env, bin, "plan", "run", "deploy-local")
 	if r.code != 0 {
 		t.Fatalf("plan run: code %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	for _, want := range []string{"initinfra-ephemeral   succeeded", "workload-ephemeral    succeeded"} {
+	for _, want := range []string{"initinfra-ephemeral   succeeded", "workload-ephemeral    succeeded", "armada-ephemeral      succeeded"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("plan run summary lacks %q:\n%s", want, r.stdout)
 		}
@@ -94,6 +114,19 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 		"-o", "jsonpath={.status.readyReplicas} {.spec.template.spec.containers[0].image}").CombinedOutput()
 	if err != nil || string(out) != "3 registry.invalid/hello:1.0" {
 		t.Fatalf("Deployment after plan run: %q %v (want 3 ready replicas of the catalogue's image)", out, err)
+	}
+
+	// The phase waited for the manifest: every chart's release is deployed
+	// and its workloads are up.
+	out, err = exec.Command(kubectl, "--kubeconfig", kubeconfig, "-n", "armada-site", "get", "act",
+		"-o", `jsonpath={range .items[*]}{.metadata.name}={.status.state}/{.status.satisfied} {end}`).CombinedOutput()
+	if err != nil || string(out) != "api=deployed/true cache=deployed/true web=deployed/true web-admin=deployed/true " {
+		t.Fatalf("ArmadaCharts after plan run: %q %v", out, err)
+	}
+	out, err = exec.Command(kubectl, "--kubeconfig", kubeconfig, "-n", "demo", "get", "statefulset", "site-cache",
+		"-o", "jsonpath={.status.readyReplicas}").CombinedOutput()
+	if err != nil || string(out) != "3" {
+		t.Fatalf("StatefulSet of the cache chart: %q %v (want 3 ready replicas)", out, err)
 	}
 
 	r = runEnv(t, env, bin, "phase", "run", "workload-ephemeral")

@@ -41,6 +41,20 @@ var ErrInvalid = errors.New("invalid chart source")
 type Loader struct {
 	// HTTPClient fetches tar sources given as http(s) URLs.
 	HTTPClient *http.Client
+	// Root, when set, is where the chart filesystem is mounted: a location
+	// on disk (types local and dir, and tar given as a path) is read below
+	// Root, as if Root were "/". An operator run outside a pod maps the
+	// /charts volume of the site to a directory this way. A location cannot
+	// climb out of Root with "..".
+	Root string
+}
+
+// path maps a location on disk below l.Root.
+func (l Loader) path(location string) string {
+	if l.Root == "" {
+		return location
+	}
+	return filepath.Join(l.Root, filepath.Clean(string(filepath.Separator)+location))
 }
 
 // Load reads the chart src describes. Errors wrap ErrNotFound or ErrInvalid
@@ -50,7 +64,7 @@ func (l Loader) Load(ctx context.Context, src armadav1.ArmadaChartSource) (*char
 	sub := strings.Trim(path.Clean("/"+filepath.ToSlash(src.Subpath)), "/")
 	switch src.Type {
 	case armadav1.SourceTypeLocal, armadav1.SourceTypeDir:
-		dir := filepath.Join(src.Location, filepath.FromSlash(sub))
+		dir := filepath.Join(l.path(src.Location), filepath.FromSlash(sub))
 		fi, err := os.Stat(dir)
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
@@ -84,7 +98,7 @@ func (l Loader) Load(ctx context.Context, src armadav1.ArmadaChartSource) (*char
 func (l Loader) readArchive(ctx context.Context, location string) ([]byte, error) {
 	u, err := url.Parse(location)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
-		data, err := os.ReadFile(location)
+		data, err := os.ReadFile(l.path(location))
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
 				return nil, fmt.Errorf("source.location %q: %w", location, ErrNotFound)

@@ -81,24 +81,30 @@ func TestLoad(t *testing.T) {
 		name    string
 		src     armadav1.ArmadaChartSource
 		wantErr error // nil: success; errRetry: an error wrapping neither sentinel
+		root    string
 	}{
-		{"dir", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeDir, Location: filepath.Join(site, "charts", "small")}, nil},
-		{"local with subpath", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeLocal, Location: site, Subpath: "charts/small"}, nil},
-		{"subpath cannot escape", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeLocal, Location: filepath.Join(site, "charts", "small"), Subpath: "../../../site/charts/small"}, ErrNotFound},
-		{"tar file", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeTar, Location: chartTgz}, nil},
-		{"tar over http with subpath", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeTar, Location: srv.URL + "/site.tgz", Subpath: "charts/small"}, nil},
-		{"missing dir", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeDir, Location: filepath.Join(site, "nope")}, ErrNotFound},
-		{"dir that is no chart", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeDir, Location: filepath.Join(site, "notachart")}, ErrInvalid},
-		{"missing tar file", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeTar, Location: filepath.Join(tmp, "nope.tgz")}, ErrNotFound},
-		{"http 404", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeTar, Location: srv.URL + "/nope.tgz"}, ErrNotFound},
-		{"http not an archive", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeTar, Location: srv.URL + "/broken.tgz"}, ErrInvalid},
-		{"http subpath not in archive", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeTar, Location: srv.URL + "/site.tgz", Subpath: "charts/other"}, ErrNotFound},
-		{"http 503 is retryable", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeTar, Location: srv.URL + "/flaky.tgz"}, errRetry},
-		{"git is not supported", armadav1.ArmadaChartSource{Type: "git", Location: "https://example.invalid/repo.git"}, ErrInvalid},
+		{"dir", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeDir, Location: filepath.Join(site, "charts", "small")}, nil, ""},
+		{"local with subpath", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeLocal, Location: site, Subpath: "charts/small"}, nil, ""},
+		{"subpath cannot escape", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeLocal, Location: filepath.Join(site, "charts", "small"), Subpath: "../../../site/charts/small"}, ErrNotFound, ""},
+		{"tar file", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeTar, Location: chartTgz}, nil, ""},
+		{"tar over http with subpath", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeTar, Location: srv.URL + "/site.tgz", Subpath: "charts/small"}, nil, ""},
+		{"missing dir", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeDir, Location: filepath.Join(site, "nope")}, ErrNotFound, ""},
+		{"dir that is no chart", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeDir, Location: filepath.Join(site, "notachart")}, ErrInvalid, ""},
+		{"missing tar file", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeTar, Location: filepath.Join(tmp, "nope.tgz")}, ErrNotFound, ""},
+		{"http 404", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeTar, Location: srv.URL + "/nope.tgz"}, ErrNotFound, ""},
+		{"http not an archive", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeTar, Location: srv.URL + "/broken.tgz"}, ErrInvalid, ""},
+		{"http subpath not in archive", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeTar, Location: srv.URL + "/site.tgz", Subpath: "charts/other"}, ErrNotFound, ""},
+		{"http 503 is retryable", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeTar, Location: srv.URL + "/flaky.tgz"}, errRetry, ""},
+		{"git is not supported", armadav1.ArmadaChartSource{Type: "git", Location: "https://example.invalid/repo.git"}, ErrInvalid, ""},
+		{"dir below root", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeDir, Location: "/charts/small"}, nil, site},
+		{"local below root with subpath", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeLocal, Location: "/", Subpath: "charts/small"}, nil, site},
+		{"location cannot climb out of root", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeDir, Location: "/../site/charts/small"}, ErrNotFound, site},
+		{"tar file below root", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeTar, Location: "/small-0.1.0.tgz"}, nil, tmp},
+		{"absolute path outside root is not read", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeTar, Location: chartTgz}, ErrNotFound, site},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ch, err := Loader{}.Load(context.Background(), tt.src)
+			ch, err := Loader{Root: tt.root}.Load(context.Background(), tt.src)
 			switch {
 			case tt.wantErr == nil:
 				if err != nil {

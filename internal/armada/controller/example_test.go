@@ -20,7 +20,7 @@ import (
 	"github.com/airshipit/airship-go/internal/test/testenv"
 )
 
-// TestExampleSite deploys examples/site/armada/manifest.yaml (strictly
+// TestExampleSite deploys examples/site/function/armada-site/manifest.yaml (strictly
 // decoded, so a typo in the example fails here) with its chart directory in
 // place of /charts, and waits for the manifest to be satisfied.
 func TestExampleSite(t *testing.T) {
@@ -30,7 +30,7 @@ func TestExampleSite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(root, "examples", "site", "armada")
+	dir := filepath.Join(root, "examples", "site", "function", "armada-site")
 	data, err := os.ReadFile(filepath.Join(dir, "manifest.yaml"))
 	if err != nil {
 		t.Fatal(err)

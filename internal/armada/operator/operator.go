@@ -5,11 +5,16 @@ import (
 	"flag"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -18,6 +23,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	armadav1 "github.com/airshipit/airship-go/api/armada/v1alpha1"
+	"github.com/airshipit/airship-go/internal/armada/chartsource"
 	"github.com/airshipit/airship-go/internal/armada/controller"
 	"github.com/airshipit/airship-go/internal/armada/helm"
 )
@@ -45,6 +51,9 @@ type Options struct {
 	// shared by the manager and the Helm actions; 0 keeps client-go's.
 	QPS   float32
 	Burst int
+	// ChartRoot is where chart locations on disk are looked up, as if it
+	// were "/" (see chartsource.Loader.Root); empty reads them as given.
+	ChartRoot string
 	// SkipControllerNameValidation allows more than one manager per process
 	// (tests); controller names are otherwise unique process-wide.
 	SkipControllerNameValidation bool
@@ -72,6 +81,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		return nil
 	})
 	fs.IntVar(&o.Burst, "kube-api-burst", o.Burst, "request burst to the API server")
+	fs.StringVar(&o.ChartRoot, "chart-root", o.ChartRoot, `directory chart locations on disk are read below, as if it were "/" (for an operator outside a pod: --chart-root=SITE maps /charts to SITE/charts)`)
 	fs.DurationVar(&o.PollInterval, "poll-interval", o.PollInterval, "re-check interval for charts whose workloads are not ready yet")
 }
 
@@ -149,6 +159,7 @@ func NewManager(ctx context.Context, cfg *rest.Config, o Options, log logr.Logge
 		Client:                  mgr.GetClient(),
 		APIReader:               mgr.GetAPIReader(),
 		Helm:                    hc,
+		Loader:                  chartsource.Loader{Root: o.ChartRoot},
 		Recorder:                rec,
 		MaxConcurrentReconciles: o.Concurrency,
 		PollInterval:            o.PollInterval,
@@ -178,11 +189,57 @@ func NewManager(ctx context.Context, cfg *rest.Config, o Options, log logr.Logge
 }
 
 // Run starts the operator and blocks until ctx is done.
+// An operator started before its CRDs are installed (the phase that installs
+// them may run after it) waits for them instead of exiting.
 func Run(ctx context.Context, cfg *rest.Config, o Options, log logr.Logger) error {
+	if err := waitForAPI(ctx, cfg, log); err != nil {
+		return err
+	}
 	mgr, err := NewManager(ctx, cfg, o, log)
 	if err != nil {
 		return err
 	}
 	log.Info("starting armada-operator", "leaderElection", o.LeaderElection, "concurrency", o.Concurrency)
 	return mgr.Start(ctx)
+}
+
+// apiPollInterval is how often Run looks for the operator's CRDs.
+var apiPollInterval = 2 * time.Second
+
+// waitForAPI returns once the API server serves every kind of
+// armada.airshipit.org/v1alpha1, or when ctx ends.
+func waitForAPI(ctx context.Context, cfg *rest.Config, log logr.Logger) error {
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("discovery client: %w", err)
+	}
+	gv := armadav1.GroupVersion.String()
+	want := []string{"ArmadaChart", "ArmadaChartGroup", "ArmadaManifest"}
+	logged := false
+	for {
+		list, err := dc.ServerResourcesForGroupVersion(gv)
+		missing := want
+		if err == nil {
+			missing = nil
+			for _, k := range want {
+				if !slices.ContainsFunc(list.APIResources, func(r metav1.APIResource) bool { return r.Kind == k }) {
+					missing = append(missing, k)
+				}
+			}
+		} else if !apierrors.IsNotFound(err) {
+			log.Error(err, "looking for the operator's CRDs", "groupVersion", gv)
+		}
+		if len(missing) == 0 {
+			return nil
+		}
+		if !logged {
+			log.Info("waiting for the operator's CRDs to be installed", "groupVersion", gv, "missing", missing)
+			logged = true
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for the CRDs of %s (%s): %w", gv, strings.Join(missing, ", "), ctx.Err())
+		case <-time.After(apiPollInterval):
+		}
+	}
 }

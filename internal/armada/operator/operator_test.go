@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/airshipit/airship-go/internal/test/testenv"
 )
@@ -99,5 +101,63 @@ func TestRunServesProbesMetricsAndElectsLeader(t *testing.T) {
 			strings.Contains(body, `controller="armadachartgroup"`) && strings.Contains(body, `controller="armadamanifest"`), nil
 	}); err != nil {
 		t.Fatalf("metrics do not list the three controllers: %v", err)
+	}
+}
+
+// TestRunWaitsForCRDs starts the operator on an API server without its CRDs
+// (as when the phase installing them runs after the operator starts): it
+// must wait, not exit, and come up once the CRDs are installed.
+func TestRunWaitsForCRDs(t *testing.T) {
+	env := testenv.StartAPI(t, testenv.Options{})
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	apiPollInterval = 100 * time.Millisecond
+	o := DefaultOptions()
+	o.SkipControllerNameValidation = true
+	o.LeaderElection = false
+	o.MetricsAddr, o.ProbeAddr = "0", freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, env.Config, o, logr.Discard()) }()
+
+	// Still waiting a while later, and not serving probes yet.
+	select {
+	case err := <-done:
+		cancel()
+		t.Fatalf("Run returned before the CRDs exist: %v", err)
+	case <-time.After(time.Second):
+	}
+	if resp, err := http.Get("http://" + o.ProbeAddr + "/readyz"); err == nil {
+		resp.Body.Close()
+		t.Fatalf("probes served before the CRDs exist: %s", resp.Status)
+	}
+
+	if _, err := envtest.InstallCRDs(env.Config, envtest.CRDInstallOptions{Paths: []string{filepath.Join(root, "config", "armada", "crd", "bases")}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		resp, err := http.Get("http://" + o.ProbeAddr + "/readyz")
+		if err != nil {
+			return false, nil
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	}); err != nil {
+		t.Fatalf("operator not ready after the CRDs were installed: %v", err)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run: %v", err)
+	}
+
+	// Cancelled while waiting: an error that says what it waited for.
+	env2 := testenv.StartAPI(t, testenv.Options{})
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel2()
+	err = Run(ctx2, env2.Config, o, logr.Discard())
+	if err == nil || !strings.Contains(err.Error(), "ArmadaChart, ArmadaChartGroup, ArmadaManifest") {
+		t.Fatalf("Run cancelled while waiting: %v", err)
 	}
 }
