@@ -12,6 +12,7 @@ import (
 	"github.com/fluxcd/cli-utils/pkg/kstatus/polling"
 	"github.com/fluxcd/cli-utils/pkg/kstatus/polling/event"
 	"github.com/fluxcd/cli-utils/pkg/kstatus/status"
+	"github.com/fluxcd/cli-utils/pkg/kstatus/polling/statusreaders"
 	"github.com/fluxcd/cli-utils/pkg/kstatus/watcher"
 	"github.com/fluxcd/cli-utils/pkg/object"
 	"github.com/fluxcd/pkg/ssa"
@@ -390,6 +391,12 @@ func (a *Applier) wait(ctx context.Context, objs []*unstructured.Unstructured, o
 		pending[id] = notObserved
 	}
 	w := watcher.NewDefaultStatusWatcher(a.dynamic, a.mapper)
+	// The default readers of Deployments, ReplicaSets and StatefulSets LIST
+	// the generated ReplicaSets and Pods from the API server on every event,
+	// only to attach them to the event; the status itself is computed from
+	// the object alone. With hundreds of Deployments those LISTs queue up
+	// behind the client's rate limit and readiness is noticed seconds late.
+	w.StatusReader = statusreaders.NewGenericStatusReader(a.mapper, status.Compute)
 	events := w.Watch(ctx, ids, watcher.Options{})
 	reported := -1
 	for {

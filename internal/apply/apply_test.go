@@ -2,8 +2,10 @@ package apply
 
 import (
 	"context"
+	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -299,3 +302,40 @@ func TestDuplicateObjectsRejected(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// TestWaitReadsOnlyWatchedObjects: waiting on Deployments must not LIST
+// their ReplicaSets or Pods from the API server (kstatus' default readers do
+// on every event, which makes readiness lag with hundreds of Deployments).
+func TestWaitReadsOnlyWatchedObjects(t *testing.T) {
+	var mu sync.Mutex
+	var lists []string
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if r.Method == http.MethodGet && r.URL.Query().Get("watch") != "true" &&
+				(strings.HasSuffix(r.URL.Path, "/replicasets") || strings.HasSuffix(r.URL.Path, "/pods")) {
+				mu.Lock()
+				lists = append(lists, r.URL.Path)
+				mu.Unlock()
+			}
+			return rt.RoundTrip(r)
+		})
+	})
+	a, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.Apply(context.Background(), objs(t, bundle("quiet", false)), Options{Inventory: "quiet", WaitTimeout: time.Minute, PollInterval: 200 * time.Millisecond})
+	if err != nil || !res.Ready {
+		t.Fatalf("apply: %+v %v", res, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(lists) != 0 {
+		t.Fatalf("the wait listed generated objects %d times: %v", len(lists), lists)
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
