@@ -155,7 +155,8 @@ func (a *Applier) Apply(ctx context.Context, objs []*unstructured.Unstructured, 
 	if err != nil {
 		return nil, err
 	}
-	if err := a.checkOwnership(ctx, objs, opts); err != nil {
+	live, err := a.checkOwnership(ctx, objs, opts)
+	if err != nil {
 		return nil, err
 	}
 	desired := make([]ObjRef, len(objs))
@@ -198,7 +199,7 @@ func (a *Applier) Apply(ctx context.Context, objs []*unstructured.Unstructured, 
 		return nil, err
 	}
 	opts.emit("Apply", "applying %d objects", len(objs))
-	if err := a.applyStaged(ctx, objs, opts, res); err != nil {
+	if err := a.applyStaged(ctx, objs, live, opts, res); err != nil {
 		return res, err
 	}
 	opts.emit("Apply", "%d objects applied: %d created, %d configured, %d unchanged",
@@ -250,8 +251,9 @@ func (a *Applier) Apply(ctx context.Context, objs []*unstructured.Unstructured, 
 
 // applyStaged applies CRDs and Namespaces first and waits until they are
 // established, forgets the cached API discovery (so kinds those CRDs add
-// are known), then applies the rest with bounded parallelism.
-func (a *Applier) applyStaged(ctx context.Context, objs []*unstructured.Unstructured, opts Options, res *Result) error {
+// are known), then applies the rest with bounded parallelism. live holds
+// the resourceVersion of every object that existed before the run.
+func (a *Applier) applyStaged(ctx context.Context, objs []*unstructured.Unstructured, live map[string]string, opts Options, res *Result) error {
 	var first, rest []*unstructured.Unstructured
 	for _, o := range objs {
 		switch o.GroupVersionKind().GroupKind().String() {
@@ -283,13 +285,57 @@ func (a *Applier) applyStaged(ctx context.Context, objs []*unstructured.Unstruct
 		}
 	}
 	if len(rest) > 0 {
-		cs, err := a.rm.ApplyAll(ctx, rest, ssa.ApplyOptions{})
-		record(cs)
+		changes, err := a.applyAll(ctx, rest, live, opts.Concurrency)
+		res.Changes = append(res.Changes, changes...)
 		if err != nil {
 			return fmt.Errorf("applying: %w", err)
 		}
 	}
 	return nil
+}
+
+// applyAll server-side applies objs with one request each, at most
+// concurrency at a time, and tells created, configured and unchanged apart
+// by what existed before (live) and whether the resourceVersion moved (the
+// API server does not write an apply that changes nothing). ssa's ApplyAll
+// reads and dry-runs every object first: three requests where one does.
+// Every object is attempted; the errors are joined.
+func (a *Applier) applyAll(ctx context.Context, objs []*unstructured.Unstructured, live map[string]string, concurrency int) ([]Change, error) {
+	changes := make([]Change, len(objs))
+	errs := make([]error, len(objs))
+	sem := make(chan struct{}, concurrency)
+	var wg sync.WaitGroup
+	for i, o := range objs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			ref := RefOf(o)
+			obj := o.DeepCopy()
+			if err := a.client.Patch(ctx, obj, client.Apply, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+				errs[i] = fmt.Errorf("%s: %w", ref, err)
+				return
+			}
+			before, existed := live[ref.Key()]
+			action := ssa.UnchangedAction
+			switch {
+			case !existed:
+				action = ssa.CreatedAction
+			case obj.GetResourceVersion() != before:
+				action = ssa.ConfiguredAction
+			}
+			changes[i] = Change{Object: ref.String(), Action: string(action)}
+		}()
+	}
+	wg.Wait()
+	var done []Change
+	for i, c := range changes {
+		if errs[i] == nil {
+			done = append(done, c)
+		}
+	}
+	return done, errors.Join(errs...)
 }
 
 func isNoMatch(err error) bool {
@@ -311,17 +357,16 @@ func staleRefs(old, desired []ObjRef) []ObjRef {
 }
 
 // checkOwnership applies the inventory policy to objects that already
-// exist, and reports every conflict at once before anything changes.
-func (a *Applier) checkOwnership(ctx context.Context, objs []*unstructured.Unstructured, opts Options) error {
+// exist, and reports every conflict at once before anything changes. It
+// returns the resourceVersion of every object that exists, by ObjRef key.
+func (a *Applier) checkOwnership(ctx context.Context, objs []*unstructured.Unstructured, opts Options) (map[string]string, error) {
 	policy := opts.Policy
 	if policy == "" {
 		policy = v1.InventoryPolicyStrict
 	}
-	if policy == v1.InventoryPolicyForceAdopt {
-		return nil
-	}
 	var mu sync.Mutex
 	var conflicts []string
+	live := map[string]string{}
 	sem := make(chan struct{}, opts.Concurrency)
 	var wg sync.WaitGroup
 	var firstErr error
@@ -331,9 +376,9 @@ func (a *Applier) checkOwnership(ctx context.Context, objs []*unstructured.Unstr
 		go func(o *unstructured.Unstructured) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			live := &unstructured.Unstructured{}
-			live.SetGroupVersionKind(o.GroupVersionKind())
-			err := a.client.Get(ctx, client.ObjectKeyFromObject(o), live)
+			cur := &unstructured.Unstructured{}
+			cur.SetGroupVersionKind(o.GroupVersionKind())
+			err := a.client.Get(ctx, client.ObjectKeyFromObject(o), cur)
 			if err != nil {
 				if apierrors.IsNotFound(err) || isNoMatch(err) {
 					return
@@ -345,10 +390,13 @@ func (a *Applier) checkOwnership(ctx context.Context, objs []*unstructured.Unstr
 				mu.Unlock()
 				return
 			}
-			owner := live.GetLabels()[OwnerGroup+"/name"]
+			mu.Lock()
+			live[RefOf(o).Key()] = cur.GetResourceVersion()
+			mu.Unlock()
+			owner := cur.GetLabels()[OwnerGroup+"/name"]
 			var msg string
 			switch {
-			case owner == opts.Inventory:
+			case owner == opts.Inventory, policy == v1.InventoryPolicyForceAdopt:
 			case owner == "" && policy == v1.InventoryPolicyStrict:
 				msg = fmt.Sprintf("%s exists and belongs to no inventory (inventoryPolicy strict; adopt takes it over)", RefOf(o))
 			case owner != "":
@@ -363,13 +411,13 @@ func (a *Applier) checkOwnership(ctx context.Context, objs []*unstructured.Unstr
 	}
 	wg.Wait()
 	if firstErr != nil {
-		return firstErr
+		return nil, firstErr
 	}
 	if len(conflicts) > 0 {
 		sort.Strings(conflicts)
-		return fmt.Errorf("nothing applied: %d objects conflict with inventory %q:\n  - %s", len(conflicts), opts.Inventory, strings.Join(conflicts, "\n  - "))
+		return nil, fmt.Errorf("nothing applied: %d objects conflict with inventory %q:\n  - %s", len(conflicts), opts.Inventory, strings.Join(conflicts, "\n  - "))
 	}
-	return nil
+	return live, nil
 }
 
 const notObserved = "not observed yet"

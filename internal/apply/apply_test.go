@@ -156,6 +156,20 @@ func TestApplyWaitDriftPrune(t *testing.T) {
 		t.Errorf("drift %v, want only the Deployment drifted", drifted)
 	}
 
+	// Applying again puts the drifted field back: configured, the rest unchanged.
+	res, err = a.Apply(ctx, objs(t, bundle("life", true)), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Count("configured") != 1 || res.Count("unchanged") != 2 {
+		t.Errorf("apply after drift: %+v, want the Deployment configured", res.Changes)
+	}
+	for _, c := range res.Changes {
+		if (c.Action == "configured") != (c.Object == "Deployment.apps/life/web") {
+			t.Errorf("change %+v", c)
+		}
+	}
+
 	// Without prune, an object left out of the bundle stays, and stays ours.
 	res, err = a.Apply(ctx, objs(t, bundle("life", false)), opts)
 	if err != nil {
