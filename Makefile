@@ -21,7 +21,7 @@ build: ## Build airshipctl, promenade and armada-operator into bin/.
 	$(GO) build -o $(BIN)/ ./cmd/airshipctl ./cmd/promenade ./cmd/armada-operator
 
 .PHONY: testbin
-testbin: ## Build etcd, kube-apiserver, controller-manager, scheduler and kwok into the cache (skips what is built).
+testbin: ## Build etcd, kube-apiserver, controller-manager, scheduler, kwok and the Cluster API managers into the cache (skips what is built).
 	bash hack/testbin/build.sh
 
 .PHONY: generate

@@ -26,7 +26,7 @@ go vet -tags e2e ./test/e2e/... || fail=1
 
 step "go mod tidy"
 go mod tidy -diff || { echo "go.mod/go.sum are not tidy: run go mod tidy"; fail=1; }
-for m in hack/testbin/etcd hack/testbin/kubernetes hack/testbin/kwok; do
+for m in hack/testbin/etcd hack/testbin/kubernetes hack/testbin/kwok hack/testbin/capi; do
   (cd "${m}" && GOWORK=off go mod tidy -diff) || { echo "${m}: not tidy"; fail=1; }
 done
 

@@ -8,6 +8,9 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/go-logr/logr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
 	"github.com/airshipit/airship-go/internal/cli"
 	"github.com/airshipit/airship-go/internal/cli/root"
 	"github.com/airshipit/airship-go/internal/document/fn"
@@ -18,6 +21,10 @@ func main() {
 	if code, ok := fn.ServeIfRequested(); ok {
 		os.Exit(code)
 	}
+	// Libraries built on controller-runtime (clusterctl's among them) log
+	// through its logger; airshipctl reports through its own output, and an
+	// unset logger prints a stack trace after 30 s.
+	ctrllog.SetLogger(logr.Discard())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := root.Main(ctx, os.Args[1:], cli.System())
 	stop()

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Builds the local control-plane binaries (etcd, kube-apiserver,
-# kube-controller-manager, kube-scheduler, kwok) from Go modules into a cache
-# directory outside the repository. A binary is rebuilt only when the wrapper
-# module that pins it (go.mod + go.sum) or the Go toolchain changed.
+# kube-controller-manager, kube-scheduler, kwok) and the Cluster API managers
+# the clusterctl tests run (capi-manager, capi-kubeadm-bootstrap-manager,
+# capi-kubeadm-control-plane-manager) from Go modules into a cache directory
+# outside the repository. A binary is rebuilt only when the wrapper module that
+# pins it (go.mod + go.sum) or the Go toolchain changed.
 #
 # Usage: hack/testbin/build.sh            build what is missing or stale
 #        hack/testbin/build.sh --print-dir print the cache directory and exit
@@ -82,6 +84,24 @@ else
   (cd "${here}/kwok" && go build -ldflags "-s -w" -o "${dir}/kwok" sigs.k8s.io/kwok/cmd/kwok)
   mark kwok kwok
   log "kwok: done"
+fi
+
+# Cluster API managers for the clusterctl tests (core, kubeadm bootstrap,
+# kubeadm control plane), run as local processes by internal/test/capienv.
+capi_bins=(capi-manager capi-kubeadm-bootstrap-manager capi-kubeadm-control-plane-manager)
+capi_pkgs=(core bootstrap/kubeadm controlplane/kubeadm)
+if fresh capi "${capi_bins[@]}"; then
+  log "cluster-api ${CAPI_VERSION}: up to date"
+else
+  log "cluster-api ${CAPI_VERSION}: building ${capi_bins[*]} (about 3-4 minutes cold, 1.2 GiB memory)"
+  capi_ld="-s -w -X sigs.k8s.io/cluster-api/version.gitVersion=${CAPI_VERSION}"
+  capi_ld+=" -X sigs.k8s.io/cluster-api/version.gitTreeState=clean"
+  capi_ld+=" -X sigs.k8s.io/cluster-api/version.buildDate=1970-01-01T00:00:00Z"
+  for i in "${!capi_bins[@]}"; do
+    (cd "${here}/capi" && go build -ldflags "${capi_ld}" -o "${dir}/${capi_bins[$i]}" "sigs.k8s.io/cluster-api/${capi_pkgs[$i]}")
+  done
+  mark capi "${capi_bins[@]}"
+  log "cluster-api: done"
 fi
 
 # kubectl is on developer machines; build one only where it is missing, for

@@ -32,7 +32,7 @@ var Components = []string{Etcd, APIServer, ControllerManager, Scheduler, Kwok}
 const FakeNodeAnnotation = "kwok.x-k8s.io/node"
 
 // BuildHint tells a user how to get the binaries.
-const BuildHint = "build them with `make testbin` (about 11 minutes cold, seconds when cached)"
+const BuildHint = "build them with `make testbin` (about 14 minutes cold, seconds when cached)"
 
 // Options configure a local control plane.
 type Options struct {

@@ -147,7 +147,7 @@ func TestInitCoreProviderFromSiteTree(t *testing.T) {
 			"manifests:\n  m: {phaseRepositoryName: r, repositories: {r: {url: ./site}}, targetPath: ., metadataPath: metadata.yaml}\n",
 		"site/metadata.yaml":                      "phase: {path: phases}\n",
 		"site/phases/kustomization.yaml":          "resources: [phases.yaml]\n",
-		"site/phases/phases.yaml":                 ph,
+		"site/phases/phases.yaml":                 ph + newerInit,
 		"site/providers/capi/kustomization.yaml":  "resources:\n- " + rel("capi", "core") + "\n",
 		"site/providers/cabpk/kustomization.yaml": "resources:\n- " + rel("cabpk", "bootstrap/kubeadm") + "\n",
 		"site/providers/kcp/kustomization.yaml":   "resources:\n- " + rel("kcp", "controlplane/kubeadm") + "\n",
@@ -197,7 +197,64 @@ func TestInitCoreProviderFromSiteTree(t *testing.T) {
 			t.Errorf("inventory %s version %q", it.GetName(), v)
 		}
 	}
+
+	// Status of the phase that ran, and of one asking for other versions.
+	tests := []struct {
+		phase        string
+		ready, drift bool
+		message      string
+	}{
+		{"clusterctl-init", true, false, "capi-controller-manager 1/1 available"},
+		{"clusterctl-init-newer", true, true, "version v1.14.2 installed, v1.15.0 wanted"},
+	}
+	for _, tt := range tests {
+		t.Run("status "+tt.phase, func(t *testing.T) {
+			site, p := loadPhase(t, dir, tt.phase)
+			ex, err := site.Executor(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := ex.Status(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(st.Objects) != 3 {
+				t.Fatalf("status = %+v, want 3 providers", st)
+			}
+			for _, o := range st.Objects {
+				t.Logf("%+v", o)
+				if !o.Applied || o.Ready != tt.ready || o.Drifted != tt.drift {
+					t.Errorf("%s: applied=%v ready=%v drifted=%v, want true %v %v", o.ID, o.Applied, o.Ready, o.Drifted, tt.ready, tt.drift)
+				}
+			}
+			if o := st.Objects[0]; o.ID != "CoreProvider/cluster-api" || !strings.Contains(o.Message, tt.message) {
+				t.Errorf("core provider status %+v, want a message with %q", o, tt.message)
+			}
+		})
+	}
 }
+
+// newerInit asks for versions other than the ones installed, for Status.
+const newerInit = `---
+apiVersion: airshipit.org/v1alpha1
+kind: Phase
+metadata: {name: clusterctl-init-newer, clusterName: mgmt}
+config:
+  executorRef: {apiVersion: airshipit.org/v1alpha1, kind: Clusterctl, name: init-newer}
+---
+apiVersion: airshipit.org/v1alpha1
+kind: Clusterctl
+metadata: {name: init-newer}
+action: init
+providers:
+- {name: cluster-api, type: CoreProvider, url: site/providers/capi}
+- {name: kubeadm, type: BootstrapProvider, url: site/providers/cabpk}
+- {name: kubeadm, type: ControlPlaneProvider, url: site/providers/kcp}
+init-options:
+  core-provider: cluster-api:v1.15.0
+  bootstrap-providers: [kubeadm:v1.15.0]
+  control-plane-providers: [kubeadm:v1.15.0]
+`
 
 func TestInitBadInput(t *testing.T) {
 	tests := []struct {

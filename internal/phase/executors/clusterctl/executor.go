@@ -161,8 +161,3 @@ func (e *Executor) Run(ctx context.Context, opts executor.RunOptions) error {
 	}
 	return fmt.Errorf("phase %q: clusterctl action %q is not one of init, move", e.cfg.PhaseName, e.api.Action)
 }
-
-// Status is not implemented yet.
-func (e *Executor) Status(context.Context) (*executor.Status, error) {
-	return nil, fmt.Errorf("phase %q: clusterctl status: %w yet", e.cfg.PhaseName, executor.ErrNotImplemented)
-}
