@@ -87,7 +87,12 @@ func isTTY(w io.Writer) bool {
 }
 
 func printEvents(w io.Writer, name string, events <-chan executor.Event) {
-	tty := isTTY(w)
+	writeEvents(w, name, events, isTTY(w))
+}
+
+// writeEvents prints one line per event; on a terminal, the wait progress
+// rewrites a single live line instead.
+func writeEvents(w io.Writer, name string, events <-chan executor.Event, tty bool) {
 	live := false
 	for ev := range events {
 		line := fmt.Sprintf("[%s] %s", name, ev.Message)
