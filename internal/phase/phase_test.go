@@ -36,8 +36,12 @@ func TestExampleSite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(phases) != 2 || phases[0].Name() != "initinfra-ephemeral" || phases[1].ClusterName() != "ephemeral-cluster" {
-		t.Fatalf("phases = %+v", phases)
+	var names []string
+	for _, p := range phases {
+		names = append(names, p.Name()+"@"+p.ClusterName())
+	}
+	if got := strings.Join(names, ","); got != "armada-ephemeral@ephemeral-cluster,initinfra-ephemeral@ephemeral-cluster,workload-ephemeral@ephemeral-cluster" {
+		t.Fatalf("phases = %s", got)
 	}
 	plan, err := s.Plan("deploy-local")
 	if err != nil {

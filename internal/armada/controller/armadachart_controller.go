@@ -11,6 +11,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -86,6 +87,11 @@ type ArmadaChartReconciler struct {
 	// PollInterval is how often a release whose workloads are not ready yet
 	// is looked at again when no watched object changes. Default 5s.
 	PollInterval time.Duration
+	// RetryInterval is the delay before the first retry of a failed
+	// reconcile; it doubles with each consecutive failure (status.failures)
+	// up to MaxRetryInterval. Defaults 2s and 5m.
+	RetryInterval    time.Duration
+	MaxRetryInterval time.Duration
 	// Now returns the current time; tests may replace it.
 	Now func() time.Time
 
@@ -94,6 +100,45 @@ type ArmadaChartReconciler struct {
 	// a loop. It lives in memory: a restarted operator tries once more.
 	healMu sync.Mutex
 	heals  map[string]int
+
+	// retries holds, per ArmadaChart, when a failed generation may be tried
+	// again. Events of the release's own workloads (a rollback changes
+	// them) would otherwise start the next attempt at once. A restarted
+	// operator retries at once.
+	retryMu sync.Mutex
+	retries map[types.NamespacedName]retryAt
+}
+
+type retryAt struct {
+	generation int64
+	at         time.Time
+}
+
+// retryPending returns how long the failed generation gen of a chart must
+// still wait before its next attempt, 0 when it may go ahead.
+func (r *ArmadaChartReconciler) retryPending(key types.NamespacedName, gen int64) time.Duration {
+	r.retryMu.Lock()
+	defer r.retryMu.Unlock()
+	ra, ok := r.retries[key]
+	if !ok || ra.generation != gen {
+		return 0
+	}
+	return max(ra.at.Sub(r.Now()), 0)
+}
+
+// setRetry records the next attempt of a failed generation; a zero delay
+// forgets it.
+func (r *ArmadaChartReconciler) setRetry(key types.NamespacedName, gen int64, delay time.Duration) {
+	r.retryMu.Lock()
+	defer r.retryMu.Unlock()
+	if delay == 0 {
+		delete(r.retries, key)
+		return
+	}
+	if r.retries == nil {
+		r.retries = map[types.NamespacedName]retryAt{}
+	}
+	r.retries[key] = retryAt{generation: gen, at: r.Now().Add(delay)}
 }
 
 func (r *ArmadaChartReconciler) healedAt(ns, name string) int {
@@ -134,11 +179,22 @@ func (r *ArmadaChartReconciler) SetupWithManager(ctx context.Context, mgr ctrl.M
 	if r.MaxConcurrentReconciles == 0 {
 		r.MaxConcurrentReconciles = 4
 	}
+	if r.RetryInterval == 0 {
+		r.RetryInterval = 2 * time.Second
+	}
+	if r.MaxRetryInterval == 0 {
+		r.MaxRetryInterval = 5 * time.Minute
+	}
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &armadav1.ArmadaChart{}, releaseKeyIndex, func(o client.Object) []string {
 		c := o.(*armadav1.ArmadaChart)
 		return []string{releaseKey(c.Spec.Namespace, ReleaseName(c))}
 	}); err != nil {
 		return fmt.Errorf("indexing ArmadaCharts by release: %w", err)
+	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &armadav1.ArmadaChart{}, dependencyIndex, func(o client.Object) []string {
+		return o.(*armadav1.ArmadaChart).Spec.Dependencies
+	}); err != nil {
+		return fmt.Errorf("indexing ArmadaCharts by dependency: %w", err)
 	}
 	toChart := handler.EnqueueRequestsFromMapFunc(r.chartsForObject)
 	ofRelease := builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
@@ -146,6 +202,10 @@ func (r *ArmadaChartReconciler) SetupWithManager(ctx context.Context, mgr ctrl.M
 	}))
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&armadav1.ArmadaChart{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+		// A dependency is vendored into its dependents: a new spec of it (or
+		// its creation, for a dependent stalled on DependencyMissing) is a
+		// new chart for them.
+		Watches(&armadav1.ArmadaChart{}, handler.EnqueueRequestsFromMapFunc(r.dependentsOf), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&appsv1.Deployment{}, toChart, ofRelease).
 		Watches(&appsv1.StatefulSet{}, toChart, ofRelease).
 		Watches(&appsv1.DaemonSet{}, toChart, ofRelease).
@@ -186,6 +246,9 @@ func (r *ArmadaChartReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	log := ctrl.LoggerFrom(ctx)
 	obj := &armadav1.ArmadaChart{}
 	if err := reader(r.APIReader, r.Client).Get(ctx, req.NamespacedName, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.setRetry(req.NamespacedName, 0, 0)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 
@@ -201,7 +264,16 @@ func (r *ArmadaChartReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		}
 	}
 
+	if d := r.retryPending(req.NamespacedName, obj.Generation); d > 0 {
+		return ctrl.Result{RequeueAfter: d}, nil
+	}
+
 	base := obj.DeepCopy()
+	if obj.Status.ObservedGeneration != obj.Generation {
+		// The counters are per generation: a new spec starts afresh, and so
+		// does its retry backoff.
+		obj.Status.Failures, obj.Status.InstallFailures, obj.Status.UpgradeFailures = 0, 0, 0
+	}
 	values, verr := valuesOf(obj)
 	scrub := newScrubber(values)
 	defer func() {
@@ -261,6 +333,7 @@ func (r *ArmadaChartReconciler) finish(ctx context.Context, obj, base *armadav1.
 	}
 	var waiting *waitingError
 	stalled, isStalled := asStalled(err)
+	failed := err != nil && !errors.As(err, &waiting) && !isStalled
 	switch {
 	case err == nil:
 		st.Satisfied = string(st.State) == string(st.TargetState)
@@ -312,11 +385,25 @@ func (r *ArmadaChartReconciler) finish(ctx context.Context, obj, base *armadav1.
 		if errors.As(err, &re) {
 			reason = re.reason
 		}
+		delay := r.retryDelay(st.Failures)
 		set(armadav1.ReadyCondition, metav1.ConditionFalse, reason, msg)
-		set(armadav1.ReconcilingCondition, metav1.ConditionTrue, reason, fmt.Sprintf("retrying after failure %d", st.Failures))
+		set(armadav1.ReconcilingCondition, metav1.ConditionTrue, reason, fmt.Sprintf("retrying in %s after failure %d", delay, st.Failures))
 		apimeta.RemoveStatusCondition(&st.Conditions, armadav1.StalledCondition)
-		// The returned error must not carry values either.
-		err = errors.New(msg)
+		// The backoff follows status.failures rather than the work queue's
+		// own, which every successful poll of a wait would reset. The error
+		// is logged here, without values, instead of being returned.
+		log.Error(errors.New(msg), "reconcile failed", "failures", st.Failures, "retryIn", delay)
+		err = nil
+		res = ctrl.Result{RequeueAfter: delay}
+		r.setRetry(client.ObjectKeyFromObject(obj), obj.Generation, delay)
+	}
+	if !failed {
+		r.setRetry(client.ObjectKeyFromObject(obj), obj.Generation, 0)
+	}
+	if equality.Semantic.DeepEqual(base.Status, obj.Status) {
+		// Most polls of a wait change nothing; a write would only cost the
+		// API server a request.
+		return res, err
 	}
 	if perr := r.Client.Status().Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); perr != nil && !apierrors.IsNotFound(perr) {
 		if apierrors.IsConflict(perr) {
@@ -328,6 +415,16 @@ func (r *ArmadaChartReconciler) finish(ctx context.Context, obj, base *armadav1.
 		return res, errors.Join(err, fmt.Errorf("patching status of ArmadaChart %s/%s: %w", obj.Namespace, obj.Name, perr))
 	}
 	return res, err
+}
+
+// retryDelay is RetryInterval doubled for each failure after the first,
+// capped at MaxRetryInterval.
+func (r *ArmadaChartReconciler) retryDelay(failures int64) time.Duration {
+	d := r.RetryInterval
+	for i := int64(1); i < failures && d < r.MaxRetryInterval; i++ {
+		d *= 2
+	}
+	return min(d, r.MaxRetryInterval)
 }
 
 func sameCondition(a, b []metav1.Condition, t string) bool {

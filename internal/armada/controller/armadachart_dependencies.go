@@ -7,7 +7,10 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
 
@@ -20,6 +23,32 @@ const (
 	ReasonDependencyMissing = "DependencyMissing"
 	ReasonDependencyCycle   = "DependencyCycle"
 )
+
+// dependencyIndex indexes ArmadaCharts by the names in spec.dependencies.
+const dependencyIndex = "armada.airshipit.org/dependency"
+
+// dependentsOf maps an ArmadaChart to every chart in its namespace that
+// vendors it, directly or through other dependencies.
+func (r *ArmadaChartReconciler) dependentsOf(ctx context.Context, o client.Object) []reconcile.Request {
+	seen := map[string]bool{o.GetName(): true}
+	var out []reconcile.Request
+	for queue := []string{o.GetName()}; len(queue) > 0; queue = queue[1:] {
+		var list armadav1.ArmadaChartList
+		if err := r.Client.List(ctx, &list, client.InNamespace(o.GetNamespace()), client.MatchingFields{dependencyIndex: queue[0]}); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "listing dependents of an ArmadaChart", "chart", queue[0])
+			continue
+		}
+		for _, c := range list.Items {
+			if seen[c.Name] {
+				continue
+			}
+			seen[c.Name] = true
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: c.Namespace, Name: c.Name}})
+			queue = append(queue, c.Name)
+		}
+	}
+	return out
+}
 
 // injectDependencies vendors the charts spec.dependencies names (ArmadaCharts
 // in the same namespace, recursively) into ch as subcharts, replacing any

@@ -84,7 +84,7 @@ func (r *ArmadaChartReconciler) reconcileDeployed(ctx context.Context, obj *arma
 	switch {
 	case last == nil || statusOf(last) == releasecommon.StatusUninstalled:
 		verb = "install"
-	case statusOf(last) == releasecommon.StatusFailed && !hasDeployed(r, ns, name):
+	case statusOf(last) == releasecommon.StatusFailed && !r.hasSucceeded(ns, name):
 		// A release that never deployed cannot be rolled back or upgraded:
 		// purge it and install again.
 		if err := r.Helm.Uninstall(ns, name, deleteTimeout(obj)); err != nil {
@@ -129,8 +129,6 @@ func (r *ArmadaChartReconciler) reconcileDeployed(ctx context.Context, obj *arma
 			rel, err = r.Helm.Install(ctx, opts)
 			if err != nil {
 				obj.Status.InstallFailures++
-			} else {
-				obj.Status.InstallFailures = 0
 			}
 		case "upgrade":
 			if err := r.preUpgradeDelete(ctx, obj); err != nil {
@@ -143,8 +141,6 @@ func (r *ArmadaChartReconciler) reconcileDeployed(ctx context.Context, obj *arma
 			rel, err = r.Helm.Upgrade(ctx, opts)
 			if err != nil {
 				obj.Status.UpgradeFailures++
-			} else {
-				obj.Status.UpgradeFailures = 0
 			}
 		}
 		if rel != nil {
@@ -153,7 +149,13 @@ func (r *ArmadaChartReconciler) reconcileDeployed(ctx context.Context, obj *arma
 		if err != nil {
 			obj.Status.State = armadav1.StateFailed
 			r.event(obj, corev1.EventTypeWarning, "Failed", verbTitle(verb), fmt.Sprintf("helm %s of release %s/%s failed", verb, ns, name))
-			return ctrl.Result{}, classifyHelmError(id, err)
+			cause := classifyHelmError(id, err)
+			if _, stalled := asStalled(cause); stalled || rel == nil || statusOf(rel) != releasecommon.StatusFailed {
+				// Nothing was recorded (the chart did not render, the API
+				// server was unreachable): retry as it is.
+				return ctrl.Result{}, cause
+			}
+			return ctrl.Result{}, r.remediate(ctx, obj, rel, cause, false)
 		}
 		obj.Status.LastAppliedValuesChecksum = "sha256:" + digest
 		r.event(obj, corev1.EventTypeNormal, verbTitle(verb)+"Succeeded", verbTitle(verb), fmt.Sprintf("helm %s of release %s/%s: revision %d", verb, ns, name, rel.Version))
@@ -175,6 +177,9 @@ func (r *ArmadaChartReconciler) reconcileDeployed(ctx context.Context, obj *arma
 		return ctrl.Result{}, err
 	}
 	obj.Status.State = armadav1.StateDeployed
+	// An install or upgrade counts as done once its wait passed.
+	obj.Status.InstallFailures = 0
+	obj.Status.UpgradeFailures = 0
 	return ctrl.Result{}, nil
 }
 
@@ -187,17 +192,14 @@ func statusOf(r *release.Release) releasecommon.Status {
 	return r.Info.Status
 }
 
-func hasDeployed(r *ArmadaChartReconciler, ns, name string) bool {
-	h, err := r.Helm.History(ns, name)
+// hasSucceeded reports whether any revision of the release ever succeeded,
+// that is whether it can be upgraded or rolled back rather than purged.
+func (r *ArmadaChartReconciler) hasSucceeded(ns, name string) bool {
+	v, err := r.Helm.LastSuccessful(ns, name, 0)
 	if err != nil {
 		return true // upgrading is the safer guess
 	}
-	for _, rel := range h {
-		if s := statusOf(rel); s == releasecommon.StatusDeployed || s == releasecommon.StatusSuperseded {
-			return true
-		}
-	}
-	return false
+	return v > 0
 }
 
 func setRelease(obj *armadav1.ArmadaChart, rel *release.Release) {
@@ -234,8 +236,8 @@ func (r *ArmadaChartReconciler) waitReady(ctx context.Context, obj *armadav1.Arm
 		if rel.Info != nil && r.Now().Sub(rel.Info.LastDeployed) > timeout {
 			obj.Status.State = armadav1.StateFailed
 			r.event(obj, corev1.EventTypeWarning, ReasonWaitTimeout, "Wait", fmt.Sprintf("wait for release %s/%s timed out after %s: %s", obj.Spec.Namespace, obj.Status.ReleaseName, timeout, res.Message()))
-			return failWith(ReasonWaitTimeout, fmt.Errorf("ArmadaChart %s/%s: spec.wait.timeout: %s passed since revision %d was deployed: %s",
-				obj.Namespace, obj.Name, timeout, rel.Version, res.Message()))
+			return r.remediate(ctx, obj, rel, failWith(ReasonWaitTimeout, fmt.Errorf("ArmadaChart %s/%s: spec.wait.timeout: %s passed since revision %d was deployed: %s",
+				obj.Namespace, obj.Name, timeout, rel.Version, res.Message())), true)
 		}
 		obj.Status.State = armadav1.StateRunning
 		return &waitingError{msg: res.Message()}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	armadav1 "github.com/airshipit/airship-go/api/armada/v1alpha1"
+	"github.com/airshipit/airship-go/internal/armada/helm"
 )
 
 func stalledWith(reason string) func(*armadav1.ArmadaChart) bool {
@@ -144,7 +147,8 @@ func TestTarOverHTTP(t *testing.T) {
 
 // TestWaitTimeoutReported checks that a wait that cannot be met within
 // wait.timeout fails the chart with reason WaitTimeout, an event, and a
-// growing failure counter, while the release itself stays installed.
+// growing failure counter, and marks the revision failed in Helm's history
+// (its objects stay until the next attempt purges and reinstalls it).
 func TestWaitTimeoutReported(t *testing.T) {
 	startManager(t)
 	ctx := context.Background()
@@ -168,7 +172,7 @@ func TestWaitTimeoutReported(t *testing.T) {
 	if !strings.Contains(r.Message, "spec.wait.timeout") || !strings.Contains(r.Message, "statefulset") {
 		t.Fatalf("Ready message %q should name spec.wait.timeout and what was missing", r.Message)
 	}
-	if got.Status.State != armadav1.StateFailed || got.Status.Satisfied || got.Status.HelmStatus != "deployed" {
+	if got.Status.State != armadav1.StateFailed || got.Status.Satisfied || got.Status.HelmStatus != "failed" {
 		t.Fatalf("status %+v", got.Status)
 	}
 	assertEvents(t, ns, "web", ReasonWaitTimeout)
@@ -223,6 +227,77 @@ func TestDependencies(t *testing.T) {
 			if !strings.Contains(msg, w) {
 				t.Errorf("%s: Stalled message %q does not contain %q", tt.obj.Name, msg, w)
 			}
+		}
+	}
+}
+
+// writeChart writes a chart named name with the given templates to a new
+// directory and returns it.
+func writeChart(t *testing.T, name string, templates map[string]string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), name)
+	if err := os.MkdirAll(filepath.Join(dir, "templates"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{"Chart.yaml": "apiVersion: v2\nname: " + name + "\nversion: 0.1.0\n"}
+	for f, body := range templates {
+		files[filepath.Join("templates", f)] = body
+	}
+	for f, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestDependencyChangeUpgradesDependents changes the source of a chart
+// other charts vendor, and checks that both its direct dependent and a
+// dependent through another dependency are upgraded to a revision that
+// holds the new dependency, without any change to the dependents.
+func TestDependencyChangeUpgradesDependents(t *testing.T) {
+	startManager(t)
+	ctx := context.Background()
+	hc := helm.New(env.Config, nil)
+	ns := newNamespace(t, "depchange")
+	extraV2 := writeChart(t, "extra", map[string]string{"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-extra\ndata:\n  from: dependency-v2\n"})
+	midDir := writeChart(t, "mid", map[string]string{"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-mid\ndata:\n  from: mid\n"})
+	topDir := writeChart(t, "top", map[string]string{"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-top\ndata:\n  from: top\n"})
+
+	extra := newChart(ns, "extra", "extra", chartDir(t, "extra"))
+	extra.Spec.TargetState = armadav1.TargetStateUninitialized
+	mid := newChart(ns, "mid", "mid", midDir)
+	mid.Spec.TargetState = armadav1.TargetStateUninitialized
+	mid.Spec.Dependencies = []string{"extra"}
+	app := newChart(ns, "app", "app", chartDir(t, "small"))
+	app.Spec.Values = values(t, `{"replicas": 1}`)
+	app.Spec.Dependencies = []string{"extra"}
+	top := newChart(ns, "top", "top", topDir)
+	top.Spec.Dependencies = []string{"mid"}
+	for _, o := range []*armadav1.ArmadaChart{extra, mid, app, top} {
+		if err := env.Client.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, o := range []*armadav1.ArmadaChart{app, top} {
+		waitFor(t, client.ObjectKeyFromObject(o), 90*time.Second, "installed with its dependency", satisfiedAt(1))
+	}
+
+	update(t, client.ObjectKeyFromObject(extra), func(c *armadav1.ArmadaChart) { c.Spec.Source.Location = extraV2 })
+	for _, o := range []*armadav1.ArmadaChart{app, top} {
+		got := waitFor(t, client.ObjectKeyFromObject(o), 90*time.Second, "upgraded with the new dependency", func(c *armadav1.ArmadaChart) bool {
+			return c.Status.HelmRevision == 2 && satisfiedAt(1)(c)
+		})
+		if got.Generation != 1 {
+			t.Fatalf("%s: its own spec changed (generation %d)", o.Name, got.Generation)
+		}
+		last, err := hc.Last(ns, o.Spec.Release)
+		if err != nil || last.Version != 2 || !strings.Contains(last.Manifest, "dependency-v2") {
+			t.Fatalf("%s: release after the dependency changed: err %v, manifest:\n%s", o.Name, err, last.Manifest)
+		}
+		var cm corev1.ConfigMap
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: o.Spec.Release + "-extra"}, &cm); err != nil || cm.Data["from"] != "dependency-v2" {
+			t.Fatalf("%s: dependency's ConfigMap %v (err %v)", o.Name, cm.Data, err)
 		}
 	}
 }

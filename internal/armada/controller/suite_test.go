@@ -101,8 +101,9 @@ func runManagerProcess(kubeconfig string) int {
 }
 
 // startManager runs a manager with the ArmadaChart reconciler until the
-// returned stop function is called (or the test ends).
-func startManager(t *testing.T) (stop func()) {
+// returned stop function is called (or the test ends). tune may change the
+// chart reconciler's settings before it starts.
+func startManager(t *testing.T, tune ...func(*ArmadaChartReconciler)) (stop func()) {
 	t.Helper()
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
 		Scheme:                 env.Scheme,
@@ -120,6 +121,9 @@ func startManager(t *testing.T) (stop func()) {
 		Helm:         helm.New(env.Config, nil),
 		Recorder:     mgr.GetEventRecorder("armada-operator"),
 		PollInterval: time.Second,
+	}
+	for _, f := range tune {
+		f(r)
 	}
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		t.Fatal(err)

@@ -227,6 +227,13 @@ func deploymentNotReady(d *appsv1.Deployment, mr *intstr.IntOrString) string {
 	if d.Status.UpdatedReplicas < want {
 		return fmt.Sprintf("%d/%d updated", d.Status.UpdatedReplicas, want)
 	}
+	// Pods of the previous ReplicaSet count as available while a rollout
+	// goes on, so availability means nothing until they are gone (as in
+	// kubectl rollout status): a new pod that never starts would otherwise
+	// pass the wait, its predecessor still serving.
+	if old := d.Status.Replicas - d.Status.UpdatedReplicas; old > 0 {
+		return fmt.Sprintf("%d old replicas pending termination", old)
+	}
 	if d.Status.AvailableReplicas < want {
 		return fmt.Sprintf("%d/%d available", d.Status.AvailableReplicas, want)
 	}

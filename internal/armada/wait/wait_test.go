@@ -97,6 +97,18 @@ func TestCheck(t *testing.T) {
 			mentioned: "not observed",
 		},
 		{
+			// The new pod cannot start; the old one still serves and counts
+			// as available.
+			name: "rollout with an old replica left",
+			objs: []client.Object{func() client.Object {
+				d := deployment("web", "", app, 1, 1, 1)
+				d.Status.Replicas = 2
+				return d
+			}()},
+			wait:      &armadav1.ArmadaChartWait{Labels: app, Resources: []armadav1.ArmadaChartWaitResource{{Type: "deployment"}}},
+			mentioned: "1 old replicas pending termination",
+		},
+		{
 			name:      "listed resource is required by default",
 			wait:      &armadav1.ArmadaChartWait{Labels: app, Resources: []armadav1.ArmadaChartWaitResource{{Type: "statefulset"}}},
 			mentioned: "statefulset matching app=web: none found (required)",
