@@ -88,12 +88,15 @@ providers:
 - name: cluster-api
   type: CoreProvider
   url: site/providers/capi
+  variable-substitution: true
 - name: kubeadm
   type: BootstrapProvider
   url: site/providers/cabpk
+  variable-substitution: true
 - name: kubeadm
   type: ControlPlaneProvider
   url: site/providers/kcp
+  variable-substitution: true
 init-options:
   core-provider: CORE
   bootstrap-providers: [BOOTSTRAP]

@@ -16,7 +16,9 @@ import (
 	clusterctlv1 "sigs.k8s.io/cluster-api/cmd/clusterctl/api/v1alpha3"
 	ctlclient "sigs.k8s.io/cluster-api/cmd/clusterctl/client"
 	ctlconfig "sigs.k8s.io/cluster-api/cmd/clusterctl/client/config"
+	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/repository"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	v1 "github.com/airshipit/airship-go/api/airshipit/v1alpha1"
 	"github.com/airshipit/airship-go/internal/document"
@@ -181,25 +183,14 @@ func (e *Executor) runInit(ctx context.Context, opts executor.RunOptions) error 
 	if err := e.checkFirstRun(ctx, entries); err != nil {
 		return err
 	}
-	reader := ctlconfig.NewMemoryReader()
-	if err := e.writeRepository(filepath.Join(dir, "repository"), entries, reader); err != nil {
+	c, err := e.newClusterctl(ctx, filepath.Join(dir, "repository"), entries)
+	if err != nil {
 		return err
-	}
-	for k, v := range e.api.AdditionalComponentVariables {
-		reader.Set(k, v)
 	}
 	send := func(msg string) {
 		if opts.Events != nil {
 			opts.Events <- executor.Event{Type: "Init", Message: msg}
 		}
-	}
-	cfg, err := ctlconfig.New(ctx, "", ctlconfig.InjectReader(reader))
-	if err != nil {
-		return fmt.Errorf("clusterctl configuration: %w", err)
-	}
-	c, err := ctlclient.New(ctx, "", ctlclient.InjectConfig(cfg))
-	if err != nil {
-		return fmt.Errorf("clusterctl client: %w", err)
 	}
 	init := ctlclient.InitOptions{
 		Kubeconfig:          ctlclient.Kubeconfig{Path: kcPath, Context: e.cfg.ClusterName},
@@ -232,4 +223,75 @@ func (e *Executor) runInit(ctx context.Context, opts executor.RunOptions) error 
 	}
 	send(fmt.Sprintf("%d providers installed and available", len(entries)))
 	return nil
+}
+
+// newClusterctl writes the local repository of entries into dir and returns
+// a clusterctl client that reads only it, configured from the document:
+//   - additional-vars (and, with env-vars, the environment, which
+//     additional-vars override) are the values of ${VAR} in components;
+//   - a provider with variable-substitution: true has its variables
+//     substituted (one without a value or a ${VAR:=default} is an error
+//     naming it); without it, its components are installed as built;
+//   - images are clusterctl's image overrides, by component (the provider
+//     label, e.g. cluster-api or infrastructure-metal3, "all", or
+//     "<component>/<image name>").
+func (e *Executor) newClusterctl(ctx context.Context, dir string, entries []initEntry) (ctlclient.Client, error) {
+	reader := ctlconfig.NewMemoryReader()
+	if err := e.writeRepository(dir, entries, reader); err != nil {
+		return nil, err
+	}
+	if e.api.EnvVars {
+		for _, kv := range os.Environ() {
+			if k, v, ok := strings.Cut(kv, "="); ok && k != "" {
+				reader.Set(k, v)
+			}
+		}
+	}
+	for k, v := range e.api.AdditionalComponentVariables {
+		reader.Set(k, v)
+	}
+	if len(e.api.ImageMetas) > 0 {
+		images, err := yaml.Marshal(e.api.ImageMetas)
+		if err != nil {
+			return nil, fmt.Errorf("%s: images: %w", e.cfg.ExecutorDoc.ID(), err)
+		}
+		reader.Set("images", string(images))
+	}
+	substitute := map[string]bool{}
+	for _, p := range e.api.Providers {
+		if p != nil && p.VariableSubstitution {
+			substitute[clusterctlv1.ManifestLabel(p.Name, clusterctlv1.ProviderType(p.Type))] = true
+		}
+	}
+	cfg, err := ctlconfig.New(ctx, "", ctlconfig.InjectReader(reader))
+	if err != nil {
+		return nil, fmt.Errorf("clusterctl configuration: %w", err)
+	}
+	factory := func(ctx context.Context, in ctlclient.RepositoryClientFactoryInput) (repository.Client, error) {
+		rc, err := repository.New(ctx, in.Provider, cfg, repository.InjectYamlProcessor(in.Processor))
+		if err != nil || substitute[in.Provider.ManifestLabel()] {
+			return rc, err
+		}
+		return rawRepository{rc}, nil
+	}
+	c, err := ctlclient.New(ctx, "", ctlclient.InjectConfig(cfg), ctlclient.InjectRepositoryFactory(factory))
+	if err != nil {
+		return nil, fmt.Errorf("clusterctl client: %w", err)
+	}
+	return c, nil
+}
+
+// rawRepository hands out a provider's components as built: clusterctl's
+// components client always substitutes variables unless told to skip it.
+type rawRepository struct{ repository.Client }
+
+func (r rawRepository) Components() repository.ComponentsClient {
+	return rawComponents{r.Client.Components()}
+}
+
+type rawComponents struct{ repository.ComponentsClient }
+
+func (c rawComponents) Get(ctx context.Context, o repository.ComponentsOptions) (repository.Components, error) {
+	o.SkipTemplateProcess = true
+	return c.ComponentsClient.Get(ctx, o)
 }

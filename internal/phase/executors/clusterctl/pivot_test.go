@@ -112,9 +112,9 @@ kind: Clusterctl
 metadata: {name: init}
 action: init
 providers:
-- {name: cluster-api, type: CoreProvider, url: site/providers/capi}
-- {name: kubeadm, type: BootstrapProvider, url: site/providers/cabpk}
-- {name: kubeadm, type: ControlPlaneProvider, url: site/providers/kcp}
+- {name: cluster-api, type: CoreProvider, url: site/providers/capi, variable-substitution: true}
+- {name: kubeadm, type: BootstrapProvider, url: site/providers/cabpk, variable-substitution: true}
+- {name: kubeadm, type: ControlPlaneProvider, url: site/providers/kcp, variable-substitution: true}
 - {name: test, type: InfrastructureProvider, url: site/providers/infra-test}
 init-options:
   core-provider: cluster-api:v1.14.2
