@@ -267,6 +267,8 @@ func TestInitBadInput(t *testing.T) {
 		{"network url", "cluster-api:v1.14.2", "https://github.com/kubernetes-sigs/cluster-api/releases/latest/core-components.yaml", "come from the site tree, not the network"},
 		{"missing dir", "cluster-api:v1.14.2", "site/providers/none", "is not a directory"},
 		{"unknown provider", "kubeadm:v1.14.2", "site/providers/capi", `providers has no CoreProvider named "kubeadm"`},
+		{"missing versions dir", "cluster-api:v1.14.2", "site/providers/capi\n  versions: {v1.14.2: site/providers/none}", "(cluster-api).versions[v1.14.2]:"},
+		{"network versions path", "cluster-api:v1.14.2", "site/providers/capi\n  versions: {v1.14.2: 'https://example.invalid/c.yaml'}", "not the network"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

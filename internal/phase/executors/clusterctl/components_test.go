@@ -42,7 +42,7 @@ images:
   cluster-api: {repository: mirror.invalid/capi, tag: v9}
 providers:
 - {name: cluster-api, type: CoreProvider, url: core, variable-substitution: true}
-- {name: raw, type: InfrastructureProvider, url: raw}
+- {name: raw, type: InfrastructureProvider, versions: {v0.1.0: raw, v0.9.0: core}}
 - {name: strict, type: BootstrapProvider, url: strict, variable-substitution: true}
 init-options:
   core-provider: cluster-api:v1.14.2
@@ -54,7 +54,8 @@ init-options:
 // tree and reads them back through clusterctl's own processing (no cluster):
 // additional-vars win over the environment, defaults apply, a provider
 // without variable-substitution is installed as built, a missing variable is
-// named, and image overrides reach the Deployment of their component.
+// named, image overrides reach the Deployment of their component, and a
+// provider's versions map picks the tree of the version asked for.
 func TestComponentsVariablesAndImages(t *testing.T) {
 	dir := t.TempDir()
 	for sub, ns := range map[string]string{"core": "capi-system", "raw": "raw-system", "strict": "strict-system"} {
@@ -116,7 +117,8 @@ func TestComponentsVariablesAndImages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"--a=${FOO}", "--b=${BAR:=dflt}", "image: registry.invalid/capi/manager:v1"} {
+	// versions picks the tree of the version init asks for, not the newest.
+	for _, want := range []string{"--a=${FOO}", "--b=${BAR:=dflt}", "image: registry.invalid/capi/manager:v1", "namespace: raw-system"} {
 		if !strings.Contains(raw, want) {
 			t.Errorf("components without variable-substitution lack %q:\n%s", want, raw)
 		}

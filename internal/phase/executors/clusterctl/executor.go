@@ -41,11 +41,16 @@ func New(cfg executor.Config) (executor.Executor, error) {
 	return &Executor{cfg: cfg, api: api}, nil
 }
 
-// providerRoot is where a provider's components are built from: its url,
-// relative to the site's target path, or the only entry of versions.
-func (e *Executor) providerRoot(p *v1.Provider) string {
-	u := p.URL
-	if u == "" && len(p.Versions) > 0 {
+// providerRoot is where a provider's components of version are built
+// from: versions[version] when listed, else url, else (version "", for
+// render and validate) the newest entry of versions; relative to the site's
+// target path.
+func (e *Executor) providerRoot(p *v1.Provider, version string) string {
+	u := p.Versions[version]
+	if u == "" {
+		u = p.URL
+	}
+	if u == "" && version == "" && len(p.Versions) > 0 {
 		keys := make([]string, 0, len(p.Versions))
 		for k := range p.Versions {
 			keys = append(keys, k)
@@ -87,17 +92,28 @@ func (e *Executor) Validate(context.Context) error {
 		if !slices.Contains(ProviderTypes, p.Type) {
 			add("providers[%d].type %q is not one of %s", i, p.Type, strings.Join(ProviderTypes, ", "))
 		}
+		known[key{p.Name, p.Type}] = true
 		if strings.Contains(p.URL, "://") {
 			add("providers[%d].url %q: provider components come from the site tree, not the network", i, p.URL)
 			continue
 		}
-		root := e.providerRoot(p)
-		if root == "" {
-			add("providers[%d] (%s) needs url: a kustomize root relative to the site's target path", i, p.Name)
-		} else if st, err := os.Stat(root); err != nil || !st.IsDir() {
-			add("providers[%d] (%s).url: %s is not a directory", i, p.Name, root)
+		if p.URL == "" && len(p.Versions) == 0 {
+			add("providers[%d] (%s) needs url (or versions): a kustomize root relative to the site's target path", i, p.Name)
+			continue
 		}
-		known[key{p.Name, p.Type}] = true
+		if p.URL != "" {
+			if root := e.providerRoot(p, ""); !isDir(root) {
+				add("providers[%d] (%s).url: %s is not a directory", i, p.Name, root)
+			}
+		}
+		for v, path := range p.Versions {
+			switch {
+			case strings.Contains(path, "://"):
+				add("providers[%d] (%s).versions[%s] %q: provider components come from the site tree, not the network", i, p.Name, v, path)
+			case !isDir(e.providerRoot(p, v)):
+				add("providers[%d] (%s).versions[%s]: %s is not a directory", i, p.Name, v, e.providerRoot(p, v))
+			}
+		}
 	}
 	if o := e.api.InitOptions; o != nil && e.api.Action == v1.ActionInit {
 		check := func(fieldName, typ string, entries ...string) {
@@ -127,7 +143,7 @@ func (e *Executor) Render(_ context.Context, w io.Writer, opts executor.RenderOp
 	}
 	first := true
 	for _, p := range e.api.Providers {
-		b, err := document.Build(e.providerRoot(p), document.BuildOptions{})
+		b, err := document.Build(e.providerRoot(p, ""), document.BuildOptions{})
 		if err != nil {
 			return fmt.Errorf("provider %s (%s): %w", p.Name, p.Type, err)
 		}
@@ -160,4 +176,9 @@ func (e *Executor) Run(ctx context.Context, opts executor.RunOptions) error {
 		return e.runMove(ctx, opts)
 	}
 	return fmt.Errorf("phase %q: clusterctl action %q is not one of init, move", e.cfg.PhaseName, e.api.Action)
+}
+
+func isDir(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.IsDir()
 }

@@ -80,7 +80,10 @@ func (e *Executor) writeRepository(dir string, entries []initEntry, reader *ctlc
 		if p == nil {
 			return fmt.Errorf("%s: providers has no %s named %q", e.cfg.ExecutorDoc.ID(), en.typ, en.name)
 		}
-		root := e.providerRoot(p)
+		root := e.providerRoot(p, en.version)
+		if root == "" {
+			return fmt.Errorf("%s: provider %s (%s) has no url and no versions entry for %s", e.cfg.ExecutorDoc.ID(), p.Name, p.Type, en.version)
+		}
 		build := e.cfg.Build
 		if build == nil {
 			build = func(path string) (*document.Bundle, error) { return document.Build(path, document.BuildOptions{}) }
