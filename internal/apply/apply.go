@@ -442,8 +442,8 @@ func (a *Applier) wait(ctx context.Context, objs []*unstructured.Unstructured, o
 	// The default readers of Deployments, ReplicaSets and StatefulSets LIST
 	// the generated ReplicaSets and Pods from the API server on every event,
 	// only to attach them to the event; the status itself is computed from
-	// the object alone. With hundreds of Deployments those LISTs queue up
-	// behind the client's rate limit and readiness is noticed seconds late.
+	// the object alone. With hundreds of Deployments those LISTs pile up
+	// on the API server and readiness is noticed seconds late.
 	w.StatusReader = statusreaders.NewGenericStatusReader(a.mapper, status.Compute)
 	events := w.Watch(ctx, ids, watcher.Options{})
 	reported := -1
