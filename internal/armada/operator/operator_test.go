@@ -113,7 +113,9 @@ func TestRunWaitsForCRDs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	saved := apiPollInterval
 	apiPollInterval = 100 * time.Millisecond
+	t.Cleanup(func() { apiPollInterval = saved })
 	o := DefaultOptions()
 	o.SkipControllerNameValidation = true
 	o.LeaderElection = false

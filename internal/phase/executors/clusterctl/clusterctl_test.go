@@ -445,3 +445,38 @@ func TestMoveBetweenTwoAPIServers(t *testing.T) {
 		t.Error("an unmarked Secret was moved")
 	}
 }
+
+// TestFirstInitNeedsBootstrapAndControlPlane: on a cluster without a core
+// provider, an init naming neither bootstrap nor control-plane providers is
+// refused before clusterctl would go to the internet for kubeadm's.
+func TestFirstInitNeedsBootstrapAndControlPlane(t *testing.T) {
+	env := testenv.StartAPI(t, testenv.Options{})
+	raw, err := clientcmd.LoadFromFile(env.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	ph := strings.NewReplacer("CORE", "cluster-api:v1.14.2", "BOOTSTRAP", "", "CONTROLPLANE", "",
+		"KUBECONFIG", env.Kubeconfig, "CONTEXT", raw.CurrentContext).Replace(phases)
+	writeSite(t, dir, map[string]string{
+		"config": "apiVersion: airshipit.org/v1alpha1\nkind: Config\ncurrentContext: c\ncontexts: {c: {manifest: m}}\n" +
+			"manifests:\n  m: {phaseRepositoryName: r, repositories: {r: {url: ./site}}, targetPath: ., metadataPath: metadata.yaml}\n",
+		"site/metadata.yaml":                      "phase: {path: phases}\n",
+		"site/phases/kustomization.yaml":          "resources: [phases.yaml]\n",
+		"site/phases/phases.yaml":                 ph,
+		"site/providers/capi/kustomization.yaml":  "resources: []\n",
+		"site/providers/cabpk/kustomization.yaml": "resources: []\n",
+		"site/providers/kcp/kustomization.yaml":   "resources: []\n",
+	})
+	site, p := loadPhase(t, dir, "clusterctl-init")
+	ex, err := site.Executor(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	err = ex.Run(ctx, executor.RunOptions{})
+	if err == nil || !strings.Contains(err.Error(), `cluster "mgmt" has no Cluster API core provider yet`) {
+		t.Fatalf("first init without bootstrap and control-plane providers: %v", err)
+	}
+}

@@ -9,15 +9,11 @@ import (
 	"strings"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/clientcmd"
 	clusterctlv1 "sigs.k8s.io/cluster-api/cmd/clusterctl/api/v1alpha3"
 	ctlclient "sigs.k8s.io/cluster-api/cmd/clusterctl/client"
 	ctlconfig "sigs.k8s.io/cluster-api/cmd/clusterctl/client/config"
 	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/repository"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	v1 "github.com/airshipit/airship-go/api/airshipit/v1alpha1"
@@ -128,25 +124,18 @@ func (e *Executor) checkFirstRun(ctx context.Context, entries []initEntry) error
 	if has[clusterctlv1.BootstrapProviderType] && has[clusterctlv1.ControlPlaneProviderType] {
 		return nil
 	}
-	rc, err := e.cfg.RESTConfig(ctx, e.cfg.ClusterName)
+	c, err := e.client(ctx, e.cfg.ClusterName)
 	if err != nil {
 		return err
 	}
-	c, err := client.New(rc, client.Options{})
+	inv, _, err := readInventory(ctx, c)
 	if err != nil {
 		return err
 	}
-	list := &unstructured.UnstructuredList{}
-	list.SetAPIVersion("clusterctl.cluster.x-k8s.io/v1alpha3")
-	list.SetKind("ProviderList")
-	if err := c.List(ctx, list); err == nil {
-		for _, p := range list.Items {
-			if t, _, _ := unstructured.NestedString(p.Object, "type"); t == string(clusterctlv1.CoreProviderType) {
-				return nil
-			}
+	for _, p := range inv {
+		if p.typ == clusterctlv1.CoreProviderType {
+			return nil
 		}
-	} else if !meta.IsNoMatchError(err) && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("reading clusterctl's provider inventory: %w", err)
 	}
 	return fmt.Errorf("%s: cluster %q has no Cluster API core provider yet, and on a first init clusterctl also installs "+
 		"bootstrap and control-plane providers (kubeadm unless named): add them to providers and to init-options."+

@@ -66,6 +66,7 @@ func (e *Executor) client(ctx context.Context, cluster string) (client.Client, e
 // inventoryEntry is one Provider object of clusterctl's inventory.
 type inventoryEntry struct {
 	namespace, version string
+	typ                clusterctlv1.ProviderType
 }
 
 // readInventory returns clusterctl's inventory of a cluster by provider
@@ -85,7 +86,7 @@ func readInventory(ctx context.Context, c client.Client) (entries map[string]inv
 		name, _, _ := unstructured.NestedString(it.Object, "providerName")
 		typ, _, _ := unstructured.NestedString(it.Object, "type")
 		version, _, _ := unstructured.NestedString(it.Object, "version")
-		entries[clusterctlv1.ManifestLabel(name, clusterctlv1.ProviderType(typ))] = inventoryEntry{namespace: it.GetNamespace(), version: version}
+		entries[clusterctlv1.ManifestLabel(name, clusterctlv1.ProviderType(typ))] = inventoryEntry{namespace: it.GetNamespace(), version: version, typ: clusterctlv1.ProviderType(typ)}
 	}
 	return entries, true, nil
 }
