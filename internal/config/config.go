@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	v1 "github.com/airshipit/airship-go/api/airshipit/v1alpha1"
-	"github.com/airshipit/airship-go/internal/pki"
+	"github.com/airshipit/airship-go/internal/fileutil"
 )
 
 // EnvConfigPath names the environment variable that points at the config file.
@@ -105,7 +105,7 @@ func (c *Config) Save() error {
 	if err != nil {
 		return fmt.Errorf("encoding airship config: %w", err)
 	}
-	if err := pki.WriteFile(c.Path, data, 0o600); err != nil {
+	if err := fileutil.WriteAtomic(c.Path, data, 0o600); err != nil {
 		return fmt.Errorf("saving airship config: %w", err)
 	}
 	return nil

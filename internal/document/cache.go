@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 
-	"github.com/airshipit/airship-go/internal/pki"
+	"github.com/airshipit/airship-go/internal/fileutil"
 )
 
 // Cache keeps built bundles keyed by the content of every file their build
@@ -169,5 +169,5 @@ func (c *Cache) store(key string, e *cacheEntry) {
 	if err != nil {
 		return
 	}
-	_ = pki.WriteFile(filepath.Join(c.Dir, key+".json"), data, 0o600)
+	_ = fileutil.WriteAtomic(filepath.Join(c.Dir, key+".json"), data, 0o600)
 }

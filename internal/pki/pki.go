@@ -17,6 +17,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/airshipit/airship-go/internal/fileutil"
 )
 
 // KeyType names the algorithm of a generated private key.
@@ -194,10 +196,10 @@ func (kp *KeyPair) WriteFiles(dir, base string) error {
 	if err != nil {
 		return err
 	}
-	if err := WriteFile(filepath.Join(dir, base+".crt"), kp.CertPEM(), 0o644); err != nil {
+	if err := fileutil.WriteAtomic(filepath.Join(dir, base+".crt"), kp.CertPEM(), 0o644); err != nil {
 		return err
 	}
-	return WriteFile(filepath.Join(dir, base+".key"), keyPEM, 0o600)
+	return fileutil.WriteAtomic(filepath.Join(dir, base+".key"), keyPEM, 0o600)
 }
 
 // Load reads <base>.crt and <base>.key from dir.
@@ -253,33 +255,6 @@ func ParseKey(keyPEM []byte) (crypto.Signer, error) {
 		return k, nil
 	}
 	return nil, fmt.Errorf("cannot parse %s block as a private key", kb.Type)
-}
-
-// WriteFile writes data atomically (temporary file, then rename) with the given mode.
-func WriteFile(path string, data []byte, mode os.FileMode) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fmt.Errorf("creating directory for %s: %w", path, err)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name()) //nolint:errcheck // gone after a successful rename
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
 }
 
 func newSerial() (*big.Int, error) {

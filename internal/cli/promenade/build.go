@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/airshipit/airship-go/internal/cli"
-	"github.com/airshipit/airship-go/internal/pki"
+	"github.com/airshipit/airship-go/internal/fileutil"
 	"github.com/airshipit/airship-go/internal/promenade/anchor"
 	"github.com/airshipit/airship-go/internal/promenade/builder"
 	"github.com/airshipit/airship-go/internal/promenade/config"
@@ -54,7 +54,7 @@ unless every script renders.`,
 				return err
 			}
 			// The anchors carry private keys in Secrets: 0600.
-			if err := pki.WriteFile(filepath.Join(outDir, "anchors.yaml"), anchors, 0o600); err != nil {
+			if err := fileutil.WriteAtomic(filepath.Join(outDir, "anchors.yaml"), anchors, 0o600); err != nil {
 				return err
 			}
 			fmt.Fprintf(streams.Out, "wrote %s/anchors.yaml\n", outDir)

@@ -20,7 +20,7 @@ import (
 
 	v1 "github.com/airshipit/airship-go/api/airshipit/v1alpha1"
 	"github.com/airshipit/airship-go/internal/document"
-	"github.com/airshipit/airship-go/internal/pki"
+	"github.com/airshipit/airship-go/internal/fileutil"
 )
 
 // Resolver finds kubeconfigs for the clusters of a ClusterMap.
@@ -91,7 +91,7 @@ func Write(path string, cfg *clientcmdapi.Config) error {
 	if err != nil {
 		return err
 	}
-	return pki.WriteFile(path, data, 0o600)
+	return fileutil.WriteAtomic(path, data, 0o600)
 }
 
 func (r *Resolver) resolve(ctx context.Context, cluster string, visiting map[string]bool) (*clientcmdapi.Config, error) {

@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/airshipit/airship-go/internal/fileutil"
 	"github.com/airshipit/airship-go/internal/pki"
 )
 
@@ -99,10 +100,10 @@ func ensurePKI(dir string) (reused bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	if err := pki.WriteFile(filepath.Join(dir, "sa.key"), keyPEM, 0o600); err != nil {
+	if err := fileutil.WriteAtomic(filepath.Join(dir, "sa.key"), keyPEM, 0o600); err != nil {
 		return false, err
 	}
-	return false, pki.WriteFile(filepath.Join(dir, "sa.pub"), pubPEM, 0o644)
+	return false, fileutil.WriteAtomic(filepath.Join(dir, "sa.pub"), pubPEM, 0o644)
 }
 
 func pkiUsable(dir string) bool {
@@ -150,7 +151,7 @@ func writeKubeconfig(path, server, pkiDir, certBase, contextName string) error {
 	if err != nil {
 		return fmt.Errorf("encoding kubeconfig %s: %w", path, err)
 	}
-	return pki.WriteFile(path, data, 0o600)
+	return fileutil.WriteAtomic(path, data, 0o600)
 }
 
 // tlsConfig returns a client TLS config that trusts caBase and presents certBase.

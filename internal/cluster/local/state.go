@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/airshipit/airship-go/internal/pki"
+	"github.com/airshipit/airship-go/internal/fileutil"
 )
 
 // State is what state.json records about a running cluster.
@@ -65,5 +65,5 @@ func writeState(path string, s *State) error {
 	if err != nil {
 		return fmt.Errorf("encoding state: %w", err)
 	}
-	return pki.WriteFile(path, append(data, '\n'), 0o600)
+	return fileutil.WriteAtomic(path, append(data, '\n'), 0o600)
 }

@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/airshipit/airship-go/internal/pki"
+	"github.com/airshipit/airship-go/internal/fileutil"
 )
 
 //go:embed stages.yaml
@@ -96,7 +96,7 @@ func Up(ctx context.Context, opts Options) (*Result, error) {
 	if err := writeKubeconfigs(p, server); err != nil {
 		return nil, err
 	}
-	if err := pki.WriteFile(p.kwokConfig(), kwokStages, 0o644); err != nil {
+	if err := fileutil.WriteAtomic(p.kwokConfig(), kwokStages, 0o644); err != nil {
 		return nil, err
 	}
 

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	v1 "github.com/airshipit/airship-go/api/promenade/v1"
+	"github.com/airshipit/airship-go/internal/fileutil"
 	"github.com/airshipit/airship-go/internal/pki"
 	"github.com/airshipit/airship-go/internal/promenade/config"
 )
@@ -185,7 +186,7 @@ func (b *Builder) BuildAll() ([]Script, error) {
 // keys). Nothing is written unless every script rendered.
 func WriteScripts(dir string, scripts []Script) error {
 	for _, s := range scripts {
-		if err := pki.WriteFile(filepath.Join(dir, s.Name), s.Content, 0o700); err != nil {
+		if err := fileutil.WriteAtomic(filepath.Join(dir, s.Name), s.Content, 0o700); err != nil {
 			return err
 		}
 	}

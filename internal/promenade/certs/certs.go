@@ -28,6 +28,7 @@ import (
 	"time"
 
 	v1 "github.com/airshipit/airship-go/api/promenade/v1"
+	"github.com/airshipit/airship-go/internal/fileutil"
 	"github.com/airshipit/airship-go/internal/pki"
 	"github.com/airshipit/airship-go/internal/promenade/config"
 )
@@ -642,7 +643,7 @@ func Write(dir string, res *Result) error {
 	if err != nil {
 		return err
 	}
-	if err := pki.WriteFile(filepath.Join(dir, "certificates.yaml"), out, 0o600); err != nil {
+	if err := fileutil.WriteAtomic(filepath.Join(dir, "certificates.yaml"), out, 0o600); err != nil {
 		return err
 	}
 	for _, d := range res.Documents {
@@ -666,7 +667,7 @@ func Write(dir string, res *Result) error {
 		default:
 			continue
 		}
-		if err := pki.WriteFile(filepath.Join(dir, "pki", name), []byte(data), mode); err != nil {
+		if err := fileutil.WriteAtomic(filepath.Join(dir, "pki", name), []byte(data), mode); err != nil {
 			return err
 		}
 	}

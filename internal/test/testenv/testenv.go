@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/airshipit/airship-go/internal/cluster/local"
-	"github.com/airshipit/airship-go/internal/pki"
+	"github.com/airshipit/airship-go/internal/fileutil"
 )
 
 // RequireEnv, when set to any value, turns a skip for missing binaries into a failure.
@@ -182,7 +182,7 @@ func NewAPI(opts Options) (*Env, error) {
 		return fail(err)
 	}
 	env.Kubeconfig = filepath.Join(dir, "kubeconfig")
-	if err := pki.WriteFile(env.Kubeconfig, kc, 0o600); err != nil {
+	if err := fileutil.WriteAtomic(env.Kubeconfig, kc, 0o600); err != nil {
 		return fail(err)
 	}
 	env.stop = func() error {

@@ -18,8 +18,8 @@ import (
 
 	v1 "github.com/airshipit/airship-go/api/airshipit/v1alpha1"
 	"github.com/airshipit/airship-go/internal/document"
+	"github.com/airshipit/airship-go/internal/fileutil"
 	"github.com/airshipit/airship-go/internal/phase/executor"
-	"github.com/airshipit/airship-go/internal/pki"
 )
 
 // initEntry is one provider init-options asks for.
@@ -94,7 +94,7 @@ func (e *Executor) writeRepository(dir string, entries []initEntry, reader *ctlc
 		}
 		vdir := filepath.Join(dir, clusterctlv1.ManifestLabel(en.name, en.typ), en.version)
 		components := filepath.Join(vdir, "components.yaml")
-		if err := pki.WriteFile(components, data, 0o600); err != nil {
+		if err := fileutil.WriteAtomic(components, data, 0o600); err != nil {
 			return err
 		}
 		var major, minor int
@@ -102,7 +102,7 @@ func (e *Executor) writeRepository(dir string, entries []initEntry, reader *ctlc
 			return fmt.Errorf("provider %s version %s: %w", en.name, en.version, err)
 		}
 		meta := fmt.Sprintf("apiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\nkind: Metadata\nreleaseSeries:\n- major: %d\n  minor: %d\n  contract: v1beta2\n", major, minor)
-		if err := pki.WriteFile(filepath.Join(vdir, "metadata.yaml"), []byte(meta), 0o600); err != nil {
+		if err := fileutil.WriteAtomic(filepath.Join(vdir, "metadata.yaml"), []byte(meta), 0o600); err != nil {
 			return err
 		}
 		if _, err := reader.AddProvider(en.name, en.typ, "file://"+components); err != nil {
@@ -169,7 +169,7 @@ func (e *Executor) runInit(ctx context.Context, opts executor.RunOptions) error 
 	if err != nil {
 		return err
 	}
-	if err := pki.WriteFile(kcPath, data, 0o600); err != nil {
+	if err := fileutil.WriteAtomic(kcPath, data, 0o600); err != nil {
 		return err
 	}
 	if err := e.checkFirstRun(ctx, entries); err != nil {

@@ -10,8 +10,8 @@ import (
 	ctlclient "sigs.k8s.io/cluster-api/cmd/clusterctl/client"
 	ctlconfig "sigs.k8s.io/cluster-api/cmd/clusterctl/client/config"
 
+	"github.com/airshipit/airship-go/internal/fileutil"
 	"github.com/airshipit/airship-go/internal/phase/executor"
-	"github.com/airshipit/airship-go/internal/pki"
 )
 
 // parent returns the ClusterMap parent of the phase's cluster: where move
@@ -39,7 +39,7 @@ func (e *Executor) writeKubeconfig(ctx context.Context, dir, cluster string) (st
 		return "", err
 	}
 	path := filepath.Join(dir, cluster+".kubeconfig")
-	return path, pki.WriteFile(path, data, 0o600)
+	return path, fileutil.WriteAtomic(path, data, 0o600)
 }
 
 // runMove moves Cluster API objects (and objects labelled
