@@ -20,6 +20,10 @@ help: ## List targets.
 build: ## Build airshipctl, promenade and armada-operator into bin/.
 	$(GO) build -o $(BIN)/ ./cmd/airshipctl ./cmd/promenade ./cmd/armada-operator
 
+.PHONY: setup
+setup: ## Check the system tools (shellcheck, openssl, gcc, make, git, ...) and install missing ones with apt-get when root.
+	bash hack/setup.sh
+
 .PHONY: testbin
 testbin: ## Build etcd, kube-apiserver, controller-manager, scheduler, kwok and the Cluster API managers into the cache (skips what is built).
 	bash hack/testbin/build.sh
@@ -29,7 +33,7 @@ generate: ## Regenerate deepcopy code and CRDs.
 	bash hack/generate.sh
 
 .PHONY: test
-test: testbin ## Build the binaries, then run every test (unit, envtest, full mode, end-to-end).
+test: setup testbin ## Check system tools, build the binaries, then run every test (unit, envtest, full mode, end-to-end).
 	@echo "== unit and integration tests (binaries in $(TESTBIN_DIR))"
 	AIRSHIP_REQUIRE_TESTBIN=1 $(GO) test $(TEST_FLAGS) ./...
 	@echo "== end-to-end tests"
@@ -44,7 +48,7 @@ verify: ## gofmt, go vet, go mod tidy, pinned versions, generated code up to dat
 	bash hack/verify.sh
 
 .PHONY: demo
-demo: testbin build ## Bring up the local control plane and apply the example site to it.
+demo: setup testbin build ## Bring up the local control plane and apply the example site to it.
 	bash hack/demo.sh
 
 .PHONY: clean

@@ -7,6 +7,8 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 airshipctl=bin/airshipctl
+# kubectl: the one on PATH, else the one hack/testbin/build.sh built.
+PATH="${PATH}:$(bash hack/testbin/dir.sh)"
 export AIRSHIPCONFIG="${PWD}/examples/site/airship-config.yaml"
 
 "${airshipctl}" cluster local up

@@ -17,7 +17,7 @@ step shellcheck
 if command -v shellcheck >/dev/null; then
   shellcheck .ci/run hack/*.sh hack/testbin/*.sh || fail=1
 else
-  echo "shellcheck not installed (apt-get install shellcheck)"; fail=1
+  echo "shellcheck not installed: run bash hack/setup.sh"; fail=1
 fi
 
 step "go vet"

@@ -15,6 +15,7 @@ import (
 	"github.com/airshipit/airship-go/internal/pki"
 	"github.com/airshipit/airship-go/internal/promenade/certs"
 	"github.com/airshipit/airship-go/internal/promenade/config"
+	"github.com/airshipit/airship-go/internal/test/testtool"
 )
 
 func loadCatalog(tb testing.TB) (*config.Set, *certs.Catalog) {
@@ -36,14 +37,7 @@ func loadCatalog(tb testing.TB) (*config.Set, *certs.Catalog) {
 
 func requireOpenSSL(tb testing.TB) string {
 	tb.Helper()
-	p, err := exec.LookPath("openssl")
-	if err != nil {
-		if os.Getenv("AIRSHIP_REQUIRE_TESTBIN") != "" {
-			tb.Fatal("openssl not found")
-		}
-		tb.Skip("openssl not installed")
-	}
-	return p
+	return testtool.Path(tb, "openssl")
 }
 
 func newKeyArgs(kt pki.KeyType) []string {

@@ -19,9 +19,6 @@ import (
 // finishes the job with every object present once, owned by the inventory,
 // and recorded in it.
 func TestAPIServerRestartMidRun(t *testing.T) {
-	if env.StateDir == "" {
-		t.Skip("needs full mode")
-	}
 	ctx := context.Background()
 	const n = 1500
 	var b strings.Builder

@@ -11,6 +11,9 @@ import (
 	"testing"
 
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/airshipit/airship-go/internal/cluster/local"
+	"github.com/airshipit/airship-go/internal/test/testtool"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files from the actual output")
@@ -67,10 +70,7 @@ func TestBuildGolden(t *testing.T) {
 // TestBuildMatchesKubectlKustomize compares the in-process build with the
 // peer users run today.
 func TestBuildMatchesKubectlKustomize(t *testing.T) {
-	kubectl, err := exec.LookPath("kubectl")
-	if err != nil {
-		t.Skip("kubectl not on PATH")
-	}
+	kubectl := testtool.Path(t, "kubectl", local.DefaultBinDir())
 	want, err := exec.Command(kubectl, "kustomize", "testdata/build/overlay").Output()
 	if err != nil {
 		t.Fatal(err)

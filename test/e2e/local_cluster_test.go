@@ -17,6 +17,7 @@ import (
 
 	"github.com/airshipit/airship-go/internal/cluster/local"
 	"github.com/airshipit/airship-go/internal/test/testenv"
+	"github.com/airshipit/airship-go/internal/test/testtool"
 )
 
 // airshipctl builds the binary once per test run.
@@ -59,23 +60,13 @@ func run(t *testing.T, bin string, args ...string) result {
 }
 
 func kubectlPath(t *testing.T) string {
-	if p, err := exec.LookPath("kubectl"); err == nil {
-		return p
-	}
-	p := filepath.Join(local.DefaultBinDir(), "kubectl")
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("kubectl is neither on PATH nor in %s (make testbin builds it when missing)", local.DefaultBinDir())
-	}
-	return p
+	return testtool.Path(t, "kubectl", local.DefaultBinDir())
 }
 
 func requireBinaries(t *testing.T) {
 	if missing := local.MissingBinaries(local.DefaultBinDir()); len(missing) > 0 {
 		msg := "control-plane binaries missing: " + strings.Join(missing, ", ") + "; " + local.BuildHint
-		if os.Getenv(testenv.RequireEnv) != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
+		testtool.Missing(t, "%s", msg)
 	}
 }
 

@@ -5,12 +5,13 @@ import (
 	"context"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/airshipit/airship-go/internal/test/testtool"
 )
 
 func TestVersionsMatchBuildScript(t *testing.T) {
@@ -126,10 +127,7 @@ func TestComponentArgsStayOnLoopbackWithTLS(t *testing.T) {
 }
 
 func TestStartStopOnlyOwnProcess(t *testing.T) {
-	sleep, err := exec.LookPath("sleep")
-	if err != nil {
-		t.Skip("no sleep binary")
-	}
+	sleep := testtool.Path(t, "sleep")
 	s, err := startProcess("sleeper", sleep, []string{"60"}, filepath.Join(t.TempDir(), "sleeper.log"))
 	if err != nil {
 		t.Fatal(err)
@@ -179,10 +177,7 @@ func TestUpWithoutBinariesFailsCleanly(t *testing.T) {
 }
 
 func TestStatusAndDownWithStaleRecords(t *testing.T) {
-	sleep, err := exec.LookPath("sleep")
-	if err != nil {
-		t.Skip("no sleep binary")
-	}
+	sleep := testtool.Path(t, "sleep")
 	state := t.TempDir()
 	p := paths{root: state}
 	if _, err := ensurePKI(p.pki()); err != nil {

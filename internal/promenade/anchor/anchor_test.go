@@ -18,6 +18,7 @@ import (
 	"github.com/airshipit/airship-go/internal/promenade/certs"
 	"github.com/airshipit/airship-go/internal/promenade/config"
 	"github.com/airshipit/airship-go/internal/test/testenv"
+	"github.com/airshipit/airship-go/internal/test/testtool"
 )
 
 func exampleSet(t *testing.T) *config.Set {
@@ -72,13 +73,7 @@ func TestObjects(t *testing.T) {
 }
 
 func TestAnchorScriptShellcheck(t *testing.T) {
-	sc, err := exec.LookPath("shellcheck")
-	if err != nil {
-		if os.Getenv("AIRSHIP_REQUIRE_TESTBIN") != "" {
-			t.Fatal("shellcheck not found")
-		}
-		t.Skip("shellcheck not installed")
-	}
+	sc := testtool.Path(t, "shellcheck")
 	if out, err := exec.Command(sc, "-s", "sh", "anchor.sh").CombinedOutput(); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}

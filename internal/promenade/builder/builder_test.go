@@ -17,6 +17,7 @@ import (
 	v1 "github.com/airshipit/airship-go/api/promenade/v1"
 	"github.com/airshipit/airship-go/internal/promenade/certs"
 	"github.com/airshipit/airship-go/internal/promenade/config"
+	"github.com/airshipit/airship-go/internal/test/testtool"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden scripts in testdata/golden")
@@ -110,20 +111,8 @@ func TestGoldenScripts(t *testing.T) {
 	}
 }
 
-func requireTool(t *testing.T, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("AIRSHIP_REQUIRE_TESTBIN") != "" {
-			t.Fatalf("%s not found and AIRSHIP_REQUIRE_TESTBIN is set", name)
-		}
-		t.Skipf("%s not installed", name)
-	}
-	return p
-}
-
 func TestShellcheckClean(t *testing.T) {
-	sc := requireTool(t, "shellcheck")
+	sc := testtool.Path(t, "shellcheck")
 	dir := t.TempDir()
 	scripts := buildExample(t, Options{Validators: true})
 	// A join script with kubectl left in place renders differently.
@@ -289,7 +278,7 @@ func TestEmbeddedFiles(t *testing.T) {
 // TestExtractFlag unpacks the embedded files with the script itself, as a
 // normal user, and compares them with the payload.
 func TestExtractFlag(t *testing.T) {
-	bash := requireTool(t, "bash")
+	bash := testtool.Path(t, "bash")
 	scripts := buildExample(t, Options{})
 	dir := t.TempDir()
 	if err := WriteScripts(dir, scripts); err != nil {

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/airshipit/airship-go/internal/test/testtool"
 )
 
 // sandbox runs a node script as an unprivileged user: PROMENADE_ROOT
@@ -89,9 +91,9 @@ func (s *sandbox) run(t *testing.T, script string) string {
 }
 
 func TestScriptsAreIdempotent(t *testing.T) {
-	requireTool(t, "bash")
-	requireTool(t, "tar")
-	requireTool(t, "sha256sum")
+	testtool.Path(t, "bash")
+	testtool.Path(t, "tar")
+	testtool.Path(t, "sha256sum")
 	scripts := buildExample(t, Options{})
 	dir := t.TempDir()
 	if err := WriteScripts(dir, scripts); err != nil {
@@ -150,7 +152,7 @@ func TestScriptsAreIdempotent(t *testing.T) {
 }
 
 func TestScriptRefusesWrongHost(t *testing.T) {
-	requireTool(t, "bash")
+	testtool.Path(t, "bash")
 	scripts := buildExample(t, Options{})
 	dir := t.TempDir()
 	if err := WriteScripts(dir, scripts); err != nil {

@@ -20,10 +20,11 @@ import (
 
 	"github.com/airshipit/airship-go/internal/cluster/local"
 	"github.com/airshipit/airship-go/internal/fileutil"
+	"github.com/airshipit/airship-go/internal/test/testtool"
 )
 
 // RequireEnv, when set to any value, turns a skip for missing binaries into a failure.
-const RequireEnv = "AIRSHIP_REQUIRE_TESTBIN"
+const RequireEnv = testtool.RequireEnv
 
 // ErrNoBinaries is returned when the control-plane binaries are not built.
 var ErrNoBinaries = errors.New("control-plane binaries not built")
@@ -100,8 +101,9 @@ func checkBinaries(names ...string) (string, error) {
 // skipOrFail skips the test for missing binaries, or fails it when RequireEnv is set.
 func skipOrFail(t testing.TB, err error) {
 	t.Helper()
-	if errors.Is(err, ErrNoBinaries) && os.Getenv(RequireEnv) == "" {
-		t.Skipf("skipping: %v", err)
+	if errors.Is(err, ErrNoBinaries) {
+		testtool.Missing(t, "%v", err)
+		return
 	}
 	t.Fatal(err)
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/airshipit/airship-go/internal/phase/executor"
 	_ "github.com/airshipit/airship-go/internal/phase/executors"
 	"github.com/airshipit/airship-go/internal/test/testenv"
+	"github.com/airshipit/airship-go/internal/test/testtool"
 )
 
 // stubCRD is a schemaless CRD, enough for clusterctl to find cert-manager's
@@ -117,11 +118,7 @@ map:
 // core/config/default, through the site tree) with clusterctl's library,
 // offline, into the local control plane, and waits for it.
 func TestInitCoreProviderFromSiteTree(t *testing.T) {
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/cluster-api").Output()
-	if err != nil {
-		t.Skipf("cannot locate the cluster-api module: %v", err)
-	}
-	capi := strings.TrimSpace(string(out))
+	capi := capiModuleDir(t)
 	env := testenv.StartFull(t, testenv.Options{Nodes: 1})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -357,11 +354,7 @@ map:
 // control planes and moves an object marked for clusterctl move from the
 // parent to the target with clusterctl's library.
 func TestMoveBetweenTwoAPIServers(t *testing.T) {
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/cluster-api").Output()
-	if err != nil {
-		t.Skipf("cannot locate the cluster-api module: %v", err)
-	}
-	capi := strings.TrimSpace(string(out))
+	capi := capiModuleDir(t)
 	ephemeral := testenv.StartFull(t, testenv.Options{Nodes: 1})
 	target := testenv.StartFull(t, testenv.Options{Nodes: 1})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -479,4 +472,15 @@ func TestFirstInitNeedsBootstrapAndControlPlane(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `cluster "mgmt" has no Cluster API core provider yet`) {
 		t.Fatalf("first init without bootstrap and control-plane providers: %v", err)
 	}
+}
+
+// capiModuleDir is the source directory of the cluster-api module this
+// project requires, whose config/ trees the tests build providers from.
+func capiModuleDir(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/cluster-api").Output()
+	if err != nil {
+		testtool.Missing(t, "cannot locate the cluster-api module with `go list`: %v", err)
+	}
+	return strings.TrimSpace(string(out))
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -172,11 +171,7 @@ func setStatus(ctx context.Context, c client.Client, u *unstructured.Unstructure
 // workload cluster being a second local control plane; then it installs
 // the providers there and pivots with the executor's move.
 func TestPivotProvisionedCluster(t *testing.T) {
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/cluster-api").Output()
-	if err != nil {
-		t.Skipf("cannot locate the cluster-api module: %v", err)
-	}
-	capi := strings.TrimSpace(string(out))
+	capi := capiModuleDir(t)
 	start := time.Now()
 	step := func(format string, args ...any) {
 		t.Logf("[%5.1fs] %s", time.Since(start).Seconds(), fmt.Sprintf(format, args...))
