@@ -7,6 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
 )
 
@@ -55,4 +56,12 @@ func Row(w io.Writer, cells ...any) {
 		s[i] = fmt.Sprint(c)
 	}
 	fmt.Fprintln(w, strings.Join(s, "\t"))
+}
+
+// AddFlag registers -o/--output on cmd with table as the default, and shell
+// completion of the formats. Commands check the value with Validate (Print
+// does too).
+func AddFlag(cmd *cobra.Command, format *string) {
+	cmd.Flags().StringVarP(format, "output", "o", Table, "output format: table, yaml or json")
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{Table, YAML, JSON}, cobra.ShellCompDirectiveNoFileComp))
 }

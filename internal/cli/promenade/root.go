@@ -2,11 +2,11 @@ package promenade
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/airshipit/airship-go/internal/cli"
+	versioncmd "github.com/airshipit/airship-go/internal/cli/version"
 )
 
 // NewCmd returns the promenade root command.
@@ -20,17 +20,11 @@ func NewCmd(streams cli.IOStreams) *cobra.Command {
 	root.SetIn(streams.In)
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
-	root.AddCommand(newGenerateCertsCmd(streams), newValidateCmd(streams), newBuildAllCmd(streams), newServeCmd(streams))
+	root.AddCommand(newGenerateCertsCmd(streams), newValidateCmd(streams), newBuildAllCmd(streams), newServeCmd(streams), versioncmd.NewCmd(streams, "promenade"))
 	return root
 }
 
 // Main runs promenade with args and returns the exit code.
 func Main(ctx context.Context, args []string, streams cli.IOStreams) int {
-	cmd := NewCmd(streams)
-	cmd.SetArgs(args)
-	err := cmd.ExecuteContext(ctx)
-	if err != nil {
-		fmt.Fprintf(streams.ErrOut, "Error: %v\n", err)
-	}
-	return cli.ExitCode(err)
+	return cli.Run(ctx, NewCmd(streams), args, streams)
 }

@@ -2,7 +2,6 @@ package root
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/spf13/cobra"
 
@@ -14,6 +13,7 @@ import (
 	phasecmd "github.com/airshipit/airship-go/internal/cli/phase"
 	plancmd "github.com/airshipit/airship-go/internal/cli/plan"
 	"github.com/airshipit/airship-go/internal/cli/sitecmd"
+	versioncmd "github.com/airshipit/airship-go/internal/cli/version"
 )
 
 // NewCmd returns the airshipctl root command.
@@ -39,18 +39,12 @@ func NewCmd(streams cli.IOStreams) *cobra.Command {
 		phasecmd.NewCmd(streams, g),
 		plancmd.NewCmd(streams, g),
 		armadacmd.NewCmd(streams),
+		versioncmd.NewCmd(streams, "airshipctl"),
 	)
 	return root
 }
 
-// Main runs airshipctl with args and returns the process exit code. Errors
-// are printed here, once.
+// Main runs airshipctl with args and returns the process exit code.
 func Main(ctx context.Context, args []string, streams cli.IOStreams) int {
-	cmd := NewCmd(streams)
-	cmd.SetArgs(args)
-	err := cmd.ExecuteContext(ctx)
-	if err != nil {
-		fmt.Fprintf(streams.ErrOut, "Error: %v\n", err)
-	}
-	return cli.ExitCode(err)
+	return cli.Run(ctx, NewCmd(streams), args, streams)
 }
