@@ -121,6 +121,10 @@ func NewCmdStatus(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "status NAME",
 		Short: "Show which objects of a phase are applied, ready and drifted",
+		Long: `Show which objects of a phase are applied, ready and drifted.
+
+Exits 1 when an object of the phase is not applied or not ready (as cluster status does for an
+unreachable cluster), so scripts can wait on it; drift alone is reported, not an error.`,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := output.Validate(format); err != nil {
@@ -142,7 +146,7 @@ func NewCmdStatus(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return output.Print(streams.Out, format, st, func(tw *tabwriter.Writer) {
+			if err := output.Print(streams.Out, format, st, func(tw *tabwriter.Writer) {
 				if st.Message != "" {
 					fmt.Fprintln(tw, st.Message)
 				}
@@ -150,7 +154,21 @@ func NewCmdStatus(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
 				for _, o := range st.Objects {
 					output.Row(tw, o.ID, yesNo(o.Applied), yesNo(o.Ready), yesNo(o.Drifted), o.Message)
 				}
-			})
+			}); err != nil {
+				return err
+			}
+			var notApplied, notReady int
+			for _, o := range st.Objects {
+				if !o.Applied {
+					notApplied++
+				} else if !o.Ready {
+					notReady++
+				}
+			}
+			if notApplied+notReady > 0 {
+				return &cli.ExitError{Code: 1, Err: fmt.Errorf("phase %s: %d of %d objects not applied, %d not ready", p.Name(), notApplied, len(st.Objects), notReady)}
+			}
+			return nil
 		},
 	}
 	cmd.Flags().StringVarP(&format, "output", "o", output.Table, "output format: table, yaml or json")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"text/tabwriter"
 	"time"
@@ -148,6 +149,8 @@ type planStatusRow struct {
 	Ready   int    `json:"ready"`
 	Drifted int    `json:"drifted"`
 	Message string `json:"message,omitempty"`
+	// failed: the phase's status could not be read (Message says why).
+	failed bool
 }
 
 func newStatus(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
@@ -155,7 +158,10 @@ func newStatus(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "status NAME",
 		Short: "Show, per phase of a plan, how many objects are applied, ready and drifted",
-		Args:  cobra.ExactArgs(1),
+		Long: `Show, per phase of a plan, how many objects are applied, ready and drifted.
+
+Exits 1 when a phase has objects not applied or not ready, or its status cannot be read.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := output.Validate(format); err != nil {
 				return err
@@ -173,19 +179,19 @@ func newStatus(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
 				row := planStatusRow{Phase: s.Name}
 				p, err := site.Phase(s.Name)
 				if err != nil {
-					row.Message = err.Error()
+					row.Message, row.failed = err.Error(), true
 					rows = append(rows, row)
 					continue
 				}
 				exe, err := site.Executor(p)
 				if err != nil {
-					row.Message = err.Error()
+					row.Message, row.failed = err.Error(), true
 					rows = append(rows, row)
 					continue
 				}
 				st, err := exe.Status(cmd.Context())
 				if err != nil {
-					row.Message = err.Error()
+					row.Message, row.failed = err.Error(), true
 					rows = append(rows, row)
 					continue
 				}
@@ -204,12 +210,24 @@ func newStatus(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
 				}
 				rows = append(rows, row)
 			}
-			return output.Print(streams.Out, format, rows, func(tw *tabwriter.Writer) {
+			if err := output.Print(streams.Out, format, rows, func(tw *tabwriter.Writer) {
 				output.Row(tw, "PHASE", "OBJECTS", "APPLIED", "READY", "DRIFTED", "MESSAGE")
 				for _, r := range rows {
 					output.Row(tw, r.Phase, r.Objects, r.Applied, r.Ready, r.Drifted, r.Message)
 				}
-			})
+			}); err != nil {
+				return err
+			}
+			var behind []string
+			for _, r := range rows {
+				if r.Applied < r.Objects || r.Ready < r.Objects || r.failed {
+					behind = append(behind, r.Phase)
+				}
+			}
+			if len(behind) > 0 {
+				return &cli.ExitError{Code: 1, Err: fmt.Errorf("plan %s: phases not applied or not ready: %s", args[0], strings.Join(behind, ", "))}
+			}
+			return nil
 		},
 	}
 	cmd.Flags().StringVarP(&format, "output", "o", output.Table, "output format: table, yaml or json")

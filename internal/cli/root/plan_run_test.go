@@ -99,11 +99,12 @@ phases: [{name: x}, {name: y}, {name: z, dependsOn: [x, y]}]
 			t.Errorf("stderr lacks %q:\n%s", want, errOut)
 		}
 	}
-	if _, _, code := run(t, args("phase", "status", "c")...); code != 0 {
-		t.Fatal("phase status of a phase that never ran failed")
+	// A phase that never ran is not applied: status says so and exits 1.
+	if out, errOut, code := run(t, args("phase", "status", "c")...); code != 1 || !strings.Contains(out, "never run") || !strings.Contains(errOut, "not applied") {
+		t.Errorf("phase status of c (never run after b failed): exit %d\n%s%s", code, out, errOut)
 	}
-	if out, _, _ := run(t, args("phase", "status", "c")...); !strings.Contains(out, "never run") {
-		t.Errorf("phase c ran after b failed:\n%s", out)
+	if out, errOut, code := run(t, args("plan", "status", "seq")...); code != 1 || !strings.Contains(errOut, "not ready: c") {
+		t.Errorf("plan status with c never run: exit %d\n%s%s", code, out, errOut)
 	}
 
 	// Fix b and resume from it: a is skipped, b and c run.
@@ -118,6 +119,9 @@ phases: [{name: x}, {name: y}, {name: z, dependsOn: [x, y]}]
 		if !strings.Contains(flat, want) {
 			t.Errorf("resume summary lacks %q:\n%s", want, out)
 		}
+	}
+	if out, errOut, code := run(t, args("plan", "status", "seq")...); code != 0 {
+		t.Errorf("plan status after every phase succeeded: exit %d\n%s%s", code, out, errOut)
 	}
 	if _, errOut, code := run(t, args("plan", "run", "seq", "--resume-from", "q")...); code == 0 || !strings.Contains(errOut, `--resume-from "q" is not a phase of plan "seq"`) {
 		t.Errorf("bad --resume-from: %d %s", code, errOut)
