@@ -125,7 +125,7 @@ func NewCmdStatus(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
 
 Exits 1 when an object of the phase is not applied or not ready (as cluster status does for an
 unreachable cluster), so scripts can wait on it; drift alone is reported, not an error.`,
-		Args:  cobra.ExactArgs(1),
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := output.Validate(format); err != nil {
 				return err
