@@ -45,7 +45,7 @@ func NewCmdRun(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&o.DryRun, "dry-run", false, "ask the server what would change; change nothing")
-	cmd.Flags().DurationVar(&o.WaitTimeout, "wait-timeout", 0, "how long to wait for objects to be ready (default: the executor's waitOptions.timeout)")
+	cli.AddTimeoutFlag(cmd.Flags(), &o.WaitTimeout, 0, "how long to wait for objects to be ready (default: the executor's waitOptions.timeout)")
 	return cmd
 }
 

@@ -126,7 +126,7 @@ func newRun(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&resumeFrom, "resume-from", "", "skip the phases before this one")
 	cmd.Flags().BoolVar(&o.DryRun, "dry-run", false, "ask the server what would change; change nothing")
-	cmd.Flags().DurationVar(&o.WaitTimeout, "wait-timeout", 0, "per-phase wait timeout (default: each executor's own)")
+	cli.AddTimeoutFlag(cmd.Flags(), &o.WaitTimeout, 0, "per-phase wait timeout (default: each executor's own)")
 	return cmd
 }
 
