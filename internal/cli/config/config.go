@@ -28,6 +28,12 @@ func NewCmd(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
 		newGetManifest(streams, g),
 		newSetManifest(streams, g),
 	)
+	for _, c := range cmd.Commands() {
+		switch c.Name() {
+		case "get-context", "set-context", "use-context":
+			c.ValidArgsFunction = g.CompleteContexts(false)
+		}
+	}
 	return cmd
 }
 
@@ -111,7 +117,7 @@ func newGetContext(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&current, "current", false, "show the current context")
-	cmd.Flags().StringVarP(&format, "output", "o", output.Table, "output format: table, yaml or json")
+	output.AddFlag(cmd, &format)
 	return cmd
 }
 
@@ -247,7 +253,7 @@ func newGetManifest(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
 			})
 		},
 	}
-	cmd.Flags().StringVarP(&format, "output", "o", output.Table, "output format: table, yaml or json")
+	output.AddFlag(cmd, &format)
 	return cmd
 }
 

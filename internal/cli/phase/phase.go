@@ -22,6 +22,15 @@ func NewCmd(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
 	cmd := &cobra.Command{Use: "phase", Short: "List, inspect, render and validate the phases of a site"}
 	cmd.AddCommand(NewCmdList(streams, g), NewCmdTree(streams, g), NewCmdRender(streams, g, nil), NewCmdValidate(streams, g),
 		NewCmdRun(streams, g), NewCmdStatus(streams, g))
+	for _, c := range cmd.Commands() {
+		switch c.Name() {
+		case "tree", "render", "validate", "run", "status":
+			c.ValidArgsFunction = g.CompletePhases(false)
+		case "list":
+			_ = c.RegisterFlagCompletionFunc("cluster-name", g.CompleteClusters(true))
+			_ = c.RegisterFlagCompletionFunc("plan", g.CompletePlans(true))
+		}
+	}
 	return cmd
 }
 
@@ -80,7 +89,7 @@ func NewCmdList(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
 			})
 		},
 	}
-	cmd.Flags().StringVarP(&format, "output", "o", output.Table, "output format: table, yaml or json")
+	output.AddFlag(cmd, &format)
 	cmd.Flags().StringVar(&cluster, "cluster-name", "", "only phases of this cluster")
 	cmd.Flags().StringVar(&plan, "plan", "", "only phases of this plan, in plan order")
 	return cmd

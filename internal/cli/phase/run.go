@@ -171,7 +171,7 @@ unreachable cluster), so scripts can wait on it; drift alone is reported, not an
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&format, "output", "o", output.Table, "output format: table, yaml or json")
+	output.AddFlag(cmd, &format)
 	return cmd
 }
 

@@ -16,6 +16,15 @@ import (
 func NewCmd(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
 	cmd := &cobra.Command{Use: "plan", Short: "List and validate the plans of a site"}
 	cmd.AddCommand(newList(streams, g), newValidate(streams, g), newRun(streams, g), newStatus(streams, g))
+	for _, c := range cmd.Commands() {
+		switch c.Name() {
+		case "validate", "run", "status":
+			c.ValidArgsFunction = g.CompletePlans(false)
+		}
+		if c.Name() == "run" {
+			_ = c.RegisterFlagCompletionFunc("resume-from", g.CompletePhases(true))
+		}
+	}
 	return cmd
 }
 
@@ -59,7 +68,7 @@ func newList(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
 			})
 		},
 	}
-	cmd.Flags().StringVarP(&format, "output", "o", output.Table, "output format: table, yaml or json")
+	output.AddFlag(cmd, &format)
 	return cmd
 }
 

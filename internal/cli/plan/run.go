@@ -230,6 +230,6 @@ Exits 1 when a phase has objects not applied or not ready, or its status cannot 
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&format, "output", "o", output.Table, "output format: table, yaml or json")
+	output.AddFlag(cmd, &format)
 	return cmd
 }

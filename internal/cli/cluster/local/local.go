@@ -157,7 +157,7 @@ func NewCmdStatus(streams cli.IOStreams, stateDir *string, runF func(context.Con
 			return runStatus(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().StringVarP(&o.Output, "output", "o", output.Table, "output format: table, yaml or json")
+	output.AddFlag(cmd, &o.Output)
 	return cmd
 }
 

@@ -21,7 +21,9 @@ import (
 
 // NewCmds returns list, get-kubeconfig and status.
 func NewCmds(streams cli.IOStreams, g *sitecmd.Options) []*cobra.Command {
-	return []*cobra.Command{newList(streams, g), newGetKubeconfig(streams, g), newStatus(streams, g)}
+	getKubeconfig := newGetKubeconfig(streams, g)
+	getKubeconfig.ValidArgsFunction = g.CompleteClusters(true)
+	return []*cobra.Command{newList(streams, g), getKubeconfig, newStatus(streams, g)}
 }
 
 func clusterMap(g *sitecmd.Options) (*phase.Site, *v1.ClusterMap, error) {
@@ -87,7 +89,7 @@ func newList(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
 			})
 		},
 	}
-	cmd.Flags().StringVarP(&format, "output", "o", output.Table, "output format: table, yaml or json")
+	output.AddFlag(cmd, &format)
 	return cmd
 }
 
@@ -181,7 +183,7 @@ func newStatus(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&format, "output", "o", output.Table, "output format: table, yaml or json")
+	output.AddFlag(cmd, &format)
 	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Second, "how long to try each cluster")
 	return cmd
 }
