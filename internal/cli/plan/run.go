@@ -30,18 +30,24 @@ const (
 type stepResult struct {
 	Phase    string        `json:"phase"`
 	Result   string        `json:"result"`
-	Duration time.Duration `json:"duration"`
-	Error    string        `json:"error,omitempty"`
+	Duration time.Duration `json:"-"`
+	// Seconds is Duration for -o json|yaml.
+	Seconds float64 `json:"seconds"`
+	Error   string  `json:"error,omitempty"`
 }
 
 func newRun(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
 	var resumeFrom string
+	format := output.Table
 	o := phasecmd.RunOptions{}
 	cmd := &cobra.Command{
 		Use:   "run NAME",
 		Short: "Run a plan's phases in order (independent ones in parallel when dependsOn says so); stop at the first failure",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := output.Validate(format); err != nil {
+				return err
+			}
 			ctx := cmd.Context()
 			site, err := g.Site()
 			if err != nil {
@@ -70,6 +76,11 @@ func newRun(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
 				}
 			}
 			streams := streams.Synchronized()
+			// With -o json|yaml stdout holds the summary alone.
+			progress := streams
+			if format != output.Table {
+				progress.Out = streams.ErrOut
+			}
 			results := map[string]*stepResult{}
 			for _, s := range steps {
 				results[s.Name] = &stepResult{Phase: s.Name, Result: resultNotRun}
@@ -86,7 +97,7 @@ func newRun(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
 					wg.Add(1)
 					go func() {
 						defer wg.Done()
-						r.Result, r.Error, r.Duration = runStep(ctx, streams, site, name, o)
+						r.Result, r.Error, r.Duration = runStep(ctx, progress, site, name, o)
 					}()
 				}
 				wg.Wait()
@@ -101,10 +112,14 @@ func newRun(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
 			}
 			rows := make([]stepResult, 0, len(steps))
 			for _, s := range steps {
-				rows = append(rows, *results[s.Name])
+				r := *results[s.Name]
+				r.Seconds = r.Duration.Round(time.Millisecond).Seconds()
+				rows = append(rows, r)
 			}
-			fmt.Fprintln(streams.Out)
-			_ = output.Print(streams.Out, output.Table, rows, func(tw *tabwriter.Writer) {
+			if format == output.Table {
+				fmt.Fprintln(streams.Out)
+			}
+			_ = output.Print(streams.Out, format, rows, func(tw *tabwriter.Writer) {
 				output.Row(tw, "PHASE", "RESULT", "DURATION")
 				for _, r := range rows {
 					output.Row(tw, r.Phase, r.Result, r.Duration.Round(100*time.Millisecond))
@@ -125,6 +140,7 @@ func newRun(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&resumeFrom, "resume-from", "", "skip the phases before this one")
+	output.AddFlag(cmd, &format)
 	cmd.Flags().BoolVar(&o.DryRun, "dry-run", false, "ask the server what would change; change nothing")
 	cli.AddTimeoutFlag(cmd.Flags(), &o.WaitTimeout, 0, "per-phase wait timeout (default: each executor's own)")
 	return cmd

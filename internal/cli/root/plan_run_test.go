@@ -1,6 +1,7 @@
 package root
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -140,5 +141,18 @@ phases: [{name: x}, {name: y}, {name: z, dependsOn: [x, y]}]
 		if i := strings.Index(errOut, dep); i < 0 || zStart < 0 || i > zStart {
 			t.Errorf("%q does not come before z starts:\n%s", dep, errOut)
 		}
+	}
+
+	// The summary as JSON, on stdout alone (progress stays on stderr).
+	out, errOut, code = run(t, args("plan", "run", "fan", "-o", "json")...)
+	var summary []struct {
+		Phase, Result string
+		Seconds       float64
+	}
+	if err := json.Unmarshal([]byte(out), &summary); code != 0 || err != nil {
+		t.Fatalf("plan run -o json: exit %d, %v\n%s\n%s", code, err, out, errOut)
+	}
+	if len(summary) != 3 || summary[0].Phase != "x" || summary[2].Phase != "z" || summary[2].Result != "succeeded" {
+		t.Errorf("plan run -o json summary: %+v", summary)
 	}
 }
