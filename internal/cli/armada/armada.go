@@ -34,6 +34,11 @@ func NewCmdConvert(streams cli.IOStreams, runF func(*ConvertOptions) error) *cob
 	cmd := &cobra.Command{
 		Use:   "convert FILE...",
 		Short: "Print Armada armada/Chart, armada/ChartGroup and armada/Manifest documents as operator objects",
+		Example: `  # Convert a site's Armada documents; nothing is written when any is wrong
+  airshipctl armada convert site/armada/*.yaml > armada-objects.yaml
+
+  # Into a namespace, as JSON
+  airshipctl armada convert -n armada -o json site/armada/manifest.yaml`,
 		Long: `Read Armada documents (schema/metadata/data form, v1 or v2) and print the
 equivalent ArmadaChart, ArmadaChartGroup and ArmadaManifest objects, ready for
 kubectl apply. Documents of other schemas are skipped. Charts of a group and

@@ -20,6 +20,7 @@ import (
 
 	"github.com/airshipit/airship-go/internal/armada/operator"
 	"github.com/airshipit/airship-go/internal/cli"
+	"github.com/airshipit/airship-go/internal/cli/clitest"
 	"github.com/airshipit/airship-go/internal/test/testenv"
 )
 
@@ -177,4 +178,8 @@ func writeKubeconfig(t *testing.T, path string, cfg *rest.Config, namespace stri
 	if err := clientcmd.WriteToFile(*kc, path); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func TestEveryCommandHasAWorkingExample(t *testing.T) {
+	clitest.CheckExamples(t, NewCmd(cli.System()))
 }

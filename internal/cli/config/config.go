@@ -42,7 +42,9 @@ func newInit(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "init",
 		Short: "Write a default configuration file (mode 0600)",
-		Args:  cobra.NoArgs,
+		Example: `  airshipctl config init
+  airshipctl --airshipconf ./airship-config.yaml config init --overwrite`,
+		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			path := g.ConfigPath
 			if _, err := os.Stat(path); err == nil && !overwrite {
@@ -71,7 +73,9 @@ func newGetContext(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "get-context [NAME]",
 		Short: "Show one context, the current one (--current), or all",
-		Args:  cobra.MaximumNArgs(1),
+		Example: `  airshipctl config get-context
+  airshipctl config get-context --current -o yaml`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			if err := output.Validate(format); err != nil {
 				return err
@@ -125,9 +129,10 @@ func newSetContext(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
 	var manifest, mgmt string
 	var current bool
 	cmd := &cobra.Command{
-		Use:   "set-context NAME",
-		Short: "Create or change a context",
-		Args:  cobra.ExactArgs(1),
+		Use:     "set-context NAME",
+		Short:   "Create or change a context",
+		Example: `  airshipctl config set-context site-a --manifest site-a --current`,
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := g.Config()
 			if err != nil {
@@ -170,9 +175,10 @@ func newSetContext(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
 
 func newUseContext(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
 	return &cobra.Command{
-		Use:   "use-context NAME",
-		Short: "Make a context the current one",
-		Args:  cobra.ExactArgs(1),
+		Use:     "use-context NAME",
+		Short:   "Make a context the current one",
+		Example: `  airshipctl config use-context site-a`,
+		Args:    cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			cfg, err := g.Config()
 			if err != nil {
@@ -217,7 +223,9 @@ func newGetManifest(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "get-manifest [NAME]",
 		Short: "Show one manifest or all (repository passwords are never shown)",
-		Args:  cobra.MaximumNArgs(1),
+		Example: `  airshipctl config get-manifest
+  airshipctl config get-manifest site-a -o json`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			if err := output.Validate(format); err != nil {
 				return err
@@ -268,7 +276,10 @@ func newSetManifest(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "set-manifest NAME",
 		Short: "Create or change a manifest",
-		Args:  cobra.ExactArgs(1),
+		Example: `  # A manifest whose phase repository is a local checkout
+  airshipctl config set-manifest site-a --repo primary --url /src/site-a --phase \
+    --target-path /src --metadata-path manifests/site/site-a/metadata.yaml`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := g.Config()
 			if err != nil {

@@ -48,7 +48,9 @@ func NewCmdList(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the phases of the current site",
-		Args:  cobra.NoArgs,
+		Example: `  airshipctl phase list
+  airshipctl phase list --plan deploy-local -o yaml`,
+		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			if err := output.Validate(format); err != nil {
 				return err
@@ -101,7 +103,9 @@ func NewCmdTree(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "tree NAME|PATH",
 		Short: "Show the kustomize tree of a phase's entry point, or of a kustomize root",
-		Args:  cobra.ExactArgs(1),
+		Example: `  airshipctl phase tree initinfra-ephemeral
+  airshipctl phase tree manifests/site/test-site/ephemeral/initinfra`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			if err := output.Validate(format); err != nil {
 				return err
@@ -168,6 +172,14 @@ func NewCmdRender(streams cli.IOStreams, g *sitecmd.Options, runF func(context.C
 	cmd := &cobra.Command{
 		Use:   "render [NAME]",
 		Short: "Print a phase's documents as a YAML stream",
+		Example: `  # Every document of a phase
+  airshipctl phase render initinfra-ephemeral
+
+  # Only its Deployments, as the executor would apply them
+  airshipctl phase render initinfra-ephemeral --source executor -k Deployment
+
+  # The whole phase bundle
+  airshipctl phase render --source config`,
 		Long: `Print documents as a YAML stream, filtered by -l, -a, -g and -k.
 
 --source phase (default)  the phase's executor bundle (its documentEntryPoint), every document
@@ -262,9 +274,10 @@ func runRender(ctx context.Context, o *RenderOptions) error {
 // NewCmdValidate returns `phase validate NAME`.
 func NewCmdValidate(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
 	return &cobra.Command{
-		Use:   "validate NAME",
-		Short: "Check a phase: its references, its executor, and every document against its schema",
-		Args:  cobra.ExactArgs(1),
+		Use:     "validate NAME",
+		Short:   "Check a phase: its references, its executor, and every document against its schema",
+		Example: `  airshipctl phase validate initinfra-ephemeral`,
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			site, err := g.Site()
 			if err != nil {

@@ -31,7 +31,10 @@ func NewCmdRun(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run NAME",
 		Short: "Run a phase: its executor acts on its cluster",
-		Args:  cobra.ExactArgs(1),
+		Example: `  airshipctl phase run initinfra-ephemeral
+  airshipctl phase run initinfra-ephemeral --dry-run
+  airshipctl phase run initinfra-ephemeral --timeout 10m`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			site, err := g.Site()
 			if err != nil {
@@ -121,6 +124,9 @@ func NewCmdStatus(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "status NAME",
 		Short: "Show which objects of a phase are applied, ready and drifted",
+		Example: `  # Exits 1 while an object is not applied or not ready
+  airshipctl phase status initinfra-ephemeral
+  airshipctl phase status initinfra-ephemeral -o json`,
 		Long: `Show which objects of a phase are applied, ready and drifted.
 
 Exits 1 when an object of the phase is not applied or not ready (as cluster status does for an

@@ -37,9 +37,10 @@ type planRow struct {
 func newList(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
 	var format string
 	cmd := &cobra.Command{
-		Use:   "list",
-		Short: "List the plans of the current site",
-		Args:  cobra.NoArgs,
+		Use:     "list",
+		Short:   "List the plans of the current site",
+		Example: `  airshipctl plan list`,
+		Args:    cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			if err := output.Validate(format); err != nil {
 				return err
@@ -74,9 +75,10 @@ func newList(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
 
 func newValidate(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
 	return &cobra.Command{
-		Use:   "validate NAME",
-		Short: "Check a plan: every phase exists once, resolves its executor, and targets a cluster of the ClusterMap",
-		Args:  cobra.ExactArgs(1),
+		Use:     "validate NAME",
+		Short:   "Check a plan: every phase exists once, resolves its executor, and targets a cluster of the ClusterMap",
+		Example: `  airshipctl plan validate deploy-local`,
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			site, err := g.Site()
 			if err != nil {

@@ -43,7 +43,10 @@ func newRun(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run NAME",
 		Short: "Run a plan's phases in order (independent ones in parallel when dependsOn says so); stop at the first failure",
-		Args:  cobra.ExactArgs(1),
+		Example: `  airshipctl plan run deploy-local
+  airshipctl plan run deploy-local --resume-from workload-ephemeral
+  airshipctl plan run deploy-local -o json > summary.json`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := output.Validate(format); err != nil {
 				return err
@@ -174,6 +177,8 @@ func newStatus(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "status NAME",
 		Short: "Show, per phase of a plan, how many objects are applied, ready and drifted",
+		Example: `  # Exits 1 while a phase is not applied or not ready
+  airshipctl plan status deploy-local`,
 		Long: `Show, per phase of a plan, how many objects are applied, ready and drifted.
 
 Exits 1 when a phase has objects not applied or not ready, or its status cannot be read.`,

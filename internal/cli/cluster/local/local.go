@@ -46,7 +46,12 @@ func NewCmdUp(streams cli.IOStreams, stateDir *string, runF func(context.Context
 	cmd := &cobra.Command{
 		Use:   "up",
 		Short: "Start the local control plane, or report the one already running",
-		Args:  cobra.NoArgs,
+		Example: `  # Start (or reuse) the local control plane with 3 kwok Nodes
+  airshipctl cluster local up
+
+  # A second one beside it, in its own state directory, on a fixed port
+  airshipctl cluster local up --state-dir /tmp/cp2 --port 16443 --nodes 1 --timeout 3m`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if runF != nil {
 				return runF(cmd.Context(), o)
@@ -99,7 +104,12 @@ func NewCmdDown(streams cli.IOStreams, stateDir *string, runF func(*DownOptions)
 	cmd := &cobra.Command{
 		Use:   "down",
 		Short: "Stop the processes of the local control plane (only those it started)",
-		Args:  cobra.NoArgs,
+		Example: `  # Stop the processes, keep the data
+  airshipctl cluster local down
+
+  # Stop and remove data, PKI, kubeconfig and logs
+  airshipctl cluster local down --purge`,
+		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			if runF != nil {
 				return runF(o)
@@ -145,8 +155,10 @@ func NewCmdStatus(streams cli.IOStreams, stateDir *string, runF func(context.Con
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Show each component of the local control plane, its PID and health, and the nodes",
-		Long:  "Show each component of the local control plane, its PID and health, and the nodes.\nExits 0 when everything is healthy, 1 otherwise.",
-		Args:  cobra.NoArgs,
+		Example: `  airshipctl cluster local status
+  airshipctl cluster local status -o json`,
+		Long: "Show each component of the local control plane, its PID and health, and the nodes.\nExits 0 when everything is healthy, 1 otherwise.",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := output.Validate(o.Output); err != nil {
 				return err

@@ -61,7 +61,9 @@ func newList(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the clusters of the site's ClusterMap",
-		Args:  cobra.NoArgs,
+		Example: `  airshipctl cluster list
+  airshipctl cluster list -o yaml`,
+		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			if err := output.Validate(format); err != nil {
 				return err
@@ -98,6 +100,11 @@ func newGetKubeconfig(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command 
 	cmd := &cobra.Command{
 		Use:   "get-kubeconfig [NAME...]",
 		Short: "Print (or write, mode 0600) a kubeconfig with a context per cluster, named after it",
+		Example: `  # Every cluster of the ClusterMap, one kubeconfig with a context per cluster
+  airshipctl cluster get-kubeconfig > site.kubeconfig
+
+  # One cluster, written mode 0600
+  airshipctl cluster get-kubeconfig target-cluster --file ~/.kube/target`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			site, cm, err := clusterMap(g)
 			if err != nil {
@@ -149,7 +156,9 @@ func newStatus(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Show whether each cluster of the ClusterMap is reachable, and its version",
-		Args:  cobra.NoArgs,
+		Example: `  # Reachability and version of every cluster; exits 1 when one is unreachable
+  airshipctl cluster status --timeout 5s`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := output.Validate(format); err != nil {
 				return err
