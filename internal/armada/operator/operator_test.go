@@ -7,10 +7,12 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -122,14 +124,32 @@ func TestRunWaitsForCRDs(t *testing.T) {
 	o.MetricsAddr, o.ProbeAddr = "0", freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- Run(ctx, env.Config, o, logr.Discard()) }()
+	// The log line that says the operator decided to wait is the evidence
+	// the absence checks below rest on (not a fixed sleep).
+	waiting := make(chan struct{})
+	var once sync.Once
+	log := funcr.New(func(_, args string) {
+		if strings.Contains(args, "waiting for the operator's CRDs") {
+			once.Do(func() { close(waiting) })
+		}
+	}, funcr.Options{})
+	go func() { done <- Run(ctx, env.Config, o, log) }()
 
-	// Still waiting a while later, and not serving probes yet.
 	select {
 	case err := <-done:
 		cancel()
 		t.Fatalf("Run returned before the CRDs exist: %v", err)
-	case <-time.After(time.Second):
+	case <-waiting:
+	case <-time.After(30 * time.Second):
+		cancel()
+		t.Fatal("the operator neither waited for its CRDs nor returned")
+	}
+	// Having decided to wait, it must not be running yet.
+	select {
+	case err := <-done:
+		cancel()
+		t.Fatalf("Run returned before the CRDs exist: %v", err)
+	default:
 	}
 	if resp, err := http.Get("http://" + o.ProbeAddr + "/readyz"); err == nil {
 		resp.Body.Close()
