@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	v1 "github.com/airshipit/airship-go/api/airshipit/v1alpha1"
+	"github.com/airshipit/airship-go/internal/document"
 	"github.com/airshipit/airship-go/internal/fileutil"
 )
 
@@ -55,7 +56,7 @@ func Load(path string) (*Config, error) {
 		return nil, fmt.Errorf("reading airship config: %w", err)
 	}
 	c := &Config{Path: path}
-	if err := yaml.UnmarshalStrict(data, &c.Config); err != nil {
+	if err := document.UnmarshalStrict(data, &c.Config); err != nil {
 		return nil, fmt.Errorf("airship config %s: %w", path, err)
 	}
 	if errs := c.Validate(); len(errs) > 0 {

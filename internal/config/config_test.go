@@ -88,7 +88,7 @@ func TestMetadataErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	for content, want := range map[string]string{
-		"phase:\n  pth: x\n":          "unknown field",
+		"phase:\n  pth: x\n":          `unknown field "phase.pth"`,
 		"inventory:\n  path: hosts\n": "phase.path is required",
 		"phase: [\n":                  "metadata.yaml",
 		"phase:\n  path: manifests\n": "",
@@ -178,6 +178,13 @@ func TestLoadErrors(t *testing.T) {
 	}
 	if _, err := Load(p); err == nil || !strings.Contains(err.Error(), "contexs") || !strings.Contains(err.Error(), p) {
 		t.Errorf("unknown field: %v", err)
+	}
+	// A nested unknown field is named by its full path.
+	if err := os.WriteFile(p, []byte("currentContext: x\ncontexts: {x: {manifst: m}}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(p); err == nil || !strings.Contains(err.Error(), `unknown field "contexts.x.manifst"`) {
+		t.Errorf("nested unknown field: %v", err)
 	}
 }
 

@@ -7,9 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"sigs.k8s.io/yaml"
-
 	v1 "github.com/airshipit/airship-go/api/airshipit/v1alpha1"
+	"github.com/airshipit/airship-go/internal/document"
 )
 
 // Site is the manifest of a context, with the path rules applied.
@@ -97,7 +96,7 @@ func (s *Site) Metadata() (*v1.ManifestMetadata, error) {
 		return nil, fmt.Errorf("reading site metadata: %w", err)
 	}
 	meta := &v1.ManifestMetadata{}
-	if err := yaml.UnmarshalStrict(data, meta); err != nil {
+	if err := document.UnmarshalStrict(data, meta); err != nil {
 		return nil, fmt.Errorf("site metadata %s: %w", p, err)
 	}
 	if meta.Phase.Path == "" {

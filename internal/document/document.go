@@ -3,6 +3,7 @@ package document
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -11,6 +12,8 @@ import (
 	kjson "sigs.k8s.io/json"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 	"sigs.k8s.io/yaml"
+
+	airshipv1 "github.com/airshipit/airship-go/api/airshipit/v1alpha1"
 )
 
 // DeployToK8sLabel set to "false" keeps a document out of what is applied.
@@ -119,10 +122,14 @@ func (d *Document) Unstructured() (*unstructured.Unstructured, error) {
 	return u, nil
 }
 
-// Decode fills into (a Go type with JSON tags) from the document. Fields the
-// type does not know are ignored, as upstream airshipctl does; use
-// DecodeStrict to report them.
+// Decode fills into (a Go type with JSON tags) from the document. Documents
+// of the airshipit.org group are decoded strictly (see DecodeStrict): a
+// misspelt field there would otherwise be dropped without a word. Other
+// documents ignore fields the type does not know.
 func (d *Document) Decode(into any) error {
+	if d.GroupVersionKind().Group == airshipv1.GroupVersion.Group {
+		return d.DecodeStrict(into)
+	}
 	data, err := d.JSON()
 	if err != nil {
 		return err
@@ -140,16 +147,35 @@ func (d *Document) DecodeStrict(into any) error {
 	if err != nil {
 		return err
 	}
+	if err := strictJSON(data, into); err != nil {
+		return fmt.Errorf("%s: %w", d.ID(), err)
+	}
+	return nil
+}
+
+// UnmarshalStrict decodes YAML (or JSON) into a Go type with JSON tags,
+// failing on unknown or duplicate fields, each named by its full path
+// (unknown field "phase.pth"). Airship's own files (the airship config,
+// metadata.yaml) are read with it.
+func UnmarshalStrict(data []byte, into any) error {
+	j, err := yaml.YAMLToJSON(data)
+	if err != nil {
+		return err
+	}
+	return strictJSON(j, into)
+}
+
+func strictJSON(data []byte, into any) error {
 	strict, err := kjson.UnmarshalStrict(data, into)
 	if err != nil {
-		return fmt.Errorf("%s: %w", d.ID(), err)
+		return err
 	}
 	if len(strict) > 0 {
 		msgs := make([]string, len(strict))
 		for i, e := range strict {
 			msgs[i] = e.Error()
 		}
-		return fmt.Errorf("%s: %s", d.ID(), strings.Join(msgs, "; "))
+		return errors.New(strings.Join(msgs, "; "))
 	}
 	return nil
 }

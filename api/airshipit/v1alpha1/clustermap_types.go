@@ -37,8 +37,16 @@ type Cluster struct {
 	// +optional
 	Parent string `json:"parent,omitempty"`
 	// kubeconfigSources are tried in order until one yields a kubeconfig.
+	// Without any, the cluster's kubeconfig is the context named after it
+	// in the phase bundle's KubeConfig document.
 	// +optional
 	Sources []KubeconfigSource `json:"kubeconfigSources,omitempty"`
+	// dynamicKubeConf reads the cluster's kubeconfig from the
+	// <cluster>-kubeconfig Secret (namespace default) of its parent, as the
+	// clusterAPI source does; it is tried after kubeconfigSources (instead
+	// of the KubeConfig document when none are listed). Default false.
+	// +optional
+	DynamicKubeConfig bool `json:"dynamicKubeConf,omitempty"`
 }
 
 // KubeconfigSourceType says where a kubeconfig comes from.
@@ -90,6 +98,9 @@ type KubeconfigSourceClusterAPI struct {
 	// clusterNamespacedName of the Cluster API Cluster in the parent cluster.
 	// +optional
 	NamespacedName NamespacedName `json:"clusterNamespacedName,omitempty"`
+	// timeout bounds reading the Secret, as a duration ("30s", the default).
+	// +optional
+	Timeout string `json:"timeout,omitempty"`
 }
 
 // NamespacedName is a name and namespace.
