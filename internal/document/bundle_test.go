@@ -5,15 +5,11 @@ import (
 	"errors"
 	"flag"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"sigs.k8s.io/kustomize/kyaml/filesys"
-
-	"github.com/airshipit/airship-go/internal/cluster/local"
-	"github.com/airshipit/airship-go/internal/test/testtool"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files from the actual output")
@@ -64,27 +60,6 @@ func TestBuildGolden(t *testing.T) {
 			}
 			golden(t, filepath.Join("testdata/golden", tt.name+".yaml"), got)
 		})
-	}
-}
-
-// TestBuildMatchesKubectlKustomize compares the in-process build with the
-// peer users run today.
-func TestBuildMatchesKubectlKustomize(t *testing.T) {
-	kubectl := testtool.Path(t, "kubectl", local.DefaultBinDir())
-	want, err := exec.Command(kubectl, "kustomize", "testdata/build/overlay").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := Build("testdata/build/overlay", BuildOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := b.YAML()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("differs from kubectl kustomize:\n--- ours ---\n%s\n--- kubectl ---\n%s", got, want)
 	}
 }
 

@@ -109,6 +109,13 @@ config:
 	if edit != nil {
 		edit(files)
 	}
+	return loadFiles(t, files, document.BuildOptions{})
+}
+
+// loadFiles writes a site (repository "repo") into a temporary directory
+// and loads it.
+func loadFiles(t *testing.T, files map[string]string, build document.BuildOptions) (*Site, error) {
+	t.Helper()
 	dir := t.TempDir()
 	for p, c := range files {
 		full := filepath.Join(dir, p)
@@ -123,7 +130,7 @@ config:
 		PhaseRepositoryName: "r", TargetPath: dir, MetadataPath: "metadata.yaml",
 		Repositories: map[string]*v1.Repository{"r": {URL: "/anywhere/repo"}},
 	}, dir)
-	return LoadSite(s, document.BuildOptions{})
+	return LoadSite(s, build)
 }
 
 func TestCheckPlanProblems(t *testing.T) {
@@ -162,6 +169,16 @@ func TestCheckPlanProblems(t *testing.T) {
 		{"executor config typo", func(f map[string]string) {
 			f["repo/phases/executors.yaml"] = "apiVersion: airshipit.org/v1alpha1\nkind: KubernetesApply\nmetadata: {name: apply}\nconfig: {waitOptions: {timout: 10}}\n"
 		}, []string{`unknown field "config.waitOptions.timout"`}},
+		{"cluster map field misspelt", func(f map[string]string) {
+			f["repo/phases/map.yaml"] = "apiVersion: airshipit.org/v1alpha1\nkind: ClusterMap\nmetadata: {name: m}\nmap:\n  c1: {dynamicKubeconf: true}\n"
+		}, []string{`ClusterMap/m (map.yaml): unknown field "map.c1.dynamicKubeconf"`}},
+		{"dynamicKubeConf without a parent", func(f map[string]string) {
+			f["repo/phases/map.yaml"] = "apiVersion: airshipit.org/v1alpha1\nkind: ClusterMap\nmetadata: {name: m}\nmap:\n  c1: {dynamicKubeConf: true}\n"
+		}, []string{"ClusterMap/m: map.c1.dynamicKubeConf reads the kubeconfig Secret from the parent cluster, but map.c1 has no parent"}},
+		{"clusterAPI timeout not a duration", func(f map[string]string) {
+			f["repo/phases/map.yaml"] = "apiVersion: airshipit.org/v1alpha1\nkind: ClusterMap\nmetadata: {name: m}\n" +
+				"map:\n  c0: {}\n  c1: {parent: c0, kubeconfigSources: [{type: clusterAPI, clusterAPI: {timeout: soon}}]}\n"
+		}, []string{`ClusterMap/m: map.c1.kubeconfigSources[0].clusterAPI.timeout "soon" is not a duration`}},
 		{"bad inventory policy", func(f map[string]string) {
 			f["repo/phases/executors.yaml"] = "apiVersion: airshipit.org/v1alpha1\nkind: KubernetesApply\nmetadata: {name: apply}\nconfig: {inventoryPolicy: steal}\n"
 		}, []string{`config.inventoryPolicy "steal"`}},

@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	v1 "github.com/airshipit/airship-go/api/airshipit/v1alpha1"
@@ -32,29 +33,46 @@ type Site struct {
 	// KubeconfigOverride (--kubeconfig) is used for every cluster when set.
 	KubeconfigOverride string
 
-	build    document.BuildOptions
-	mu       sync.Mutex
-	built    map[string]*document.Bundle
+	build document.BuildOptions
+	// mu guards built only, never across a build: the phases of a plan
+	// wave build their bundles in parallel.
+	mu    sync.Mutex
+	built map[string]*buildResult
+
+	kcOnce   sync.Once
 	resolver *kubeconfig.Resolver
+	kcErr    error
 	cmOnce   sync.Once
 	cm       *v1.ClusterMap
 	cmErr    error
 }
 
-// Kubeconfigs returns the resolver of the site's cluster kubeconfigs,
-// created once per Site so each cluster is resolved once per run.
+// buildResult is one kustomize root's build, done once however many
+// phases ask for it at the same time.
+type buildResult struct {
+	once   sync.Once
+	bundle *document.Bundle
+	err    error
+}
+
+// Kubeconfigs returns the site's one kubeconfig resolver, created on first
+// use: --kubeconfig (KubeconfigOverride), else $KUBECONFIG, else the
+// ClusterMap's sources. Each cluster is resolved once per Site.
 func (s *Site) Kubeconfigs() (*kubeconfig.Resolver, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.resolver != nil {
-		return s.resolver, nil
-	}
-	cm, err := s.ClusterMap()
-	if err != nil {
-		return nil, err
-	}
-	s.resolver = &kubeconfig.Resolver{ClusterMap: cm, PhaseBundle: s.PhaseBundle, Override: s.KubeconfigOverride}
-	return s.resolver, nil
+	s.kcOnce.Do(func() {
+		cm, err := s.ClusterMap()
+		if err != nil {
+			s.kcErr = err
+			return
+		}
+		s.resolver = &kubeconfig.Resolver{
+			ClusterMap:  cm,
+			PhaseBundle: s.PhaseBundle,
+			Override:    s.KubeconfigOverride,
+			Env:         os.Getenv(clientcmd.RecommendedConfigPathEnvVar),
+		}
+	})
+	return s.resolver, s.kcErr
 }
 
 // Load reads the site of a config context (current when empty) and builds its phase bundle.
@@ -80,7 +98,7 @@ func LoadSite(site *config.Site, build document.BuildOptions) (*Site, error) {
 	if err != nil {
 		return nil, fmt.Errorf("phase bundle (targetPath + phase repository + phase.path): %w", err)
 	}
-	return &Site{Site: site, Metadata: meta, PhaseBundlePath: path, PhaseBundle: bundle, build: build, built: map[string]*document.Bundle{}}, nil
+	return &Site{Site: site, Metadata: meta, PhaseBundlePath: path, PhaseBundle: bundle, build: build, built: map[string]*buildResult{}}, nil
 }
 
 // Phase is a phase document and where it came from.
@@ -175,19 +193,22 @@ func (s *Site) ExecutorBundle(p *Phase) (*document.Bundle, error) {
 	return s.BuildRoot(path, fmt.Sprintf("phase %q config.documentEntryPoint", p.Name()))
 }
 
-// BuildRoot builds a kustomize root, once per Site.
+// BuildRoot builds a kustomize root, once per Site. Builds of different
+// roots run in parallel; a second caller of the same root waits for the
+// first one's build.
 func (s *Site) BuildRoot(path, what string) (*document.Bundle, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if b, ok := s.built[path]; ok {
-		return b, nil
+	r, ok := s.built[path]
+	if !ok {
+		r = &buildResult{}
+		s.built[path] = r
 	}
-	b, err := document.Build(path, s.build)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
+	s.mu.Unlock()
+	r.once.Do(func() { r.bundle, r.err = document.Build(path, s.build) })
+	if r.err != nil {
+		return nil, fmt.Errorf("%s: %w", what, r.err)
 	}
-	s.built[path] = b
-	return b, nil
+	return r.bundle, nil
 }
 
 // ClusterMap returns the phase bundle's ClusterMap, or nil when it has
@@ -209,6 +230,13 @@ func (s *Site) loadClusterMap() (*v1.ClusterMap, error) {
 		cm := &v1.ClusterMap{}
 		if err := docs[0].Decode(cm); err != nil {
 			return nil, err
+		}
+		// "ephemeral-cluster:" with nothing after it is a cluster with
+		// the defaults, as "ephemeral-cluster: {}" is.
+		for name, c := range cm.Map {
+			if c == nil {
+				cm.Map[name] = &v1.Cluster{}
+			}
 		}
 		return cm, nil
 	}
@@ -289,19 +317,12 @@ func (s *Site) Executor(p *Phase) (executor.Executor, error) {
 	if path != "" {
 		cfg.Bundle = func() (*document.Bundle, error) { return s.ExecutorBundle(p) }
 	}
-	cfg.RESTConfig = func(ctx context.Context, cluster string) (*rest.Config, error) {
+	cfg.Kubeconfig = func(ctx context.Context, req kubeconfig.Request) (*clientcmdapi.Config, error) {
 		r, err := s.Kubeconfigs()
 		if err != nil {
 			return nil, err
 		}
-		return r.RESTConfig(ctx, cluster)
-	}
-	cfg.Kubeconfig = func(ctx context.Context, cluster string) (*clientcmdapi.Config, error) {
-		r, err := s.Kubeconfigs()
-		if err != nil {
-			return nil, err
-		}
-		return r.Config(ctx, cluster)
+		return r.Get(ctx, req)
 	}
 	cfg.Build = func(path string) (*document.Bundle, error) { return s.BuildRoot(path, path) }
 	return executor.New(cfg)

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	v1 "github.com/airshipit/airship-go/api/airshipit/v1alpha1"
 	"github.com/airshipit/airship-go/internal/phase/executor"
@@ -99,12 +100,20 @@ func CheckClusterMap(cm *v1.ClusterMap) error {
 		if c.Parent != "" && cm.Map[c.Parent] == nil {
 			probs.add("ClusterMap/%s: map.%s.parent %q is not in the map", cm.Name, name, c.Parent)
 		}
+		if c.DynamicKubeConfig && c.Parent == "" {
+			probs.add("ClusterMap/%s: map.%s.dynamicKubeConf reads the kubeconfig Secret from the parent cluster, but map.%s has no parent", cm.Name, name, name)
+		}
 		for i, src := range c.Sources {
 			switch src.Type {
 			case v1.KubeconfigSourceTypeFilesystem, v1.KubeconfigSourceTypeBundle:
 			case v1.KubeconfigSourceTypeClusterAPI:
 				if c.Parent == "" {
 					probs.add("ClusterMap/%s: map.%s.kubeconfigSources[%d] is clusterAPI, which needs a parent", cm.Name, name, i)
+				}
+				if t := src.ClusterAPI.Timeout; t != "" {
+					if d, err := time.ParseDuration(t); err != nil || d <= 0 {
+						probs.add("ClusterMap/%s: map.%s.kubeconfigSources[%d].clusterAPI.timeout %q is not a duration (e.g. 30s)", cm.Name, name, i, t)
+					}
 				}
 			default:
 				probs.add("ClusterMap/%s: map.%s.kubeconfigSources[%d].type %q is not one of filesystem, bundle, clusterAPI", cm.Name, name, i, src.Type)

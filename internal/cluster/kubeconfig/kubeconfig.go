@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -23,26 +24,62 @@ import (
 	"github.com/airshipit/airship-go/internal/fileutil"
 )
 
-// Resolver finds kubeconfigs for the clusters of a ClusterMap.
+// DefaultTimeout bounds reading a kubeconfig Secret from a parent cluster.
+const DefaultTimeout = 30 * time.Second
+
+// Resolver finds kubeconfigs for the clusters of a ClusterMap. It is safe
+// for concurrent use: phases of one plan wave share it.
 type Resolver struct {
-	// ClusterMap of the site; nil means only Override works.
+	// ClusterMap of the site; nil means only a kubeconfig file works.
 	ClusterMap *v1.ClusterMap
-	// PhaseBundle holds KubeConfig documents for bundle sources.
+	// PhaseBundle holds the KubeConfig documents.
 	PhaseBundle *document.Bundle
-	// Override is a kubeconfig file (--kubeconfig) used for every cluster,
-	// with the context named after the cluster.
+	// Override (--kubeconfig) is a kubeconfig file used for every cluster
+	// instead of the ClusterMap's sources.
 	Override string
-	// Timeout bounds reading a Secret from a parent cluster (default 30s).
+	// Env ($KUBECONFIG) is used as Override is when Override is empty: a
+	// list of files, separated as in $PATH, merged as kubectl merges them
+	// (the first file to name a context, cluster or user wins; missing
+	// files are skipped).
+	Env string
+	// Timeout bounds reading a Secret from a parent cluster when the source
+	// sets none (default DefaultTimeout).
 	Timeout time.Duration
+
+	userOnce sync.Once
+	user     *clientcmdapi.Config
+	userFrom string
+	userErr  error
 
 	mu    sync.Mutex
 	cache map[string]*clientcmdapi.Config
 }
 
+// Request asks the resolver for one cluster's kubeconfig. The result has
+// one context per cluster, named after it (and its cluster and user too),
+// and the requested one is current.
+type Request struct {
+	// Cluster is a cluster of the ClusterMap: the phase's metadata.clusterName.
+	Cluster string
+	// File is a kubeconfig file an executor document names (KubernetesApply
+	// config.kubeconfig), used instead of the ClusterMap's sources;
+	// --kubeconfig and $KUBECONFIG still win over it.
+	File string
+	// Context is the context to take from the kubeconfig file (File,
+	// --kubeconfig or $KUBECONFIG). Without it the context named after
+	// Cluster is taken, or the file's only context. With SiteWide it names
+	// the cluster whose context is current.
+	Context string
+	// SiteWide (a phase's siteWideKubeconfig) adds a context for every other
+	// cluster of the ClusterMap whose kubeconfig can be found; a cluster
+	// not deployed yet is left out, as upstream airshipctl does.
+	SiteWide bool
+}
+
 // Config returns a kubeconfig holding only the cluster's context, named
 // after the cluster and current.
 func (r *Resolver) Config(ctx context.Context, cluster string) (*clientcmdapi.Config, error) {
-	return r.resolve(ctx, cluster, map[string]bool{})
+	return r.Get(ctx, Request{Cluster: cluster})
 }
 
 // RESTConfig returns a client configuration for the cluster.
@@ -51,21 +88,88 @@ func (r *Resolver) RESTConfig(ctx context.Context, cluster string) (*rest.Config
 	if err != nil {
 		return nil, err
 	}
+	return RESTConfig(cfg)
+}
+
+// RESTConfig returns a client configuration for the current context of cfg.
+func RESTConfig(cfg *clientcmdapi.Config) (*rest.Config, error) {
 	rc, err := clientcmd.NewDefaultClientConfig(*cfg, &clientcmd.ConfigOverrides{}).ClientConfig()
 	if err != nil {
-		return nil, fmt.Errorf("cluster %q: %w", cluster, err)
+		return nil, fmt.Errorf("cluster %q: %w", cfg.CurrentContext, err)
 	}
 	return rc, nil
 }
 
-// Merged returns one kubeconfig with a context per named cluster (every
-// cluster of the map when none is named), for siteWideKubeconfig.
-func (r *Resolver) Merged(ctx context.Context, clusters ...string) (*clientcmdapi.Config, error) {
-	if len(clusters) == 0 && r.ClusterMap != nil {
-		for name := range r.ClusterMap.Map {
-			clusters = append(clusters, name)
+// Get resolves a request: the user's kubeconfig (--kubeconfig, else
+// $KUBECONFIG) when given, else the request's own file, else the
+// cluster's sources in the ClusterMap (see Sources).
+func (r *Resolver) Get(ctx context.Context, req Request) (*clientcmdapi.Config, error) {
+	if req.SiteWide {
+		return r.siteWide(ctx, req)
+	}
+	user, from, err := r.userConfig()
+	if err != nil {
+		return nil, err
+	}
+	if user == nil && req.File != "" {
+		if user, from, err = loadFile(req.File); err != nil {
+			return nil, err
 		}
-		sort.Strings(clusters)
+	}
+	if user != nil {
+		cfg, err := pick(user, req.Context, req.Cluster, from)
+		if err != nil && req.Cluster != "" {
+			return nil, fmt.Errorf("cluster %q: %w", req.Cluster, err)
+		}
+		return cfg, err
+	}
+	if req.Cluster == "" {
+		return nil, errors.New("no cluster named (metadata.clusterName) and no kubeconfig file (--kubeconfig, $KUBECONFIG, or the executor's own)")
+	}
+	if req.Context != "" && req.Context != req.Cluster {
+		return nil, fmt.Errorf("cluster %q: context %q applies to a kubeconfig file (--kubeconfig, $KUBECONFIG, or the executor's own); "+
+			"the ClusterMap's kubeconfigs have one context per cluster, named after it (siteWideKubeconfig gives every cluster's)", req.Cluster, req.Context)
+	}
+	return r.cluster(ctx, req.Cluster, map[string]bool{})
+}
+
+// siteWide merges every cluster that resolves, with the requested one
+// (which must resolve) current.
+func (r *Resolver) siteWide(ctx context.Context, req Request) (*clientcmdapi.Config, error) {
+	if req.File != "" {
+		return nil, fmt.Errorf("kubeconfig file %s: an executor's own kubeconfig and the phase's siteWideKubeconfig exclude each other", req.File)
+	}
+	current := req.Context
+	if current == "" {
+		current = req.Cluster
+	}
+	if current == "" {
+		return nil, errors.New("siteWideKubeconfig: the phase names no cluster (metadata.clusterName) to make current")
+	}
+	names := r.clusterNames()
+	if !slices.Contains(names, current) {
+		names = append(names, current)
+	}
+	out := clientcmdapi.NewConfig()
+	for _, name := range names {
+		cfg, err := r.Get(ctx, Request{Cluster: name})
+		if err != nil {
+			if name == current {
+				return nil, err
+			}
+			continue
+		}
+		merge(out, cfg, name)
+	}
+	out.CurrentContext = current
+	return out, nil
+}
+
+// Merged returns one kubeconfig with a context per named cluster (every
+// cluster of the map when none is named); every one must resolve.
+func (r *Resolver) Merged(ctx context.Context, clusters ...string) (*clientcmdapi.Config, error) {
+	if len(clusters) == 0 {
+		clusters = r.clusterNames()
 	}
 	out := clientcmdapi.NewConfig()
 	var errs []error
@@ -75,9 +179,7 @@ func (r *Resolver) Merged(ctx context.Context, clusters ...string) (*clientcmdap
 			errs = append(errs, err)
 			continue
 		}
-		out.Clusters[c] = cfg.Clusters[c]
-		out.AuthInfos[c] = cfg.AuthInfos[c]
-		out.Contexts[c] = cfg.Contexts[c]
+		merge(out, cfg, c)
 	}
 	if len(clusters) == 1 {
 		out.CurrentContext = clusters[0]
@@ -85,39 +187,66 @@ func (r *Resolver) Merged(ctx context.Context, clusters ...string) (*clientcmdap
 	return out, errors.Join(errs...)
 }
 
-// Write saves a kubeconfig with mode 0600.
+// Write saves a kubeconfig atomically with mode 0600. It is the one place
+// the project writes kubeconfig files.
 func Write(path string, cfg *clientcmdapi.Config) error {
 	data, err := clientcmd.Write(*cfg)
 	if err != nil {
-		return err
+		return fmt.Errorf("encoding kubeconfig %s: %w", path, err)
 	}
 	return fileutil.WriteAtomic(path, data, 0o600)
 }
 
-func (r *Resolver) resolve(ctx context.Context, cluster string, visiting map[string]bool) (*clientcmdapi.Config, error) {
+func merge(out, cfg *clientcmdapi.Config, name string) {
+	out.Clusters[name] = cfg.Clusters[name]
+	out.AuthInfos[name] = cfg.AuthInfos[name]
+	out.Contexts[name] = cfg.Contexts[name]
+}
+
+func (r *Resolver) clusterNames() []string {
+	if r.ClusterMap == nil {
+		return nil
+	}
+	names := make([]string, 0, len(r.ClusterMap.Map))
+	for n := range r.ClusterMap.Map {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// userConfig loads --kubeconfig, else $KUBECONFIG, once; nil when neither is set.
+func (r *Resolver) userConfig() (*clientcmdapi.Config, string, error) {
+	r.userOnce.Do(func() {
+		switch {
+		case r.Override != "":
+			r.user, r.userFrom, r.userErr = loadFile(r.Override)
+			r.userFrom = "--kubeconfig " + r.userFrom
+			if r.userErr != nil {
+				r.userErr = fmt.Errorf("--kubeconfig: %w", r.userErr)
+			}
+		case r.Env != "":
+			r.user, r.userFrom, r.userErr = loadEnv(r.Env)
+		}
+	})
+	return r.user, r.userFrom, r.userErr
+}
+
+// cluster resolves a cluster through its sources, once per Resolver.
+func (r *Resolver) cluster(ctx context.Context, cluster string, visiting map[string]bool) (*clientcmdapi.Config, error) {
 	r.mu.Lock()
-	if c, ok := r.cache[cluster]; ok {
-		r.mu.Unlock()
+	c, ok := r.cache[cluster]
+	r.mu.Unlock()
+	if ok {
 		return c, nil
 	}
-	r.mu.Unlock()
 	if visiting[cluster] {
 		return nil, fmt.Errorf("cluster %q: parents form a cycle", cluster)
 	}
 	visiting[cluster] = true
-
-	var cfg *clientcmdapi.Config
-	var err error
-	if r.Override != "" {
-		cfg, err = fromOverride(r.Override, cluster)
-		if err != nil {
-			return nil, fmt.Errorf("cluster %q from --kubeconfig: %w", cluster, err)
-		}
-	} else {
-		cfg, err = r.fromSources(ctx, cluster, visiting)
-		if err != nil {
-			return nil, err
-		}
+	cfg, err := r.fromSources(ctx, cluster, visiting)
+	if err != nil {
+		return nil, err
 	}
 	r.mu.Lock()
 	if r.cache == nil {
@@ -128,44 +257,64 @@ func (r *Resolver) resolve(ctx context.Context, cluster string, visiting map[str
 	return cfg, nil
 }
 
+// Sources returns where a cluster's kubeconfig is looked for, in order:
+// its kubeconfigSources; without any, the context named after it in the
+// phase bundle's KubeConfig document, which the seed calls the standard
+// way of supplying kubeconfig; and with dynamicKubeConf (unless a
+// clusterAPI source is listed already) the <cluster>-kubeconfig Secret of
+// its parent. Implied sources are described in the second result.
+func Sources(c *v1.Cluster) ([]v1.KubeconfigSource, []string) {
+	srcs := slices.Clone(c.Sources)
+	labels := make([]string, len(srcs))
+	for i, s := range srcs {
+		labels[i] = fmt.Sprintf("kubeconfigSources[%d] (%s)", i, s.Type)
+	}
+	if len(srcs) == 0 && !c.DynamicKubeConfig {
+		srcs = append(srcs, v1.KubeconfigSource{Type: v1.KubeconfigSourceTypeBundle})
+		labels = append(labels, "the phase bundle's KubeConfig document (no kubeconfigSources listed)")
+	}
+	isCAPI := func(s v1.KubeconfigSource) bool { return s.Type == v1.KubeconfigSourceTypeClusterAPI }
+	if c.DynamicKubeConfig && !slices.ContainsFunc(srcs, isCAPI) {
+		srcs = append(srcs, v1.KubeconfigSource{Type: v1.KubeconfigSourceTypeClusterAPI})
+		labels = append(labels, "dynamicKubeConf")
+	}
+	return srcs, labels
+}
+
 func (r *Resolver) fromSources(ctx context.Context, cluster string, visiting map[string]bool) (*clientcmdapi.Config, error) {
 	if r.ClusterMap == nil {
 		return nil, fmt.Errorf("cluster %q: the phase bundle has no ClusterMap to find its kubeconfig; pass --kubeconfig", cluster)
 	}
 	entry := r.ClusterMap.Map[cluster]
 	if entry == nil {
-		names := make([]string, 0, len(r.ClusterMap.Map))
-		for n := range r.ClusterMap.Map {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		return nil, fmt.Errorf("cluster %q is not in ClusterMap %s (clusters: %s)", cluster, r.ClusterMap.Name, strings.Join(names, ", "))
+		return nil, fmt.Errorf("cluster %q is not in ClusterMap %s (clusters: %s)", cluster, r.ClusterMap.Name, strings.Join(r.clusterNames(), ", "))
 	}
-	if len(entry.Sources) == 0 {
-		return nil, fmt.Errorf("cluster %q: ClusterMap %s lists no kubeconfigSources; pass --kubeconfig", cluster, r.ClusterMap.Name)
-	}
+	srcs, labels := Sources(entry)
 	var tried []string
-	for i, src := range entry.Sources {
+	for i, src := range srcs {
 		var cfg *clientcmdapi.Config
 		var err error
 		switch src.Type {
 		case v1.KubeconfigSourceTypeFilesystem:
-			ctxName := src.FileSystem.Context
-			if ctxName == "" {
-				ctxName = cluster
+			var file *clientcmdapi.Config
+			var from string
+			if file, from, err = loadFile(src.FileSystem.Path); err == nil {
+				cfg, err = pick(file, src.FileSystem.Context, cluster, from)
 			}
-			cfg, err = fromFile(src.FileSystem.Path, ctxName, cluster)
 		case v1.KubeconfigSourceTypeBundle:
 			cfg, err = r.fromBundle(src.Bundle.Context, cluster)
 		case v1.KubeconfigSourceTypeClusterAPI:
-			cfg, err = r.fromClusterAPI(ctx, entry.Parent, src.ClusterAPI.NamespacedName, cluster, visiting)
+			cfg, err = r.fromClusterAPI(ctx, entry.Parent, src.ClusterAPI, cluster, visiting)
 		default:
 			err = fmt.Errorf("unknown type %q", src.Type)
 		}
 		if err == nil {
 			return cfg, nil
 		}
-		tried = append(tried, fmt.Sprintf("kubeconfigSources[%d] (%s): %v", i, src.Type, err))
+		tried = append(tried, fmt.Sprintf("%s: %v", labels[i], err))
+	}
+	if len(tried) == 1 {
+		return nil, fmt.Errorf("cluster %q: %s", cluster, tried[0])
 	}
 	return nil, fmt.Errorf("cluster %q: no kubeconfig source worked:\n  - %s", cluster, strings.Join(tried, "\n  - "))
 }
@@ -181,40 +330,65 @@ func expand(path string) (string, error) {
 	return path, nil
 }
 
-// fromOverride takes the context named after the cluster, or the only
-// context of a file that has just one.
-func fromOverride(path, cluster string) (*clientcmdapi.Config, error) {
+// loadFile reads one kubeconfig file (~ is the home directory), with the
+// files it refers to made absolute.
+func loadFile(path string) (*clientcmdapi.Config, string, error) {
 	p, err := expand(path)
 	if err != nil {
-		return nil, err
+		return nil, path, err
 	}
 	cfg, err := clientcmd.LoadFromFile(p)
 	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", p, err)
+		return nil, p, fmt.Errorf("reading %s: %w", p, err)
 	}
-	ctxName := cluster
-	if _, ok := cfg.Contexts[cluster]; !ok && len(cfg.Contexts) == 1 {
-		for n := range cfg.Contexts {
-			ctxName = n
-		}
+	if err := clientcmd.ResolveLocalPaths(cfg); err != nil {
+		return nil, p, fmt.Errorf("%s: %w", p, err)
 	}
-	return extract(cfg, ctxName, cluster, p)
+	return cfg, p, nil
 }
 
-func fromFile(path, contextName, cluster string) (*clientcmdapi.Config, error) {
-	p, err := expand(path)
-	if err != nil {
-		return nil, err
+// loadEnv merges the files of a $KUBECONFIG list as kubectl does.
+func loadEnv(env string) (*clientcmdapi.Config, string, error) {
+	var files []string
+	for _, f := range filepath.SplitList(env) {
+		if f == "" {
+			continue
+		}
+		p, err := expand(f)
+		if err != nil {
+			return nil, "", err
+		}
+		files = append(files, p)
 	}
-	cfg, err := clientcmd.LoadFromFile(p)
+	from := "$KUBECONFIG (" + strings.Join(files, string(filepath.ListSeparator)) + ")"
+	rules := &clientcmd.ClientConfigLoadingRules{Precedence: files}
+	cfg, err := rules.Load()
 	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", p, err)
+		return nil, from, fmt.Errorf("%s: %w", from, err)
 	}
-	return extract(cfg, contextName, cluster, p)
+	return cfg, from, nil
+}
+
+// pick takes a context out of a kubeconfig file: contextName, else the
+// one named after the cluster, else the file's only context.
+func pick(cfg *clientcmdapi.Config, contextName, cluster, from string) (*clientcmdapi.Config, error) {
+	name := contextName
+	if name == "" {
+		name = cluster
+	}
+	if _, ok := cfg.Contexts[name]; !ok && contextName == "" && len(cfg.Contexts) == 1 {
+		for n := range cfg.Contexts {
+			name = n
+		}
+	}
+	if cluster == "" {
+		cluster = name
+	}
+	return extract(cfg, name, cluster, from)
 }
 
 // extract copies one context (and its cluster and user) out of cfg,
-// renamed to cluster, with file references made absolute.
+// renamed to cluster.
 func extract(cfg *clientcmdapi.Config, contextName, cluster, from string) (*clientcmdapi.Config, error) {
 	kctx, ok := cfg.Contexts[contextName]
 	if !ok {
@@ -227,7 +401,7 @@ func extract(cfg *clientcmdapi.Config, contextName, cluster, from string) (*clie
 	}
 	kc, ok := cfg.Clusters[kctx.Cluster]
 	if !ok {
-		return nil, fmt.Errorf("%s: context %q names cluster %q, which is not in the file", from, contextName, kctx.Cluster)
+		return nil, fmt.Errorf("%s: context %q names cluster %q, which is not in it", from, contextName, kctx.Cluster)
 	}
 	out := clientcmdapi.NewConfig()
 	out.Clusters[cluster] = kc.DeepCopy()
@@ -240,16 +414,14 @@ func extract(cfg *clientcmdapi.Config, contextName, cluster, from string) (*clie
 	c.Cluster, c.AuthInfo = cluster, cluster
 	out.Contexts[cluster] = c
 	out.CurrentContext = cluster
-	if filepath.IsAbs(from) {
-		if err := clientcmd.ResolveLocalPaths(out); err != nil {
-			return nil, err
-		}
-	}
 	return out, nil
 }
 
 var kubeConfigGVK = v1.GroupVersion.WithKind("KubeConfig")
 
+// fromBundle takes the context named contextName (default: the cluster
+// name) from the KubeConfig documents of the phase bundle. The name must
+// match: one document serves every cluster of the site.
 func (r *Resolver) fromBundle(contextName, cluster string) (*clientcmdapi.Config, error) {
 	if contextName == "" {
 		contextName = cluster
@@ -262,7 +434,7 @@ func (r *Resolver) fromBundle(contextName, cluster string) (*clientcmdapi.Config
 		return nil, err
 	}
 	if len(docs) == 0 {
-		return nil, fmt.Errorf("the phase bundle has no KubeConfig document")
+		return nil, fmt.Errorf("the phase bundle has no KubeConfig document (%s)", kubeConfigGVK.GroupVersion())
 	}
 	var errs []string
 	for _, d := range docs {
@@ -280,42 +452,52 @@ func (r *Resolver) fromBundle(contextName, cluster string) (*clientcmdapi.Config
 			errs = append(errs, fmt.Sprintf("%s: config: %v", d.ID(), err))
 			continue
 		}
-		if _, ok := cfg.Contexts[contextName]; !ok {
-			errs = append(errs, fmt.Sprintf("%s has no context %q", d.ID(), contextName))
+		out, err := extract(cfg, contextName, cluster, d.ID())
+		if err != nil {
+			errs = append(errs, err.Error())
 			continue
 		}
-		return extract(cfg, contextName, cluster, d.ID())
+		return out, nil
 	}
 	return nil, errors.New(strings.Join(errs, "; "))
 }
 
-func (r *Resolver) fromClusterAPI(ctx context.Context, parent string, nn v1.NamespacedName, cluster string, visiting map[string]bool) (*clientcmdapi.Config, error) {
+// fromClusterAPI reads the cluster's kubeconfig from the
+// <name>-kubeconfig Secret (key "value") Cluster API keeps in the parent.
+func (r *Resolver) fromClusterAPI(ctx context.Context, parent string, src v1.KubeconfigSourceClusterAPI, cluster string, visiting map[string]bool) (*clientcmdapi.Config, error) {
 	if parent == "" {
 		return nil, errors.New("needs a parent cluster in the ClusterMap")
 	}
-	pcfg, err := r.resolve(ctx, parent, visiting)
-	if err != nil {
-		return nil, fmt.Errorf("parent %q: %w", parent, err)
-	}
-	rc, err := clientcmd.NewDefaultClientConfig(*pcfg, &clientcmd.ConfigOverrides{}).ClientConfig()
-	if err != nil {
-		return nil, fmt.Errorf("parent %q: %w", parent, err)
-	}
 	timeout := r.Timeout
-	if timeout == 0 {
-		timeout = 30 * time.Second
+	if src.Timeout != "" {
+		d, err := time.ParseDuration(src.Timeout)
+		if err != nil {
+			return nil, fmt.Errorf("timeout %q: %w", src.Timeout, err)
+		}
+		timeout = d
+	}
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	pcfg, err := r.cluster(ctx, parent, visiting)
+	if err != nil {
+		return nil, fmt.Errorf("parent %q: %w", parent, err)
+	}
+	rc, err := RESTConfig(pcfg)
+	if err != nil {
+		return nil, fmt.Errorf("parent %q: %w", parent, err)
 	}
 	rc.Timeout = timeout
 	c, err := client.New(rc, client.Options{})
 	if err != nil {
 		return nil, err
 	}
-	name, ns := nn.Name, nn.Namespace
+	name, ns := src.NamespacedName.Name, src.NamespacedName.Namespace
 	if name == "" {
 		name = cluster
 	}
 	if ns == "" {
-		ns = "default"
+		ns = corev1.NamespaceDefault
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

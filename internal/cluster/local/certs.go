@@ -8,9 +8,9 @@ import (
 	"path/filepath"
 	"time"
 
-	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/airshipit/airship-go/internal/cluster/kubeconfig"
 	"github.com/airshipit/airship-go/internal/fileutil"
 	"github.com/airshipit/airship-go/internal/pki"
 )
@@ -147,11 +147,7 @@ func writeKubeconfig(path, server, pkiDir, certBase, contextName string) error {
 	cfg.AuthInfos[contextName] = &clientcmdapi.AuthInfo{ClientCertificateData: kp.CertPEM(), ClientKeyData: keyPEM}
 	cfg.Contexts[contextName] = &clientcmdapi.Context{Cluster: contextName, AuthInfo: contextName}
 	cfg.CurrentContext = contextName
-	data, err := clientcmd.Write(*cfg)
-	if err != nil {
-		return fmt.Errorf("encoding kubeconfig %s: %w", path, err)
-	}
-	return fileutil.WriteAtomic(path, data, 0o600)
+	return kubeconfig.Write(path, cfg)
 }
 
 // tlsConfig returns a client TLS config that trusts caBase and presents certBase.

@@ -14,6 +14,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	v1 "github.com/airshipit/airship-go/api/airshipit/v1alpha1"
+	"github.com/airshipit/airship-go/internal/cluster/kubeconfig"
 	"github.com/airshipit/airship-go/internal/document"
 )
 
@@ -49,13 +50,41 @@ type Config struct {
 	PhaseBundle *document.Bundle
 	// TargetPath is the site's target path (for relative provider URLs).
 	TargetPath string
-	// RESTConfig returns a client configuration for a cluster of the ClusterMap.
-	RESTConfig func(ctx context.Context, cluster string) (*rest.Config, error)
-	// Kubeconfig returns a kubeconfig for a cluster of the ClusterMap, with
-	// one context named after it.
-	Kubeconfig func(ctx context.Context, cluster string) (*clientcmdapi.Config, error)
+	// Kubeconfig resolves kubeconfigs through the site's one resolver
+	// (--kubeconfig, $KUBECONFIG, an executor's own kubeconfig file, the
+	// ClusterMap's sources); every executor reaches its clusters through it.
+	Kubeconfig func(ctx context.Context, req kubeconfig.Request) (*clientcmdapi.Config, error)
 	// Build builds a kustomize root of the site (with the built-in functions).
 	Build func(path string) (*document.Bundle, error)
+}
+
+// SiteWide reports whether the phase asks for a kubeconfig with every
+// cluster's context (config.siteWideKubeconfig): executors that hand a
+// kubeconfig on (to clusterctl, to the applier) pass it in their requests.
+func (c Config) SiteWide() bool {
+	return c.Phase != nil && c.Phase.Config.SiteWideKubeconfig
+}
+
+// ClusterKubeconfig returns the kubeconfig of a cluster of the ClusterMap,
+// its context named after it and current; with siteWideKubeconfig, every
+// other cluster's context that can be found is in it too.
+func (c Config) ClusterKubeconfig(ctx context.Context, cluster string) (*clientcmdapi.Config, error) {
+	if c.Kubeconfig == nil {
+		return nil, fmt.Errorf("phase %q: no kubeconfig resolver to reach cluster %q", c.PhaseName, cluster)
+	}
+	return c.Kubeconfig(ctx, kubeconfig.Request{Cluster: cluster, SiteWide: c.SiteWide()})
+}
+
+// RESTConfig returns a client configuration for a cluster of the ClusterMap.
+func (c Config) RESTConfig(ctx context.Context, cluster string) (*rest.Config, error) {
+	if c.Kubeconfig == nil {
+		return nil, fmt.Errorf("phase %q: no kubeconfig resolver to reach cluster %q", c.PhaseName, cluster)
+	}
+	kc, err := c.Kubeconfig(ctx, kubeconfig.Request{Cluster: cluster})
+	if err != nil {
+		return nil, err
+	}
+	return kubeconfig.RESTConfig(kc)
 }
 
 // RenderOptions narrow what Render prints.

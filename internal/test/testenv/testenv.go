@@ -18,8 +18,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/airshipit/airship-go/internal/cluster/kubeconfig"
 	"github.com/airshipit/airship-go/internal/cluster/local"
-	"github.com/airshipit/airship-go/internal/fileutil"
 	"github.com/airshipit/airship-go/internal/test/testtool"
 )
 
@@ -183,8 +183,12 @@ func NewAPI(opts Options) (*Env, error) {
 	if err != nil {
 		return fail(err)
 	}
+	kcfg, err := clientcmd.Load(kc)
+	if err != nil {
+		return fail(fmt.Errorf("admin kubeconfig: %w", err))
+	}
 	env.Kubeconfig = filepath.Join(dir, "kubeconfig")
-	if err := fileutil.WriteAtomic(env.Kubeconfig, kc, 0o600); err != nil {
+	if err := kubeconfig.Write(env.Kubeconfig, kcfg); err != nil {
 		return fail(err)
 	}
 	env.stop = func() error {

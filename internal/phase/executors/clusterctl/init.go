@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/client-go/tools/clientcmd"
 	clusterctlv1 "sigs.k8s.io/cluster-api/cmd/clusterctl/api/v1alpha3"
 	ctlclient "sigs.k8s.io/cluster-api/cmd/clusterctl/client"
 	ctlconfig "sigs.k8s.io/cluster-api/cmd/clusterctl/client/config"
@@ -17,7 +16,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	v1 "github.com/airshipit/airship-go/api/airshipit/v1alpha1"
-	"github.com/airshipit/airship-go/internal/document"
 	"github.com/airshipit/airship-go/internal/fileutil"
 	"github.com/airshipit/airship-go/internal/phase/executor"
 )
@@ -76,17 +74,9 @@ func (e *Executor) writeRepository(dir string, entries []initEntry, reader *ctlc
 		if p == nil {
 			return fmt.Errorf("%s: providers has no %s named %q", e.cfg.ExecutorDoc.ID(), en.typ, en.name)
 		}
-		root := e.providerRoot(p, en.version)
-		if root == "" {
-			return fmt.Errorf("%s: provider %s (%s) has no url and no versions entry for %s", e.cfg.ExecutorDoc.ID(), p.Name, p.Type, en.version)
-		}
-		build := e.cfg.Build
-		if build == nil {
-			build = func(path string) (*document.Bundle, error) { return document.Build(path, document.BuildOptions{}) }
-		}
-		b, err := build(root)
+		b, err := e.components(p, en.version)
 		if err != nil {
-			return fmt.Errorf("provider %s (%s) components from %s: %w", p.Name, p.Type, root, err)
+			return err
 		}
 		data, err := b.YAML()
 		if err != nil {
@@ -153,10 +143,6 @@ func (e *Executor) runInit(ctx context.Context, opts executor.RunOptions) error 
 	if e.cfg.Kubeconfig == nil || e.cfg.ClusterName == "" {
 		return fmt.Errorf("phase %q: clusterctl init needs metadata.clusterName and a kubeconfig for it", e.cfg.PhaseName)
 	}
-	kc, err := e.cfg.Kubeconfig(ctx, e.cfg.ClusterName)
-	if err != nil {
-		return err
-	}
 	dir, err := os.MkdirTemp("", "airship-clusterctl-")
 	if err != nil {
 		return err
@@ -164,12 +150,8 @@ func (e *Executor) runInit(ctx context.Context, opts executor.RunOptions) error 
 	defer os.RemoveAll(dir)
 	// clusterctl reads the cluster from a kubeconfig file: a private copy,
 	// removed afterwards.
-	kcPath := filepath.Join(dir, "kubeconfig")
-	data, err := clientcmd.Write(*kc)
+	kcPath, err := e.writeKubeconfig(ctx, dir, e.cfg.ClusterName)
 	if err != nil {
-		return err
-	}
-	if err := fileutil.WriteAtomic(kcPath, data, 0o600); err != nil {
 		return err
 	}
 	if err := e.checkFirstRun(ctx, entries); err != nil {

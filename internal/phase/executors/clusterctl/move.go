@@ -6,11 +6,10 @@ import (
 	"os"
 	"path/filepath"
 
-	"k8s.io/client-go/tools/clientcmd"
 	ctlclient "sigs.k8s.io/cluster-api/cmd/clusterctl/client"
 	ctlconfig "sigs.k8s.io/cluster-api/cmd/clusterctl/client/config"
 
-	"github.com/airshipit/airship-go/internal/fileutil"
+	"github.com/airshipit/airship-go/internal/cluster/kubeconfig"
 	"github.com/airshipit/airship-go/internal/phase/executor"
 )
 
@@ -28,18 +27,15 @@ func (e *Executor) parent() (string, error) {
 	return c.Parent, nil
 }
 
-// writeKubeconfig writes a private copy of a cluster's kubeconfig for clusterctl.
+// writeKubeconfig writes a private copy of a cluster's kubeconfig for
+// clusterctl (with every cluster's context for a siteWideKubeconfig phase).
 func (e *Executor) writeKubeconfig(ctx context.Context, dir, cluster string) (string, error) {
-	kc, err := e.cfg.Kubeconfig(ctx, cluster)
-	if err != nil {
-		return "", err
-	}
-	data, err := clientcmd.Write(*kc)
+	kc, err := e.cfg.ClusterKubeconfig(ctx, cluster)
 	if err != nil {
 		return "", err
 	}
 	path := filepath.Join(dir, cluster+".kubeconfig")
-	return path, fileutil.WriteAtomic(path, data, 0o600)
+	return path, kubeconfig.Write(path, kc)
 }
 
 // runMove moves Cluster API objects (and objects labelled

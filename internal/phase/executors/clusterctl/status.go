@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/airshipit/airship-go/api/airshipit/v1alpha1"
+	"github.com/airshipit/airship-go/internal/cluster/kubeconfig"
 	"github.com/airshipit/airship-go/internal/phase/executor"
 )
 
@@ -35,7 +36,7 @@ import (
 // status: Cluster API rebuilds it on the target, and infrastructure
 // providers must rebuild theirs.
 func (e *Executor) Status(ctx context.Context) (*executor.Status, error) {
-	if e.cfg.RESTConfig == nil || e.cfg.ClusterName == "" {
+	if e.cfg.Kubeconfig == nil || e.cfg.ClusterName == "" {
 		return nil, fmt.Errorf("phase %q: clusterctl status needs metadata.clusterName and a kubeconfig for it", e.cfg.PhaseName)
 	}
 	switch e.api.Action {
@@ -186,7 +187,7 @@ func (e *Executor) moveNamespace(ctx context.Context, from string) (string, erro
 		return e.api.MoveOptions.Namespace, nil
 	}
 	if e.cfg.Kubeconfig != nil {
-		kc, err := e.cfg.Kubeconfig(ctx, from)
+		kc, err := e.cfg.Kubeconfig(ctx, kubeconfig.Request{Cluster: from})
 		if err != nil {
 			return "", err
 		}

@@ -9,11 +9,11 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/util/jsonpath"
 
 	v1 "github.com/airshipit/airship-go/api/airshipit/v1alpha1"
 	"github.com/airshipit/airship-go/internal/apply"
+	"github.com/airshipit/airship-go/internal/cluster/kubeconfig"
 	"github.com/airshipit/airship-go/internal/phase/executor"
 )
 
@@ -46,6 +46,9 @@ func (e *Executor) Validate(context.Context) error {
 	case "", v1.InventoryPolicyStrict, v1.InventoryPolicyAdopt, v1.InventoryPolicyForceAdopt:
 	default:
 		errs = append(errs, fmt.Errorf("%s: config.inventoryPolicy %q is not one of strict, adopt, force-adopt", id, c.InventoryPolicy))
+	}
+	if c.Kubeconfig != "" && e.cfg.SiteWide() {
+		errs = append(errs, fmt.Errorf("%s: config.kubeconfig and the phase's siteWideKubeconfig exclude each other", id))
 	}
 	if c.WaitOptions.Timeout < 0 {
 		errs = append(errs, fmt.Errorf("%s: config.waitOptions.timeout %d must not be negative", id, c.WaitOptions.Timeout))
@@ -88,25 +91,27 @@ func (e *Executor) Render(_ context.Context, w io.Writer, opts executor.RenderOp
 	return f.Write(w)
 }
 
-// restConfig picks the cluster: the executor's own kubeconfig/context when
-// set, else the phase's cluster through the ClusterMap.
+// restConfig reaches the phase's cluster through the site's resolver: the
+// executor's own config.kubeconfig and config.context when set (with ~
+// expanded, --kubeconfig and $KUBECONFIG still winning, and a file's only
+// context taken when none is named after the cluster), else the cluster's
+// ClusterMap sources. With siteWideKubeconfig, config.context may name
+// another cluster of the site.
 func (e *Executor) restConfig(ctx context.Context) (*rest.Config, error) {
 	c := e.api.Config
-	if c.Kubeconfig != "" {
-		rules := &clientcmd.ClientConfigLoadingRules{ExplicitPath: c.Kubeconfig}
-		over := &clientcmd.ConfigOverrides{CurrentContext: c.Context}
-		if c.Context == "" {
-			over.CurrentContext = e.cfg.ClusterName
-		}
-		return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, over).ClientConfig()
-	}
-	if e.cfg.ClusterName == "" {
+	if e.cfg.ClusterName == "" && c.Kubeconfig == "" {
 		return nil, fmt.Errorf("phase %q has no metadata.clusterName, and its executor no config.kubeconfig", e.cfg.PhaseName)
 	}
-	if e.cfg.RESTConfig == nil {
+	if e.cfg.Kubeconfig == nil {
 		return nil, fmt.Errorf("phase %q: no way to reach cluster %q", e.cfg.PhaseName, e.cfg.ClusterName)
 	}
-	return e.cfg.RESTConfig(ctx, e.cfg.ClusterName)
+	kc, err := e.cfg.Kubeconfig(ctx, kubeconfig.Request{
+		Cluster: e.cfg.ClusterName, File: c.Kubeconfig, Context: c.Context, SiteWide: e.cfg.SiteWide(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("phase %q: %w", e.cfg.PhaseName, err)
+	}
+	return kubeconfig.RESTConfig(kc)
 }
 
 func (e *Executor) inventory() string {
