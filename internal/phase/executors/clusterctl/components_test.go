@@ -78,7 +78,8 @@ func TestComponentsVariablesAndImages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ex, err := New(executor.Config{PhaseName: "init", ExecutorDoc: b.Documents()[0], TargetPath: dir})
+	ex, err := New(executor.Config{PhaseName: "init", ExecutorDoc: b.Documents()[0], TargetPath: dir,
+		Build: func(path string) (*document.Bundle, error) { return document.Build(path, document.BuildOptions{}) }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -135,17 +135,47 @@ func (e *Executor) Validate(context.Context) error {
 	return errors.Join(errs...)
 }
 
+// components builds a provider's components for version (see
+// providerRoot) with the site's build, its built-in functions and render
+// cache: render and run build them this one way.
+func (e *Executor) components(p *v1.Provider, version string) (*document.Bundle, error) {
+	root := e.providerRoot(p, version)
+	if root == "" {
+		return nil, fmt.Errorf("%s: provider %s (%s) has no url and no versions entry for %s", e.cfg.ExecutorDoc.ID(), p.Name, p.Type, version)
+	}
+	if e.cfg.Build == nil {
+		return nil, fmt.Errorf("phase %q: no site build for provider %s (%s)", e.cfg.PhaseName, p.Name, p.Type)
+	}
+	b, err := e.cfg.Build(root)
+	if err != nil {
+		return nil, fmt.Errorf("provider %s (%s) components from %s: %w", p.Name, p.Type, root, err)
+	}
+	return b, nil
+}
+
 // Render writes the components of every provider (init) as built from the
-// site tree, before variable substitution.
+// site tree, before variable substitution: for a provider init-options
+// names, the tree of the version it asks for, as run builds it.
 func (e *Executor) Render(_ context.Context, w io.Writer, opts executor.RenderOptions) error {
 	if e.api.Action != v1.ActionInit {
 		return fmt.Errorf("phase %q: clusterctl %s has no documents to render", e.cfg.PhaseName, e.api.Action)
 	}
+	versions := map[string]string{}
+	if e.api.InitOptions != nil {
+		if entries, err := e.initEntries(); err == nil {
+			for _, en := range entries {
+				versions[en.name+"/"+string(en.typ)] = en.version
+			}
+		}
+	}
 	first := true
 	for _, p := range e.api.Providers {
-		b, err := document.Build(e.providerRoot(p, ""), document.BuildOptions{})
+		if p == nil {
+			continue
+		}
+		b, err := e.components(p, versions[p.Name+"/"+p.Type])
 		if err != nil {
-			return fmt.Errorf("provider %s (%s): %w", p.Name, p.Type, err)
+			return err
 		}
 		f, err := b.Filter(opts.Selector)
 		if err != nil {
