@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	v1 "github.com/airshipit/airship-go/api/airshipit/v1alpha1"
@@ -136,6 +137,9 @@ func CheckClusterMap(cm *v1.ClusterMap) error {
 	return probs.err()
 }
 
+// maxParallelChecks bounds how many phases CheckPlan checks (and builds) at once.
+const maxParallelChecks = 8
+
 // CheckPlan checks a plan: it has phases, each exists once, each can run
 // (see CheckPhase), and dependsOn names steps of the plan without a cycle.
 func (s *Site) CheckPlan(ctx context.Context, plan *Plan) error {
@@ -152,6 +156,11 @@ func (s *Site) CheckPlan(ctx context.Context, plan *Plan) error {
 		probs = append(probs, err.(Problems)...)
 	}
 	seen := map[string]int{}
+	// Phases are checked in parallel (each builds its bundles), their
+	// problems reported in plan order.
+	found := make([]Problems, len(steps))
+	var wg sync.WaitGroup
+	limit := make(chan struct{}, maxParallelChecks)
 	for i, st := range steps {
 		if st.Name == "" {
 			probs.add("plan %s: phases[%d].name is empty", id, i)
@@ -167,14 +176,23 @@ func (s *Site) CheckPlan(ctx context.Context, plan *Plan) error {
 			probs.add("plan %s: phases[%d]: %v", id, i, err)
 			continue
 		}
-		if err := s.CheckPhase(ctx, p); err != nil {
-			var ps Problems
-			if errors.As(err, &ps) {
-				probs = append(probs, ps...)
-			} else {
-				probs.add("%v", err)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			limit <- struct{}{}
+			defer func() { <-limit }()
+			if err := s.CheckPhase(ctx, p); err != nil {
+				var ps Problems
+				if !errors.As(err, &ps) {
+					ps = Problems{err.Error()}
+				}
+				found[i] = ps
 			}
-		}
+		}()
+	}
+	wg.Wait()
+	for _, ps := range found {
+		probs = append(probs, ps...)
 	}
 	if _, err := Order(steps); err != nil {
 		probs.add("plan %s: %v", id, err)
