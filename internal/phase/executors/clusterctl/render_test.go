@@ -1,4 +1,4 @@
-package clusterctl
+package clusterctl_test
 
 import (
 	"bytes"
@@ -8,14 +8,12 @@ import (
 	"strings"
 	"testing"
 
-	ctlconfig "sigs.k8s.io/cluster-api/cmd/clusterctl/client/config"
-
-	v1 "github.com/airshipit/airship-go/api/airshipit/v1alpha1"
 	"github.com/airshipit/airship-go/internal/config"
 	"github.com/airshipit/airship-go/internal/document"
 	"github.com/airshipit/airship-go/internal/document/fn"
 	"github.com/airshipit/airship-go/internal/phase"
 	"github.com/airshipit/airship-go/internal/phase/executor"
+	"github.com/airshipit/airship-go/internal/phase/executors/clusterctl"
 )
 
 const renderPhases = `apiVersion: airshipit.org/v1alpha1
@@ -86,21 +84,15 @@ func TestRenderAndRunBuildTheSame(t *testing.T) {
 		"site/providers/infra-new/kustomization.yaml": "resources: [components.yaml]\n",
 		"site/providers/infra-new/components.yaml":    strings.NewReplacer("NS", "infra-system", "IMAGE", "registry.invalid/infra:v0.2.0").Replace(renderComponents),
 	}
-	for p, c := range files {
-		full := filepath.Join(dir, p)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
+	files["config"] = "apiVersion: airshipit.org/v1alpha1\nkind: Config\ncurrentContext: c\ncontexts: {c: {manifest: m}}\n" +
+		"manifests:\n  m: {phaseRepositoryName: r, repositories: {r: {url: ./site}}, targetPath: ., metadataPath: metadata.yaml}\n"
+	writeSite(t, dir, files)
+	cfg, err := config.Load(filepath.Join(dir, "config"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	site := config.NewSite("m", &v1.Manifest{
-		PhaseRepositoryName: "r", TargetPath: dir, MetadataPath: "metadata.yaml",
-		Repositories: map[string]*v1.Repository{"r": {URL: "./site"}},
-	}, dir)
 	cache := &document.Cache{}
-	s, err := phase.LoadSite(site, document.BuildOptions{Functions: &fn.Runner{}, Cache: cache})
+	s, err := phase.Load(cfg, "", document.BuildOptions{Functions: &fn.Runner{}, Cache: cache})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,13 +110,8 @@ func TestRenderAndRunBuildTheSame(t *testing.T) {
 	}
 
 	// What run installs: the local clusterctl repository it writes.
-	e := ex.(*Executor)
-	entries, err := e.initEntries()
-	if err != nil {
-		t.Fatal(err)
-	}
 	repo := t.TempDir()
-	if err := e.writeRepository(repo, entries, ctlconfig.NewMemoryReader()); err != nil {
+	if err := ex.(*clusterctl.Executor).WriteRunRepository(repo); err != nil {
 		t.Fatalf("run's repository: %v", err)
 	}
 	var built []string
