@@ -54,3 +54,15 @@ demo: setup testbin build ## Bring up the local control plane and apply the exam
 .PHONY: clean
 clean: ## Remove bin/ (the binary cache is kept).
 	rm -rf $(BIN)
+
+# Benchmarks: every workload of bench/internal/suite against its peer, one
+# table at the end. SHORT=1 runs the short sizes (under 10 minutes);
+# BENCH_RUN=REGEXP keeps the workloads whose name matches; BENCH_DIR keeps
+# the binaries, results and logs there (default: a new temporary directory).
+SHORT     ?=
+BENCH_RUN ?=
+BENCH_DIR ?=
+
+.PHONY: bench
+bench: setup testbin ## Run every benchmark against its peer and print one table (SHORT=1: under 10 minutes).
+	$(GO) run ./bench/cmd/bench $(if $(SHORT),-short) $(if $(BENCH_RUN),-run '$(BENCH_RUN)') $(if $(BENCH_DIR),-workdir '$(BENCH_DIR)')

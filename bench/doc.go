@@ -1,8 +1,18 @@
-// Package bench holds benchmarks that compare airshipctl with the tools a
-// user would otherwise run (kubectl, kubectl kustomize, the Helm CLI), in
-// the same run, and report the ratio. Run them with
+// Package bench holds the benchmarks `make bench` runs and that need no
+// package of their own: render (the airshipctl binary against `kubectl
+// kustomize`) and apply + wait (internal/apply against `kubectl apply
+// --server-side` + `kubectl wait`). bench/armada and bench/promenade hold
+// the others; bench/internal/suite lists every workload and its sizes, and
+// bench/internal/harness is what they share (the recorded rows, the table,
+// peak RSS).
 //
-//	go test ./bench/... -run '^$' -bench . -benchtime 1x
+// Every comparison does the same work on both sides, at a stated
+// parallelism, on a cluster in a stated state; docs/benchmarks.md says how
+// each one is made fair and holds the latest table. Run them all with
+// `make bench` (SHORT=1 for the short sizes), or one by hand:
 //
-// Nothing here asserts a time: the figures go into the closing notes.
+//	go test ./bench -run '^$' -bench '^BenchmarkRender$' -benchtime 1x
+//
+// $BENCH_SIZE sets the size (default: the full one). Nothing here asserts
+// a time.
 package bench

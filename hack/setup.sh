@@ -23,6 +23,7 @@ tools=(
   "openssl:openssl"          # Promenade tests and the benchmark peer check certificates with it
   "tar:tar"                  # Promenade's join-script bundles
   "sha256sum:coreutils"      # Promenade's join-script bundles
+  "/usr/bin/time:time"       # make bench reads each process's peak RSS with GNU time (a path: bash's time is a keyword)
 )
 
 if [[ "${1:-}" == "--list" ]]; then

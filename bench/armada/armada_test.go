@@ -1,14 +1,14 @@
 package armada
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -22,30 +22,15 @@ import (
 	chartv2loader "helm.sh/helm/v4/pkg/chart/v2/loader"
 
 	armadav1 "github.com/airshipit/airship-go/api/armada/v1alpha1"
+	"github.com/airshipit/airship-go/bench/internal/harness"
 	"github.com/airshipit/airship-go/internal/armada/chartsource"
 	"github.com/airshipit/airship-go/internal/armada/helm"
 	"github.com/airshipit/airship-go/internal/armada/operator"
 	"github.com/airshipit/airship-go/internal/test/testenv"
 )
 
-func charts() int {
-	if n, err := strconv.Atoi(os.Getenv("ARMADA_BENCH_CHARTS")); err == nil && n > 0 {
-		return n
-	}
-	return 100
-}
-
-// peakRSS reads VmHWM (peak resident set) of a process, in MiB.
-// nodes is how many kwok Nodes a run of n charts needs: the local control
-// plane's Nodes hold 250 pods each (internal/cluster/local/stages.yaml), so
-// 3 Nodes cap a run at 750 ready Deployments and the rest stay Pending.
-// A fifth of the capacity is left spare.
-func nodes(n int) int {
-	return max(3, (n+199)/200)
-}
-
-// timeout bounds one run until all charts are satisfied:
-// ARMADA_BENCH_TIMEOUT (a duration), default 15m.
+// timeout bounds one side's run until all charts are satisfied or
+// installed: ARMADA_BENCH_TIMEOUT (a duration), default 15m.
 func timeout() time.Duration {
 	if d, err := time.ParseDuration(os.Getenv("ARMADA_BENCH_TIMEOUT")); err == nil && d > 0 {
 		return d
@@ -53,177 +38,263 @@ func timeout() time.Duration {
 	return 15 * time.Minute
 }
 
-func peakRSS(pid int) (float64, error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
+// operatorArgs are the operator's flags: the bench's fixed ones plus
+// ARMADA_BENCH_OPERATOR_ARGS (for example "--concurrency=16"), and the
+// options they give, so the baseline can match its parallelism and rate.
+func operatorArgs(b *testing.B) ([]string, operator.Options) {
+	b.Helper()
+	extra := strings.Fields(os.Getenv("ARMADA_BENCH_OPERATOR_ARGS"))
+	o := operator.DefaultOptions()
+	if err := flagSet(&o).Parse(extra); err != nil {
+		b.Fatalf("ARMADA_BENCH_OPERATOR_ARGS: %v", err)
 	}
-	defer f.Close()
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		if rest, ok := strings.CutPrefix(s.Text(), "VmHWM:"); ok {
-			kb, err := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")))
-			return float64(kb) / 1024, err
-		}
-	}
-	return 0, fmt.Errorf("VmHWM not found for pid %d", pid)
+	args := append([]string{"--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--zap-log-level=error"}, extra...)
+	return args, o
 }
 
-func BenchmarkChartsToSatisfied(b *testing.B) {
-	n := charts()
-	// The Helm SDK baseline installs n more Deployments beside the
-	// operator's: room for both.
-	pods := 2 * n
-	if os.Getenv("ARMADA_BENCH_SKIP_SDK") != "" {
-		pods = n
-	}
-	env := testenv.StartFull(b, testenv.Options{
-		Nodes:       nodes(pods),
+// startCluster starts a fresh full-mode local control plane with the
+// Armada CRDs and room for n one-pod Deployments.
+func startCluster(b *testing.B, n int) *testenv.Env {
+	b.Helper()
+	env, err := testenv.NewFull(context.Background(), testenv.Options{
+		Nodes:       harness.Nodes(n),
 		CRDDirs:     []string{"config/armada/crd/bases"},
 		AddToScheme: []func(*runtime.Scheme) error{armadav1.AddToScheme},
 	})
-	root, err := testenv.RepoRoot()
 	if err != nil {
+		if testenv.MainSkip(err) {
+			b.Skip(err)
+		}
 		b.Fatal(err)
 	}
-	bin := filepath.Join(b.TempDir(), "armada-operator")
-	if out, err := exec.Command("go", "build", "-o", bin, filepath.Join(root, "cmd", "armada-operator")).CombinedOutput(); err != nil {
-		b.Fatalf("building the operator: %v\n%s", err, out)
+	return env
+}
+
+func stopCluster(b *testing.B, env *testenv.Env) {
+	b.Helper()
+	if err := env.Stop(); err != nil {
+		b.Error(err)
 	}
-	chartPath, err := filepath.Abs(filepath.Join("testdata", "charts", "small"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx := context.Background()
-	// The test environment's client has client-go's default rate (5
-	// requests/s), which alone would make creating the charts take 20 s
-	// per 100: the bench's own clients must not be what is measured.
+}
+
+// fastClient is the bench's own client: client-go's default 5 requests/s
+// would make creating 100 charts take 20 s, and the bench's clients must
+// not be what is measured.
+func fastClient(b *testing.B, env *testenv.Env) (client.Client, *rest.Config) {
+	b.Helper()
 	fast := rest.CopyConfig(env.Config)
 	fast.QPS, fast.Burst = 1000, 2000
 	c, err := client.New(fast, client.Options{Scheme: env.Scheme})
 	if err != nil {
 		b.Fatal(err)
 	}
-	// The baseline's Helm client gets the operator's default rate.
-	sdkCfg := rest.CopyConfig(env.Config)
-	def := operator.DefaultOptions()
-	sdkCfg.QPS, sdkCfg.Burst = def.QPS, def.Burst
-	b.ResetTimer()
-	var opTotal, sdkTotal time.Duration
-	var opCPU float64
-	var peak float64
-	for iter := 0; iter < b.N; iter++ {
-		// The operator, as its own process.
-		ns := fmt.Sprintf("bench-op-%d", iter)
-		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-			b.Fatal(err)
-		}
-		args := []string{"--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--zap-log-level=error"}
-		// ARMADA_BENCH_OPERATOR_ARGS adds flags, e.g. "--concurrency=16".
-		args = append(args, strings.Fields(os.Getenv("ARMADA_BENCH_OPERATOR_ARGS"))...)
-		var op *exec.Cmd
-		var stopInProcess func()
-		if prof := os.Getenv("ARMADA_BENCH_CPUPROFILE"); prof != "" {
-			stopInProcess = profileInProcess(b, env.Config, prof)
-		} else {
-			op = exec.Command(bin, args...)
-			op.Env = append(os.Environ(), "KUBECONFIG="+env.Kubeconfig)
-			op.Stderr = os.Stderr
-			if err := op.Start(); err != nil {
-				b.Fatal(err)
-			}
-		}
-		wctx, stopWatches := context.WithCancel(ctx)
-		tl, err := watchTimeline(wctx, env.Config, env.Scheme, ns)
-		if err != nil {
-			b.Fatal(err)
-		}
-		reqBefore, err := requestCounts(ctx, fast)
-		if err != nil {
-			b.Fatal(err)
-		}
-		start := time.Now()
-		tl.start = start
-		for i := 0; i < n; i++ {
-			act := &armadav1.ArmadaChart{
-				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("c%d", i)},
-				Spec: armadav1.ArmadaChartSpec{
-					Release:   fmt.Sprintf("op%d-%d", iter, i),
-					Namespace: ns,
-					Source:    armadav1.ArmadaChartSource{Type: armadav1.SourceTypeDir, Location: chartPath},
-					Wait: &armadav1.ArmadaChartWait{Timeout: 300, Resources: []armadav1.ArmadaChartWaitResource{
-						{Type: armadav1.WaitResourceDeployment, Labels: map[string]string{"app": fmt.Sprintf("op%d-%d", iter, i)}},
-					}},
-					Test: &armadav1.ArmadaChartTest{Enabled: new(bool)},
-				},
-			}
-			if err := c.Create(ctx, act); err != nil {
-				b.Fatal(err)
-			}
-		}
-		// Counted from the watch: listing every chart each poll would load
-		// the API server the operator is measured against.
-		if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout(), true, func(ctx context.Context) (bool, error) {
-			return tl.satisfiedCount() == n, nil
-		}); err != nil {
-			b.Logf("timeline: %s", tl.summary())
-			b.Fatalf("charts not all satisfied: %v", err)
-		}
-		opTotal += time.Since(start)
-		stopWatches()
-		b.Logf("timeline: %s", tl.summary())
-		if reqAfter, err := requestCounts(ctx, fast); err == nil {
-			b.Logf("API server (all clients, during the run): %s", requestDelta(reqBefore, reqAfter, 14))
-		}
-		if stopInProcess != nil {
-			stopInProcess()
-			continue
-		}
-		rss, err := peakRSS(op.Process.Pid)
-		if err != nil {
-			b.Fatal(err)
-		}
-		peak = max(peak, rss)
-		cpu, err := cpuSeconds(op.Process.Pid)
-		if err != nil {
-			b.Fatal(err)
-		}
-		opCPU += cpu
-		_ = op.Process.Kill()
-		_ = op.Wait()
-		if os.Getenv("ARMADA_BENCH_SKIP_SDK") != "" {
-			continue
-		}
+	return c, fast
+}
 
-		// The baseline: sequential installs through the Helm SDK in this
-		// process, each waiting for its Deployment like the operator does.
-		ns2 := fmt.Sprintf("bench-sdk-%d", iter)
-		hc := helm.New(sdkCfg, nil)
-		start = time.Now()
-		for i := 0; i < n; i++ {
-			ch, err := chartv2loader.LoadDir(chartPath)
-			if err != nil {
-				b.Fatal(err)
-			}
-			d, err := chartsource.Digest(ch, nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if _, err := hc.Install(ctx, helm.Options{Namespace: ns2, Name: fmt.Sprintf("sdk%d-%d", iter, i), Chart: ch, Digest: d, Timeout: 5 * time.Minute, NativeWait: true}); err != nil {
-				b.Fatal(err)
-			}
+// operatorRun is what one operator run measured.
+type operatorRun struct {
+	wall       time.Duration
+	peakRSSMiB float64
+	cpuSeconds float64
+}
+
+// runOperator starts the operator as its own process on env, creates n
+// ArmadaCharts of the small chart in one namespace, and times them until all
+// are satisfied, counted from watches opened before the first is created.
+// Its peak RSS is VmHWM read just before it is stopped.
+func runOperator(b *testing.B, env *testenv.Env, bin, chartPath string, args []string, n int) operatorRun {
+	b.Helper()
+	ctx := context.Background()
+	c, fast := fastClient(b, env)
+	const ns = "bench"
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		b.Fatal(err)
+	}
+	var op *exec.Cmd
+	var stopInProcess func()
+	if prof := os.Getenv("ARMADA_BENCH_CPUPROFILE"); prof != "" {
+		stopInProcess = profileInProcess(b, env.Config, prof)
+	} else {
+		op = exec.Command(bin, args...)
+		op.Env = append(os.Environ(), "KUBECONFIG="+env.Kubeconfig)
+		op.Stderr = os.Stderr
+		if err := op.Start(); err != nil {
+			b.Fatal(err)
 		}
-		sdkTotal += time.Since(start)
+		defer func() {
+			if op.ProcessState == nil {
+				_ = op.Process.Kill()
+				_ = op.Wait()
+			}
+		}()
 	}
-	b.StopTimer()
-	op := opTotal.Seconds() / float64(b.N)
-	sdk := sdkTotal.Seconds() / float64(b.N)
-	b.ReportMetric(op, "operator-s")
-	b.ReportMetric(sdk, "helm-sdk-sequential-s")
-	if sdk > 0 {
-		b.ReportMetric(op/sdk, "operator/sdk")
+	wctx, stopWatches := context.WithCancel(ctx)
+	defer stopWatches()
+	tl, err := watchTimeline(wctx, env.Config, env.Scheme, ns)
+	if err != nil {
+		b.Fatal(err)
 	}
-	b.ReportMetric(opCPU/float64(b.N), "operator-cpu-s")
-	b.ReportMetric(peak, "operator-peak-MiB")
-	b.ReportMetric(float64(n), "charts")
+	reqBefore, err := requestCounts(ctx, fast)
+	if err != nil {
+		b.Fatal(err)
+	}
+	start := time.Now()
+	tl.start = start
+	for i := 0; i < n; i++ {
+		act := &armadav1.ArmadaChart{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("c%d", i)},
+			Spec: armadav1.ArmadaChartSpec{
+				Release:   fmt.Sprintf("r%d", i),
+				Namespace: ns,
+				Source:    armadav1.ArmadaChartSource{Type: armadav1.SourceTypeDir, Location: chartPath},
+				Wait: &armadav1.ArmadaChartWait{Timeout: 300, Resources: []armadav1.ArmadaChartWaitResource{
+					{Type: armadav1.WaitResourceDeployment, Labels: map[string]string{"app": fmt.Sprintf("r%d", i)}},
+				}},
+				Test: &armadav1.ArmadaChartTest{Enabled: new(bool)},
+			},
+		}
+		if err := c.Create(ctx, act); err != nil {
+			b.Fatal(err)
+		}
+	}
+	// Counted from the watch: listing every chart each poll would load
+	// the API server the operator is measured against.
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout(), true, func(context.Context) (bool, error) {
+		return tl.satisfiedCount() == n, nil
+	}); err != nil {
+		b.Logf("timeline: %s", tl.summary())
+		b.Fatalf("charts not all satisfied: %v", err)
+	}
+	run := operatorRun{wall: time.Since(start)}
+	b.Logf("operator timeline: %s", tl.summary())
+	if reqAfter, err := requestCounts(ctx, fast); err == nil {
+		b.Logf("API server (all clients, during the run): %s", requestDelta(reqBefore, reqAfter, 14))
+	}
+	if stopInProcess != nil {
+		stopInProcess()
+		return run
+	}
+	if run.peakRSSMiB, err = harness.VmHWMMiB(op.Process.Pid); err != nil {
+		b.Fatal(err)
+	}
+	_ = op.Process.Signal(syscall.SIGTERM)
+	_ = op.Wait()
+	run.cpuSeconds = (op.ProcessState.UserTime() + op.ProcessState.SystemTime()).Seconds()
+	return run
+}
+
+// runSDK installs n releases of the small chart into one namespace through
+// the Helm SDK (internal/armada/helm, the client the operator uses, at the
+// operator's request rate) in this process, workers at once, each waiting
+// for its resources with Helm's own wait, like the operator does.
+func runSDK(b *testing.B, env *testenv.Env, chartPath string, o operator.Options, n, workers int) time.Duration {
+	b.Helper()
+	ctx := context.Background()
+	cfg := rest.CopyConfig(env.Config)
+	cfg.QPS, cfg.Burst = o.QPS, o.Burst
+	hc := helm.New(cfg, nil)
+	const ns = "bench"
+	next := make(chan int)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				errs[i] = func() error {
+					ch, err := chartv2loader.LoadDir(chartPath)
+					if err != nil {
+						return err
+					}
+					d, err := chartsource.Digest(ch, nil)
+					if err != nil {
+						return err
+					}
+					_, err = hc.Install(ctx, helm.Options{Namespace: ns, Name: fmt.Sprintf("r%d", i), Chart: ch, Digest: d, Timeout: 5 * time.Minute, NativeWait: true})
+					return err
+				}()
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	wall := time.Since(start)
+	for i, err := range errs {
+		if err != nil {
+			b.Fatalf("Helm SDK install r%d: %v", i, err)
+		}
+	}
+	return wall
+}
+
+// BenchmarkChartsToSatisfied times $BENCH_SIZE ArmadaCharts (default 100)
+// of a small chart (a ConfigMap and a one-pod Deployment) from created to
+// all satisfied with the operator as its own process, against the same
+// releases installed through the Helm SDK at the operator's parallelism
+// (its --concurrency, 8 by default) and, beside it, one at a time. Each
+// side runs on its own fresh local control plane of the same size, into
+// one new namespace.
+func BenchmarkChartsToSatisfied(b *testing.B) {
+	n := harness.Size(b, 100)
+	args, opts := operatorArgs(b)
+	bin := harness.Binary(b, "armada-operator")
+	chartPath, err := filepath.Abs(filepath.Join("testdata", "charts", "small"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	skipSDK := os.Getenv("ARMADA_BENCH_SKIP_SDK") != ""
+	var ours, parallel, sequential harness.Tally
+	var cpu float64
+	for b.Loop() {
+		env := startCluster(b, n)
+		run := runOperator(b, env, bin, chartPath, args, n)
+		stopCluster(b, env)
+		ours.Add(run.wall, run.peakRSSMiB)
+		cpu += run.cpuSeconds
+		b.Logf("operator: %s, peak RSS %.0f MiB, CPU %.1f s", harness.Seconds(run.wall.Seconds()), run.peakRSSMiB, run.cpuSeconds)
+		if skipSDK {
+			continue
+		}
+		for _, side := range []struct {
+			workers int
+			tally   *harness.Tally
+		}{{opts.Concurrency, &parallel}, {1, &sequential}} {
+			env := startCluster(b, n)
+			d := runSDK(b, env, chartPath, opts, n, side.workers)
+			stopCluster(b, env)
+			side.tally.Add(d, 0)
+			b.Logf("Helm SDK, %d at once: %s", side.workers, harness.Seconds(d.Seconds()))
+		}
+	}
+	b.ReportMetric(cpu/float64(ours.Runs), "operator-cpu-s")
+	if skipSDK {
+		b.ReportMetric(ours.Seconds(), "operator-s")
+		b.ReportMetric(ours.PeakRSSMiB, "operator-peak-MiB")
+		return
+	}
+	cluster := fmt.Sprintf("a fresh local control plane per side (%d kwok Nodes, no other workload), one new namespace", harness.Nodes(n))
+	ourSide := fmt.Sprintf("armada-operator (its own process, %s)", strings.Join(args, " "))
+	notes := []string{
+		fmt.Sprintf("satisfied means the release is installed and its Deployment available; the SDK side waits with Helm's own wait on the release's resources; operator CPU %.1f s per run", cpu/float64(ours.Runs)),
+		"the SDK side uses the operator's Helm client (internal/armada/helm: shared discovery, no client-side OpenAPI validation) at the operator's request rate, in the benchmark process",
+	}
+	harness.Record(b, harness.Row{
+		Workload: "Armada charts to satisfied", Size: harness.Count(n) + " charts (a ConfigMap and a one-pod Deployment each)",
+		Ours: ourSide, Peer: fmt.Sprintf("Helm SDK installs, %d at once", opts.Concurrency),
+		OursSeconds: ours.Seconds(), PeerSeconds: parallel.Seconds(), OursPeakRSSMiB: ours.PeakRSSMiB,
+		Parallelism: fmt.Sprintf("%d charts at once on both sides", opts.Concurrency),
+		Cluster:     cluster, Runs: ours.Runs, Notes: notes,
+	})
+	harness.Record(b, harness.Row{
+		Workload: "Armada charts to satisfied", Size: harness.Count(n) + " charts (a ConfigMap and a one-pod Deployment each)",
+		Ours: ourSide, Peer: "Helm SDK installs, one at a time",
+		OursSeconds: ours.Seconds(), PeerSeconds: sequential.Seconds(), OursPeakRSSMiB: ours.PeakRSSMiB,
+		Parallelism: fmt.Sprintf("ours %d charts at once; peer 1 at a time", opts.Concurrency),
+		Cluster:     cluster, Runs: ours.Runs,
+	})
 }

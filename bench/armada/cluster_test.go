@@ -16,18 +16,19 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	armadav1 "github.com/airshipit/airship-go/api/armada/v1alpha1"
+	"github.com/airshipit/airship-go/bench/internal/harness"
 	"github.com/airshipit/airship-go/internal/test/testenv"
 )
 
 // BenchmarkDeploymentsAvailable creates the Deployments the chart bench's
 // releases hold, directly and without the operator or Helm, and times them
 // until all are available: what the local control plane (controller-manager,
-// scheduler, kwok) alone needs for ARMADA_BENCH_CHARTS workloads. When they
+// scheduler, kwok) alone needs for $BENCH_SIZE charts (default 100). When they
 // do not all become available it reports where the pods are.
 func BenchmarkDeploymentsAvailable(b *testing.B) {
-	n := charts()
+	n := harness.Size(b, 100)
 	env := testenv.StartFull(b, testenv.Options{
-		Nodes: nodes(n),
+		Nodes: harness.Nodes(n),
 		// The timeline watches ArmadaCharts too.
 		CRDDirs:     []string{"config/armada/crd/bases"},
 		AddToScheme: []func(*runtime.Scheme) error{armadav1.AddToScheme},

@@ -3,7 +3,6 @@ package armada
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -138,26 +137,6 @@ func (tl *timeline) summary() string {
 		}
 	}
 	return fmt.Sprintf("released %s | available %s | satisfied %s | available->satisfied %s", q(tl.released), q(tl.available), q(tl.satisfied), q(lag))
-}
-
-// cpuSeconds reads the user+system CPU time a process has used so far.
-func cpuSeconds(pid int) (float64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	// Fields after the command name (which may hold spaces) start at ")".
-	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-	if len(f) < 13 {
-		return 0, fmt.Errorf("short /proc/%d/stat", pid)
-	}
-	ut, err1 := strconv.ParseFloat(f[11], 64)
-	st, err2 := strconv.ParseFloat(f[12], 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("parsing /proc/%d/stat", pid)
-	}
-	const ticks = 100 // USER_HZ on Linux
-	return (ut + st) / ticks, nil
 }
 
 // requestCounts reads the API server's apiserver_request_total counters,

@@ -1,30 +1,39 @@
 package promenade
 
 import (
-	"crypto/x509"
-	"encoding/pem"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/airshipit/airship-go/bench/internal/harness"
 	"github.com/airshipit/airship-go/internal/pki"
 	"github.com/airshipit/airship-go/internal/promenade/certs"
 	"github.com/airshipit/airship-go/internal/promenade/config"
 	"github.com/airshipit/airship-go/internal/test/testtool"
 )
 
-func loadCatalog(tb testing.TB) (*config.Set, *certs.Catalog) {
+func configFiles(tb testing.TB) []string {
 	tb.Helper()
 	files, err := filepath.Glob("../../examples/site/promenade/*.yaml")
 	if err != nil || len(files) == 0 {
 		tb.Fatal("example configuration not found")
 	}
-	set, err := config.Load(files...)
+	for i, f := range files {
+		if files[i], err = filepath.Abs(f); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return files
+}
+
+func loadCatalog(tb testing.TB) (*config.Set, *certs.Catalog) {
+	tb.Helper()
+	set, err := config.Load(configFiles(tb)...)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -35,166 +44,169 @@ func loadCatalog(tb testing.TB) (*config.Set, *certs.Catalog) {
 	return set, cat
 }
 
-func requireOpenSSL(tb testing.TB) string {
-	tb.Helper()
-	return testtool.Path(tb, "openssl")
-}
-
-func newKeyArgs(kt pki.KeyType) []string {
-	if kt == pki.RSA2048 {
-		return []string{"-newkey", "rsa:2048"}
-	}
-	return []string{"-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256"}
-}
-
-func subject(cn string, groups []string) string {
-	var b strings.Builder
-	for _, g := range groups {
-		b.WriteString("/O=" + g)
-	}
-	b.WriteString("/CN=" + cn)
-	return b.String()
-}
-
-// openSSLCatalog generates the catalog with one openssl process per CA,
-// certificate and key, as a shell-out implementation would.
-func openSSLCatalog(tb testing.TB, bin, dir string, cat *certs.Catalog, kt pki.KeyType) int {
-	tb.Helper()
-	run := func(args ...string) {
-		cmd := exec.Command(bin, args...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			tb.Fatalf("openssl %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
-	n := 0
-	for _, ca := range cat.CAs {
-		args := append([]string{"req", "-x509", "-nodes", "-batch"}, newKeyArgs(kt)...)
-		run(append(args, "-keyout", "ca-"+ca.Name+"-key.pem", "-out", "ca-"+ca.Name+".pem",
-			"-subj", "/CN="+ca.Name, "-days", "3650",
-			"-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign,digitalSignature")...)
-		n++
-		for _, c := range ca.Certificates {
-			var sans []string
-			for _, h := range append(append([]string(nil), c.Hosts...), c.KubernetesServiceNames...) {
-				if net.ParseIP(h) != nil {
-					sans = append(sans, "IP:"+h)
-				} else {
-					sans = append(sans, "DNS:"+h)
-				}
-			}
-			args := append([]string{"req", "-x509", "-nodes", "-batch"}, newKeyArgs(kt)...)
-			args = append(args, "-keyout", c.DocumentName+"-key.pem", "-out", c.DocumentName+".pem",
-				"-subj", subject(c.CommonName, c.Groups), "-days", "365",
-				"-CA", "ca-"+ca.Name+".pem", "-CAkey", "ca-"+ca.Name+"-key.pem",
-				"-addext", "basicConstraints=critical,CA:FALSE",
-				"-addext", "keyUsage=critical,digitalSignature,keyEncipherment",
-				"-addext", "extendedKeyUsage=serverAuth,clientAuth")
-			if len(sans) > 0 {
-				args = append(args, "-addext", "subjectAltName="+strings.Join(sans, ","))
-			}
-			run(args...)
-			n++
-		}
-	}
-	for _, kp := range cat.Keypairs {
-		if kt == pki.RSA2048 {
-			run("genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", kp.Name+"-key.pem")
-		} else {
-			run("genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", kp.Name+"-key.pem")
-		}
-		run("pkey", "-in", kp.Name+"-key.pem", "-pubout", "-out", kp.Name+".pub")
-		n++
-	}
-	return n
-}
-
-// TestOpenSSLMakesTheSameCatalog checks the comparison is fair: openssl
-// produces the same number of items, and its certificates chain, carry the
-// same subjects and SANs as Go's.
-func TestOpenSSLMakesTheSameCatalog(t *testing.T) {
-	bin := requireOpenSSL(t)
+// TestBothSidesWriteTheSameCatalog checks the comparison is fair: Go's
+// output (certs.Generate and certs.Write, what `promenade generate-certs`
+// runs) and openssl's, with its processes run in parallel, are read back
+// and pass the same checks, file for file.
+func TestBothSidesWriteTheSameCatalog(t *testing.T) {
+	bin := testtool.Path(t, "openssl")
 	set, cat := loadCatalog(t)
-	dir := t.TempDir()
-	n := openSSLCatalog(t, bin, dir, cat, pki.ECDSAP256)
+	goDir, sslDir := t.TempDir(), t.TempDir()
 	res, err := certs.Generate(set, certs.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n != len(res.Actions) || n != cat.NumItems() {
-		t.Fatalf("openssl made %d items, Go %d, catalog has %d", n, len(res.Actions), cat.NumItems())
+	if err := certs.Write(goDir, res); err != nil {
+		t.Fatal(err)
 	}
-	read := func(name string) *x509.Certificate {
-		b, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		blk, _ := pem.Decode(b)
-		c, err := x509.ParseCertificate(blk.Bytes)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
+	if _, err := openSSLCatalog(bin, sslDir, cat, pki.ECDSAP256, runtime.NumCPU(), nil); err != nil {
+		t.Fatal(err)
 	}
-	for _, ca := range cat.CAs {
-		root := read("ca-" + ca.Name + ".pem")
-		pool := x509.NewCertPool()
-		pool.AddCert(root)
-		for _, c := range ca.Certificates {
-			leaf := read(c.DocumentName + ".pem")
-			if _, err := leaf.Verify(x509.VerifyOptions{Roots: pool, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
-				t.Errorf("%s: %v", c.DocumentName, err)
-			}
-			if leaf.Subject.CommonName != c.CommonName || len(leaf.DNSNames)+len(leaf.IPAddresses) != len(c.Hosts)+len(c.KubernetesServiceNames) {
-				t.Errorf("%s: subject %v SANs %v %v", c.DocumentName, leaf.Subject, leaf.DNSNames, leaf.IPAddresses)
-			}
+	for side, dir := range map[string]string{"Go": goDir, "openssl": sslDir} {
+		if err := checkCatalog(dir, cat, pki.ECDSAP256); err != nil {
+			t.Errorf("%s's output: %v", side, err)
 		}
 	}
 }
 
-// BenchmarkCatalog generates the whole catalog per iteration with Go and,
-// in the same iteration, with openssl; it reports both times and their
-// ratio.
+// TestCheckCatalogCatchesAWrongCatalog makes sure the checks can fail: a
+// certificate signed by the wrong CA, a missing file and a wrong key type
+// are each reported.
+func TestCheckCatalogCatchesAWrongCatalog(t *testing.T) {
+	set, cat := loadCatalog(t)
+	dir := t.TempDir()
+	res, err := certs.Generate(set, certs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := certs.Write(dir, res); err != nil {
+		t.Fatal(err)
+	}
+	ca, leaf := cat.CAs[0], cat.CAs[0].Certificates[0]
+	other := cat.CAs[1]
+	for _, suffix := range []string{".pem", "-key.pem"} {
+		data, err := os.ReadFile(filepath.Join(dir, "pki", "ca-"+other.Name+suffix))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "pki", "ca-"+ca.Name+suffix), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Remove(filepath.Join(dir, "pki", cat.Keypairs[0].Name+".pub")); err != nil {
+		t.Fatal(err)
+	}
+	err = checkCatalog(dir, cat, pki.RSA2048)
+	if err == nil {
+		t.Fatal("a wrong catalog passed the checks")
+	}
+	for _, want := range []string{
+		leaf.DocumentName + ": does not chain to ca-" + ca.Name,
+		"ca-" + ca.Name + ": IsCA true, CN \"" + other.Name + "\"",
+		cat.Keypairs[0].Name + ": open",
+		`key type "ecdsa-p256", want "rsa-2048"`,
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the error does not say %q:\n%v", want, err)
+		}
+	}
+}
+
+// BenchmarkCatalog generates the example site's catalog with the
+// `promenade generate-certs` binary and with openssl (openSSLCatalog), for
+// ECDSA P-256 and RSA-2048 keys, on one core (both pinned to CPU 0 with
+// taskset: Go sizes GOMAXPROCS from the affinity, openssl runs one process
+// at a time) and on every core (Go unpinned, openssl runs as many processes
+// at once as there are cores). Both sides write the same PEM files, each
+// to a fresh directory; the first run reads both back through
+// checkCatalog. Runs alternate which side goes first.
 func BenchmarkCatalog(b *testing.B) {
-	set, cat := loadCatalog(b)
-	bin := requireOpenSSL(b)
+	promenade := harness.Binary(b, "promenade")
+	openssl := testtool.Path(b, "openssl")
+	taskset := testtool.Path(b, "taskset")
+	files := configFiles(b)
+	_, cat := loadCatalog(b)
+	cores := runtime.NumCPU()
+	size := fmt.Sprintf("%d items (%d CAs, %d certificates, %d keypair)", cat.NumItems(), len(cat.CAs), cat.NumItems()-len(cat.CAs)-len(cat.Keypairs), len(cat.Keypairs))
 	for _, kt := range []pki.KeyType{pki.ECDSAP256, pki.RSA2048} {
 		b.Run(string(kt), func(b *testing.B) {
-			var goTime, sslTime time.Duration
-			for i := 0; i < b.N; i++ {
-				start := time.Now()
-				res, err := certs.Generate(set, certs.Options{KeyType: kt})
-				if err != nil {
-					b.Fatal(err)
-				}
-				goTime += time.Since(start)
-				if len(res.Actions) != cat.NumItems() {
-					b.Fatalf("%d items", len(res.Actions))
-				}
-				dir, err := os.MkdirTemp("", "openssl-bench-")
-				if err != nil {
-					b.Fatal(err)
-				}
-				start = time.Now()
-				openSSLCatalog(b, bin, dir, cat, kt)
-				sslTime += time.Since(start)
-				os.RemoveAll(dir) //nolint:errcheck
+			type mode struct {
+				name, parallelism string
+				prefix            []string
+				workers           int
+				ours, peer        harness.Tally
+				peerProcs         int
+				peerRSS           float64
 			}
-			n := float64(b.N)
-			b.ReportMetric(float64(goTime.Nanoseconds())/n, "go-ns/op")
-			b.ReportMetric(float64(sslTime.Nanoseconds())/n, "openssl-ns/op")
-			b.ReportMetric(float64(sslTime)/float64(goTime), "openssl/go")
-			b.ReportMetric(float64(cat.NumItems()), "items")
-			fmt.Fprintf(os.Stderr, "%s: %d items, Go %s, openssl %s per catalog (openssl/Go %.1fx)\n",
-				kt, cat.NumItems(), time.Duration(float64(goTime)/n), time.Duration(float64(sslTime)/n), float64(sslTime)/float64(goTime))
+			modes := []*mode{
+				{name: "1 core", parallelism: "1 core each (taskset -c 0): ours 1 process, openssl 1 process at a time", prefix: []string{taskset, "-c", "0"}, workers: 1},
+				{name: "all cores", parallelism: fmt.Sprintf("all %d cores: ours 1 process, openssl %d processes at a time", cores, cores), workers: cores},
+			}
+			iter := 0
+			for b.Loop() {
+				for _, m := range modes {
+					goDir, sslDir := b.TempDir(), b.TempDir()
+					ours := func() {
+						argv := append(append([]string(nil), m.prefix...), promenade, "generate-certs", "-o", goDir, "--key-type", string(kt))
+						cmd := exec.Command(argv[0], append(argv[1:], files...)...)
+						var out strings.Builder
+						cmd.Stdout = &out
+						p, err := harness.Run(cmd)
+						if err != nil {
+							b.Fatal(err)
+						}
+						if want := fmt.Sprintf("%d generated, 0 reused", cat.NumItems()); !strings.Contains(out.String(), want) {
+							b.Fatalf("promenade printed %q, want %q", out.String(), want)
+						}
+						m.ours.AddProc(p)
+					}
+					peer := func() {
+						start := time.Now()
+						r, err := openSSLCatalog(openssl, sslDir, cat, kt, m.workers, m.prefix)
+						if err != nil {
+							b.Fatal(err)
+						}
+						m.peer.Add(time.Since(start), 0)
+						m.peerProcs, m.peerRSS = r.processes, max(m.peerRSS, r.peakRSSMiB)
+					}
+					if iter%2 == 0 {
+						ours()
+						peer()
+					} else {
+						peer()
+						ours()
+					}
+					if iter == 0 {
+						for side, dir := range map[string]string{"promenade": goDir, "openssl": sslDir} {
+							if err := checkCatalog(dir, cat, kt); err != nil {
+								b.Fatalf("%s's %s catalog (%s): %v", side, kt, m.name, err)
+							}
+						}
+					}
+				}
+				iter++
+			}
+			for _, m := range modes {
+				harness.Record(b, harness.Row{
+					Workload: "Promenade catalog, " + m.name, Size: size + ", " + string(kt),
+					Ours:        "promenade generate-certs (the built binary) writing certificates.yaml and the PEM files",
+					Peer:        fmt.Sprintf("openssl req -x509 per CA and certificate, genpkey + pkey for the keypair (%d processes) writing the same PEM files", m.peerProcs),
+					OursSeconds: m.ours.Seconds(), PeerSeconds: m.peer.Seconds(), OursPeakRSSMiB: m.ours.PeakRSSMiB,
+					Parallelism: m.parallelism, Cluster: "none", Runs: m.ours.Runs,
+					Notes: []string{
+						"both sides' files are read back and pass the same checks (chain, CN, groups, SANs, key usage, validity, key type, key matches certificate)",
+						fmt.Sprintf("largest openssl process peak RSS %.0f MiB", m.peerRSS),
+					},
+				})
+			}
 		})
 	}
 }
 
-// BenchmarkGoCatalogECDSA is the Go side alone, for plain ns/op.
+// BenchmarkGoCatalogECDSA is the Go side alone, in process, for plain ns/op.
 func BenchmarkGoCatalogECDSA(b *testing.B) {
 	set, _ := loadCatalog(b)
-	for i := 0; i < b.N; i++ {
+	for b.Loop() {
 		if _, err := certs.Generate(set, certs.Options{}); err != nil {
 			b.Fatal(err)
 		}
@@ -204,7 +216,7 @@ func BenchmarkGoCatalogECDSA(b *testing.B) {
 // BenchmarkGoCatalogRSA2048 is the Go side alone with RSA-2048 keys.
 func BenchmarkGoCatalogRSA2048(b *testing.B) {
 	set, _ := loadCatalog(b)
-	for i := 0; i < b.N; i++ {
+	for b.Loop() {
 		if _, err := certs.Generate(set, certs.Options{KeyType: pki.RSA2048}); err != nil {
 			b.Fatal(err)
 		}

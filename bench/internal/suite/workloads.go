@@ -1,0 +1,65 @@
+package suite
+
+import "time"
+
+// Workload is a Go benchmark and the sizes `make bench` runs it at. Each
+// run of it records one or more rows (harness.Record).
+type Workload struct {
+	// Name identifies the workload in progress lines and for -run.
+	Name string
+	// Package holds the benchmark, relative to the repository root.
+	Package string
+	// Benchmark is the benchmark function's name.
+	Benchmark string
+	// Short is the run of `make bench SHORT=1`; nil leaves the workload out
+	// of it. Full is the run of `make bench`.
+	Short, Full *Params
+}
+
+// Params are one run of a workload.
+type Params struct {
+	// Size is handed to the benchmark as $BENCH_SIZE; 0 for a workload of
+	// fixed size.
+	Size int
+	// Runs are averaged (-test.benchtime Nx).
+	Runs int
+	// Timeout bounds the benchmark's process.
+	Timeout time.Duration
+}
+
+// Workloads is the registry: the table's rows come from these, in order.
+var Workloads = []Workload{
+	{
+		Name: "render", Package: "bench", Benchmark: "BenchmarkRender",
+		Short: &Params{Size: 1000, Runs: 1, Timeout: 5 * time.Minute},
+		Full:  &Params{Size: 5000, Runs: 2, Timeout: 20 * time.Minute},
+	},
+	{
+		Name: "apply", Package: "bench", Benchmark: "BenchmarkApply",
+		Short: &Params{Size: 200, Runs: 1, Timeout: 10 * time.Minute},
+		Full:  &Params{Size: 1000, Runs: 1, Timeout: 30 * time.Minute},
+	},
+	{
+		Name: "armada-100", Package: "bench/armada", Benchmark: "BenchmarkChartsToSatisfied",
+		Short: &Params{Size: 100, Runs: 1, Timeout: 15 * time.Minute},
+		Full:  &Params{Size: 100, Runs: 1, Timeout: 15 * time.Minute},
+	},
+	{
+		Name: "armada-1000", Package: "bench/armada", Benchmark: "BenchmarkChartsToSatisfied",
+		Full: &Params{Size: 1000, Runs: 1, Timeout: 60 * time.Minute},
+	},
+	{
+		Name: "promenade", Package: "bench/promenade", Benchmark: "BenchmarkCatalog",
+		Short: &Params{Runs: 1, Timeout: 5 * time.Minute},
+		Full:  &Params{Runs: 3, Timeout: 15 * time.Minute},
+	},
+}
+
+// Params returns the workload's run in the mode, or nil when the mode
+// leaves it out.
+func (w Workload) Params(short bool) *Params {
+	if short {
+		return w.Short
+	}
+	return w.Full
+}
