@@ -34,7 +34,7 @@ type Options struct {
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ConfigPath, "airshipconf", config.DefaultPath(), "path to the airshipctl configuration file ($AIRSHIPCONFIG)")
 	fs.BoolVar(&o.NoCache, "no-render-cache", false, "always run kustomize, even when nothing changed since the last render")
-	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "kubeconfig for every cluster (context named after the cluster, or its only context), instead of the ClusterMap's kubeconfigSources")
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "kubeconfig for every cluster (context named after the cluster, or its only context), instead of the ClusterMap's kubeconfigSources ($KUBECONFIG, a list of files merged as kubectl does, when unset)")
 }
 
 // Config loads the airship config.
