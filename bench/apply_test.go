@@ -184,7 +184,7 @@ func BenchmarkApply(b *testing.B) {
 	dir := b.TempDir()
 	set := newApplySet("bench", n)
 	nodes := harness.Nodes(len(set.deployments))
-	cluster := fmt.Sprintf("a fresh local control plane per side (%d kwok Nodes, no other workload), one new Namespace", nodes)
+	cluster := fmt.Sprintf("fresh, %d kwok Nodes, one per side", nodes)
 	allFile := writeDocs(b, filepath.Join(dir, "all.yaml"), set.all())
 
 	var ours, seq, par harness.Tally
@@ -266,9 +266,10 @@ func BenchmarkApply(b *testing.B) {
 		})
 	}
 	runs := float64(ours.Runs)
-	size := fmt.Sprintf("%s objects (%d ConfigMaps, %d Deployments, %d Services) + their Namespace",
-		harness.Count(n), n/2, len(set.deployments), n-n/2-len(set.deployments))
+	size := harness.Count(n) + " objects"
 	notes := []string{
+		fmt.Sprintf("%d ConfigMaps, %d Deployments of one pod, %d Services, and their Namespace; each side on its own fresh local control plane (full mode: controllers and kwok) with no other workload",
+			n/2, len(set.deployments), n-n/2-len(set.deployments)),
 		"ours waits on every object with kstatus (Deployments: available and up to date; ConfigMaps, Services, Namespace: exist); kubectl waits on the same objects: --for=create for ConfigMaps, Services and the Namespace, --for=condition=Available for the Deployments",
 		fmt.Sprintf("ours had applied every object and written its inventory after %s; the one kubectl apply process took %s", harness.Seconds(applied.Seconds()/runs), harness.Seconds(seqApply.Seconds()/runs)),
 		fmt.Sprintf("ours noticed the last Deployment available %s after its condition's time stamp (1 s resolution)", harness.Seconds(notice.Seconds()/runs)),
@@ -279,7 +280,7 @@ func BenchmarkApply(b *testing.B) {
 		Ours:        fmt.Sprintf("internal/apply (what phase run runs) in its own process, concurrency %d", applyConcurrency),
 		Peer:        "kubectl apply --server-side -f (one process), then kubectl wait on the same objects",
 		OursSeconds: ours.Seconds(), PeerSeconds: seq.Seconds(), OursPeakRSSMiB: ours.PeakRSSMiB,
-		Parallelism: fmt.Sprintf("ours 1 process, %d requests at once; peer 1 process at a time", applyConcurrency),
+		Parallelism: fmt.Sprintf("ours %d requests, 1 process; peer 1 process", applyConcurrency),
 		Cluster:     cluster, Runs: ours.Runs, Notes: notes,
 	})
 	harness.Record(b, harness.Row{
@@ -287,7 +288,7 @@ func BenchmarkApply(b *testing.B) {
 		Ours:        fmt.Sprintf("internal/apply (what phase run runs) in its own process, concurrency %d", applyConcurrency),
 		Peer:        fmt.Sprintf("the Namespace, then %d chains of kubectl apply --server-side + kubectl wait at once, on %d round-robin slices of the objects", applyConcurrency, applyConcurrency),
 		OursSeconds: ours.Seconds(), PeerSeconds: par.Seconds(), OursPeakRSSMiB: ours.PeakRSSMiB,
-		Parallelism: fmt.Sprintf("ours 1 process, %d requests at once; peer %d processes at once", applyConcurrency, applyConcurrency),
+		Parallelism: fmt.Sprintf("ours %d requests, 1 process; peer %d processes", applyConcurrency, applyConcurrency),
 		Cluster:     cluster, Runs: ours.Runs,
 	})
 }

@@ -203,7 +203,7 @@ func BenchmarkRender(b *testing.B) {
 		OursSeconds:    ours.Seconds(),
 		PeerSeconds:    peer.Seconds(),
 		OursPeakRSSMiB: ours.PeakRSSMiB,
-		Parallelism:    "1 process each, one after the other",
+		Parallelism:    "1 process each",
 		Cluster:        "none",
 		Runs:           ours.Runs,
 		Notes: []string{

@@ -90,8 +90,10 @@ func TestMarkdownGolden(t *testing.T) {
 	slow.Notes = []string{"kubectl waits on the same objects"}
 	fast := row()
 	fast.OursSeconds, fast.PeerSeconds = 0.0123, 0.5
+	again := fast
+	again.Size = "1,000 documents"
 	var b strings.Builder
-	if err := Markdown(&b, []Row{row(), slow, fast}); err != nil {
+	if err := Markdown(&b, []Row{row(), slow, fast, again}); err != nil {
 		t.Fatal(err)
 	}
 	golden := filepath.Join("testdata", "table.md")

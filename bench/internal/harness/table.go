@@ -3,6 +3,7 @@ package harness
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -63,6 +64,10 @@ func Markdown(w io.Writer, rows []Row) error {
 		if r.Runs != 1 {
 			runs = fmt.Sprintf("mean of %d runs", r.Runs)
 		}
+		if i > 0 && sameSides(rows[i-1], r) {
+			fmt.Fprintf(&b, "%d. as %d (%s).\n", i+1, i, runs)
+			continue
+		}
 		fmt.Fprintf(&b, "%d. ours: %s; peer: %s (%s).\n", i+1, r.Ours, r.Peer, runs)
 		for _, n := range r.Notes {
 			fmt.Fprintf(&b, "   - %s\n", n)
@@ -70,6 +75,12 @@ func Markdown(w io.Writer, rows []Row) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// sameSides reports rows whose description is the same: only the figures,
+// size or parallelism differ.
+func sameSides(a, b Row) bool {
+	return a.Ours == b.Ours && a.Peer == b.Peer && slices.Equal(a.Notes, b.Notes)
 }
 
 // numeric reports the right-aligned columns: #, ours, peer, ratio, RSS.
