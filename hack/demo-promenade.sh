@@ -26,14 +26,14 @@ fi
 echo "== generating the site PKI into ${out}"
 tmp="${out}/.certs.new"
 rm -rf "${tmp}"
-"${bin}" generate-certs -o "${tmp}" "${config[@]}" "${existing[@]}"
+"${bin}" generate-certs --output-dir "${tmp}" "${config[@]}" "${existing[@]}"
 rm -rf "${out}/pki"
 mv "${tmp}/pki" "${out}/pki"
 mv "${tmp}/certificates.yaml" "${out}/certificates.yaml"
 rmdir "${tmp}"
 
 echo "== building node scripts into ${out}/scripts"
-"${bin}" build-all -o "${out}/scripts" --validators "${config[@]}" "${out}/certificates.yaml"
+"${bin}" build-all --output-dir "${out}/scripts" --validators "${config[@]}" "${out}/certificates.yaml"
 
 if command -v shellcheck >/dev/null 2>&1; then
   shellcheck "${out}"/scripts/*.sh

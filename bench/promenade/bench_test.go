@@ -148,7 +148,7 @@ func BenchmarkCatalog(b *testing.B) {
 				for _, m := range modes {
 					goDir, sslDir := b.TempDir(), b.TempDir()
 					ours := func() {
-						argv := append(append([]string(nil), m.prefix...), promenade, "generate-certs", "-o", goDir, "--key-type", string(kt))
+						argv := append(append([]string(nil), m.prefix...), promenade, "generate-certs", "--output-dir", goDir, "--key-type", string(kt))
 						cmd := exec.Command(argv[0], append(argv[1:], files...)...)
 						var out strings.Builder
 						cmd.Stdout = &out

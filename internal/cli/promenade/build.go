@@ -19,8 +19,10 @@ func newBuildAllCmd(streams cli.IOStreams) *cobra.Command {
 		opts   builder.Options
 	)
 	cmd := &cobra.Command{
-		Use:   "build-all -o DIR [--validators] [--leave-kubectl] CONFIG.yaml...",
+		Use:   "build-all --output-dir DIR [--validators] [--leave-kubectl] CONFIG.yaml...",
 		Short: "Render genesis.sh, join-<node>.sh, anchors.yaml and (with --validators) validate-*.sh into DIR",
+		Example: `  # Genesis and join scripts for every node, with the validation scripts
+  promenade build-all --output-dir out/scripts --validators site/promenade/*.yaml out/certificates.yaml`,
 		Long: `Renders self-contained node scripts from the configuration documents, which
 must include the generated certificates (promenade generate-certs). Scripts are
 written with mode 0700 because they embed private keys. Nothing is written
@@ -65,7 +67,7 @@ unless every script renders.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&outDir, "output-dir", "o", "", "directory to write the scripts into")
+	f.StringVar(&outDir, "output-dir", "", "directory to write the scripts into")
 	f.BoolVar(&opts.Validators, "validators", false, "also render validate-genesis.sh, validate-<node>.sh and validate-cluster.sh")
 	f.BoolVar(&opts.LeaveKubectl, "leave-kubectl", false, "keep kubectl and the admin kubeconfig on joined nodes")
 	return cmd

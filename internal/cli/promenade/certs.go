@@ -18,8 +18,11 @@ func newGenerateCertsCmd(streams cli.IOStreams) *cobra.Command {
 		keyType string
 	)
 	cmd := &cobra.Command{
-		Use:   "generate-certs -o DIR CONFIG.yaml...",
+		Use:   "generate-certs --output-dir DIR CONFIG.yaml...",
 		Short: "Generate the CAs, certificates and keypairs of the PKICatalog into DIR/certificates.yaml",
+		Example: `  # Generate the site's PKI; a second run with certificates.yaml among the inputs reuses it
+  promenade generate-certs --output-dir out site/promenade/*.yaml
+  promenade generate-certs --output-dir out --key-type rsa-2048 site/promenade/*.yaml out/certificates.yaml`,
 		Long: `Reads the configuration documents, and for every CA, certificate and keypair
 of the PKICatalog documents either reuses the matching material already in the
 input (same CA, CN, groups and hosts, same key type, not expiring within
@@ -57,7 +60,7 @@ the PEM files under DIR/pki (private keys 0600). Nothing is written on error.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&outDir, "output-dir", "o", "", "directory to write certificates.yaml and pki/ into")
+	f.StringVar(&outDir, "output-dir", "", "directory to write certificates.yaml and pki/ into")
 	f.DurationVar(&opts.Validity, "expiry", certs.DefaultValidity, "validity of issued certificates")
 	f.DurationVar(&opts.CAValidity, "ca-expiry", certs.DefaultCAValidity, "validity of generated CAs")
 	f.DurationVar(&opts.RenewBefore, "renew-before", certs.DefaultRenewBefore, "regenerate material expiring within this window")
@@ -67,9 +70,10 @@ the PEM files under DIR/pki (private keys 0600). Nothing is written on error.`,
 
 func newValidateCmd(streams cli.IOStreams) *cobra.Command {
 	return &cobra.Command{
-		Use:   "validate CONFIG.yaml...",
-		Short: "Validate configuration documents against the shipped JSON schemas",
-		Args:  cobra.MinimumNArgs(1),
+		Use:     "validate CONFIG.yaml...",
+		Short:   "Validate configuration documents against the shipped JSON schemas",
+		Example: `  promenade validate site/promenade/*.yaml out/certificates.yaml`,
+		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			set, err := config.Load(args...)
 			if err != nil {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/airshipit/airship-go/internal/cli"
+	"github.com/airshipit/airship-go/internal/cli/clitest"
 )
 
 func run(t *testing.T, args ...string) (string, string, int) {
@@ -30,7 +31,7 @@ func exampleFiles(t *testing.T) []string {
 func TestGenerateCertsThenBuildAll(t *testing.T) {
 	dir := t.TempDir()
 	certsDir := filepath.Join(dir, "certs")
-	out, errOut, code := run(t, append([]string{"generate-certs", "-o", certsDir}, exampleFiles(t)...)...)
+	out, errOut, code := run(t, append([]string{"generate-certs", "--output-dir", certsDir}, exampleFiles(t)...)...)
 	if code != 0 {
 		t.Fatalf("generate-certs: %s", errOut)
 	}
@@ -39,12 +40,12 @@ func TestGenerateCertsThenBuildAll(t *testing.T) {
 	}
 	// Second run with the output as input reuses everything.
 	in := append(exampleFiles(t), filepath.Join(certsDir, "certificates.yaml"))
-	out, errOut, code = run(t, append([]string{"generate-certs", "-o", filepath.Join(dir, "certs2")}, in...)...)
+	out, errOut, code = run(t, append([]string{"generate-certs", "--output-dir", filepath.Join(dir, "certs2")}, in...)...)
 	if code != 0 || !strings.Contains(out, "0 generated, 38 reused") {
 		t.Fatalf("second generate-certs: %s %s", out, errOut)
 	}
 	scripts := filepath.Join(dir, "scripts")
-	_, errOut, code = run(t, append([]string{"build-all", "-o", scripts, "--validators"}, in...)...)
+	_, errOut, code = run(t, append([]string{"build-all", "--output-dir", scripts, "--validators"}, in...)...)
 	if code != 0 {
 		t.Fatalf("build-all: %s", errOut)
 	}
@@ -97,7 +98,7 @@ data: {hostname: n9}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
-			_, errOut, code := run(t, append([]string{tc.cmd, "-o", out}, append(exampleFiles(t), write(t, tc.extra))...)...)
+			_, errOut, code := run(t, append([]string{tc.cmd, "--output-dir", out}, append(exampleFiles(t), write(t, tc.extra))...)...)
 			if code == 0 || !strings.Contains(errOut, tc.want) {
 				t.Fatalf("exit %d, stderr %q, want %q", code, errOut, tc.want)
 			}
@@ -106,4 +107,8 @@ data: {hostname: n9}
 			}
 		})
 	}
+}
+
+func TestEveryCommandHasAWorkingExample(t *testing.T) {
+	clitest.CheckExamples(t, NewCmd(cli.System()))
 }

@@ -22,6 +22,7 @@ const TokenEnv = "PROMENADE_API_TOKEN"
 func newServeCmd(streams cli.IOStreams) *cobra.Command {
 	var (
 		listen, certFile, keyFile, tokenFile string
+		insecureNoAuth                       bool
 		opts                                 server.Options
 	)
 	cmd := &cobra.Command{
@@ -32,12 +33,22 @@ func newServeCmd(streams cli.IOStreams) *cobra.Command {
   POST /api/v1.0/validatedesign   {"href": "<design_ref>"}
   GET  /api/v1.0/health
   GET  /api/v1.0/versions
-design_ref is a file or directory path, a file:// URL or an http(s) URL of a
-YAML document set that includes the generated certificates.
+design_ref is a file or directory path below --design-root (default: the
+working directory; symbolic links are followed only within it) or a
+file:// URL of one; http(s) URLs only with --allow-remote-designs.
 
-With --tls-cert and --tls-key the API is served over HTTPS. With a token
-(--token-file, or the ` + TokenEnv + ` environment variable), join-scripts and
-validatedesign require "Authorization: Bearer <token>".`,
+Join scripts carry the site's private keys, so the API is safe by default:
+join-scripts and validatedesign require "Authorization: Bearer <token>" with
+the token from --token-file (or the ` + TokenEnv + ` environment variable).
+Without a token the server refuses to start; --insecure-no-auth turns auth
+off, and only on a loopback address. With --tls-cert and --tls-key it serves
+HTTPS; a non-loopback address requires them.`,
+		Example: `  # On a node's network, with TLS and a token
+  promenade serve --listen 0.0.0.0:9000 --tls-cert api.crt --tls-key api.key \
+    --token-file /etc/promenade/token --design-root /srv/designs
+
+  # Locally, for a quick try
+  promenade serve --listen 127.0.0.1:9000 --insecure-no-auth --design-root ./site`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if (certFile == "") != (keyFile == "") {
@@ -47,12 +58,19 @@ validatedesign require "Authorization: Bearer <token>".`,
 			if tokenFile != "" {
 				b, err := os.ReadFile(tokenFile)
 				if err != nil {
-					return err
+					return fmt.Errorf("--token-file: %w", err)
 				}
 				opts.Token = strings.TrimSpace(string(b))
 				if opts.Token == "" {
-					return fmt.Errorf("token file %s is empty", tokenFile)
+					return fmt.Errorf("--token-file %s is empty", tokenFile)
 				}
+			}
+			if err := checkExposure(listen, opts.Token != "", insecureNoAuth, certFile != ""); err != nil {
+				return err
+			}
+			h, err := server.New(opts)
+			if err != nil {
+				return err
 			}
 			ln, err := net.Listen("tcp", listen)
 			if err != nil {
@@ -62,8 +80,9 @@ validatedesign require "Authorization: Bearer <token>".`,
 			if certFile != "" {
 				scheme = "https"
 			}
-			fmt.Fprintf(streams.Out, "promenade API listening on %s://%s (token required: %v)\n", scheme, ln.Addr(), opts.Token != "")
-			return Serve(cmd.Context(), ln, server.New(opts), certFile, keyFile)
+			fmt.Fprintf(streams.Out, "promenade API listening on %s://%s (token required: %v, design root %s, remote designs: %v)\n",
+				scheme, ln.Addr(), opts.Token != "", opts.DesignRoot, opts.AllowRemote)
+			return Serve(cmd.Context(), ln, h, certFile, keyFile)
 		},
 	}
 	f := cmd.Flags()
@@ -71,8 +90,38 @@ validatedesign require "Authorization: Bearer <token>".`,
 	f.StringVar(&certFile, "tls-cert", "", "PEM certificate (chain) to serve HTTPS with")
 	f.StringVar(&keyFile, "tls-key", "", "PEM private key of --tls-cert")
 	f.StringVar(&tokenFile, "token-file", "", "file holding the bearer token clients must send (overrides "+TokenEnv+")")
-	f.StringVar(&opts.DesignRoot, "design-root", "", "confine file design_refs to this directory")
+	f.BoolVar(&insecureNoAuth, "insecure-no-auth", false, "serve without a token (loopback addresses only)")
+	f.StringVar(&opts.DesignRoot, "design-root", "", "directory file design_refs are confined to (default: the working directory)")
+	f.BoolVar(&opts.AllowRemote, "allow-remote-designs", false, "let design_refs be http(s) URLs this server fetches")
+	f.DurationVar(&opts.RemoteTimeout, "remote-design-timeout", server.DefaultRemoteTimeout, "time limit of one remote design fetch")
+	f.Int64Var(&opts.MaxDesignBytes, "max-design-bytes", server.DefaultMaxDesignBytes, "size limit of a remote design")
 	return cmd
+}
+
+// checkExposure refuses the combinations that would hand out a site's keys
+// to anyone who can reach the address: no token without an explicit
+// --insecure-no-auth, --insecure-no-auth beyond loopback, and plain HTTP
+// beyond loopback.
+func checkExposure(listen string, token, insecureNoAuth, tls bool) error {
+	host, _, err := net.SplitHostPort(listen)
+	if err != nil {
+		return fmt.Errorf("--listen %q: %w", listen, err)
+	}
+	loopback := host == "localhost"
+	if ip := net.ParseIP(host); ip != nil {
+		loopback = ip.IsLoopback()
+	}
+	switch {
+	case token && insecureNoAuth:
+		return errors.New("--insecure-no-auth and a token (--token-file or " + TokenEnv + ") contradict each other")
+	case insecureNoAuth && !loopback:
+		return fmt.Errorf("--insecure-no-auth is allowed on a loopback address only, not %s: join scripts carry the site's private keys; give a token with --token-file", listen)
+	case !token && !insecureNoAuth:
+		return fmt.Errorf("no token: join scripts carry the site's private keys, so the API requires a bearer token; give one with --token-file FILE (or %s), or pass --insecure-no-auth on a loopback address", TokenEnv)
+	case !loopback && !tls:
+		return fmt.Errorf("--listen %s is not a loopback address: the bearer token and the join scripts' keys must not cross the network in clear; give --tls-cert and --tls-key", listen)
+	}
+	return nil
 }
 
 // Serve runs the handler on ln until ctx ends, then shuts down gracefully.

@@ -36,7 +36,7 @@ func (b *syncBuffer) Write(p []byte) (int, error) {
 func TestServeOverTLSWithToken(t *testing.T) {
 	dir := t.TempDir()
 	design := filepath.Join(dir, "design")
-	if _, errOut, code := run(t, append([]string{"generate-certs", "-o", design}, exampleFiles(t)...)...); code != 0 {
+	if _, errOut, code := run(t, append([]string{"generate-certs", "--output-dir", design}, exampleFiles(t)...)...); code != 0 {
 		t.Fatal(errOut)
 	}
 	for _, f := range exampleFiles(t) {
@@ -73,7 +73,7 @@ func TestServeOverTLSWithToken(t *testing.T) {
 	done := make(chan int, 1)
 	go func() {
 		done <- Main(ctx, []string{"serve", "--listen", addr, "--tls-cert", filepath.Join(dir, "api.crt"),
-			"--tls-key", filepath.Join(dir, "api.key"), "--token-file", tokenFile},
+			"--tls-key", filepath.Join(dir, "api.key"), "--token-file", tokenFile, "--design-root", dir},
 			cli.IOStreams{In: strings.NewReader(""), Out: out, ErrOut: out})
 	}()
 	select {
@@ -137,5 +137,84 @@ func TestServeOverTLSWithToken(t *testing.T) {
 		}
 	case <-time.After(15 * time.Second):
 		t.Fatal("serve did not shut down")
+	}
+}
+
+// TestServeRefusesUnsafeExposure checks that serve refuses to start where
+// it would hand out the site's keys to whoever reaches the address.
+func TestServeRefusesUnsafeExposure(t *testing.T) {
+	dir := t.TempDir()
+	tokenFile := filepath.Join(dir, "token")
+	if err := os.WriteFile(tokenFile, []byte("t0ken\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	empty := filepath.Join(dir, "empty")
+	if err := os.WriteFile(empty, []byte("\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		args   []string
+		errHas string
+	}{
+		{"no token on loopback", []string{"--listen", "127.0.0.1:0"}, "--token-file"},
+		{"no token on all interfaces", []string{"--listen", ":0"}, "--token-file"},
+		{"no auth beyond loopback", []string{"--listen", "0.0.0.0:0", "--insecure-no-auth"}, "loopback address only"},
+		{"no auth and a token", []string{"--listen", "127.0.0.1:0", "--insecure-no-auth", "--token-file", tokenFile}, "contradict"},
+		{"plain HTTP beyond loopback", []string{"--listen", "0.0.0.0:0", "--token-file", tokenFile}, "--tls-cert"},
+		{"empty token file", []string{"--listen", "127.0.0.1:0", "--token-file", empty}, "is empty"},
+		{"missing design root", []string{"--listen", "127.0.0.1:0", "--token-file", tokenFile, "--design-root", filepath.Join(dir, "nope")}, "design root"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv(TokenEnv, "")
+			_, errOut, code := run(t, append([]string{"serve"}, tt.args...)...)
+			if code == 0 || !strings.Contains(errOut, tt.errHas) {
+				t.Errorf("exit %d, stderr %q; want a refusal naming %q", code, errOut, tt.errHas)
+			}
+		})
+	}
+}
+
+// TestServeLoopbackWithoutAuth starts with the explicit --insecure-no-auth
+// on loopback and answers without a token.
+func TestServeLoopbackWithoutAuth(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() //nolint:errcheck
+	t.Setenv(TokenEnv, "")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out := &syncBuffer{ch: make(chan string, 10)}
+	done := make(chan int, 1)
+	go func() {
+		done <- Main(ctx, []string{"serve", "--listen", addr, "--insecure-no-auth", "--design-root", t.TempDir()},
+			cli.IOStreams{In: strings.NewReader(""), Out: out, ErrOut: out})
+	}()
+	select {
+	case line := <-out.ch:
+		if !strings.Contains(line, "token required: false") {
+			t.Fatalf("startup line %q", line)
+		}
+	case code := <-done:
+		t.Fatalf("serve exited with %d", code)
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not start")
+	}
+	resp, err := http.Get("http://" + addr + "/api/v1.0/join-scripts?hostname=n1&ip=10.0.0.1&design_ref=nope")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	// Past auth: the request fails on its design_ref, not with 401.
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("status %d, want 400 for the missing design", resp.StatusCode)
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Errorf("exit %d", code)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/url"
@@ -31,13 +32,26 @@ type Options struct {
 	// Token, when set, must be sent as "Authorization: Bearer <token>" (or
 	// X-Auth-Token) on every request except health and versions.
 	Token string
-	// DesignRoot, when set, confines file design_refs to this directory.
+	// DesignRoot confines file design_refs to this directory (default: the
+	// working directory). Symbolic links are followed only within it.
 	DesignRoot string
-	// HTTPClient fetches http(s) design_refs (default: 30 s timeout).
+	// AllowRemote lets design_refs be http(s) URLs the server fetches;
+	// off by default, since a client could otherwise make the server fetch
+	// any URL it can reach.
+	AllowRemote bool
+	// HTTPClient fetches http(s) design_refs (default: RemoteTimeout).
 	HTTPClient *http.Client
+	// RemoteTimeout bounds one fetch of a remote design (default 30 s).
+	RemoteTimeout time.Duration
 	// MaxDesignBytes bounds a fetched design (default 32 MiB).
 	MaxDesignBytes int64
 }
+
+// Defaults of Options.
+const (
+	DefaultRemoteTimeout  = 30 * time.Second
+	DefaultMaxDesignBytes = 32 << 20
+)
 
 // Server is the API handler.
 type Server struct {
@@ -45,14 +59,35 @@ type Server struct {
 	mux  *http.ServeMux
 }
 
-// New returns the API handler.
-func New(opts Options) *Server {
+// New returns the API handler. It fails when the design root cannot be
+// opened.
+func New(opts Options) (*Server, error) {
+	if opts.RemoteTimeout == 0 {
+		opts.RemoteTimeout = DefaultRemoteTimeout
+	}
 	if opts.HTTPClient == nil {
-		opts.HTTPClient = &http.Client{Timeout: 30 * time.Second}
+		opts.HTTPClient = &http.Client{Timeout: opts.RemoteTimeout}
 	}
 	if opts.MaxDesignBytes == 0 {
-		opts.MaxDesignBytes = 32 << 20
+		opts.MaxDesignBytes = DefaultMaxDesignBytes
 	}
+	if opts.DesignRoot == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, fmt.Errorf("design root: %w", err)
+		}
+		opts.DesignRoot = wd
+	}
+	// The root's own path is resolved once, so that design_refs given as
+	// absolute paths through a symlinked root still fall inside it.
+	root, err := filepath.Abs(opts.DesignRoot)
+	if err == nil {
+		root, err = filepath.EvalSymlinks(root)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("design root %s: %w", opts.DesignRoot, err)
+	}
+	opts.DesignRoot = root
 	s := &Server{opts: opts, mux: http.NewServeMux()}
 	s.mux.HandleFunc("GET /api/v1.0/health", s.health)
 	s.mux.HandleFunc("GET /api/v1.0/versions", s.versions)
@@ -70,7 +105,7 @@ func New(opts Options) *Server {
 		}
 		writeError(w, http.StatusNotFound, "", fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path))
 	})
-	return s
+	return s, nil
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
@@ -258,7 +293,11 @@ func (s *Server) joinScripts(w http.ResponseWriter, r *http.Request) {
 
 // JoinScript renders the join script of a node that is added to the design.
 func JoinScript(set *config.Set, req *JoinRequest) ([]byte, error) {
-	for _, n := range mustNodes(set) {
+	nodes, err := set.Nodes()
+	if err != nil {
+		return nil, badParam("design_ref", "the design's nodes are invalid: %v", err)
+	}
+	for _, n := range nodes {
 		if n.Hostname == req.Hostname {
 			return nil, badParam("hostname", "node %s is already defined in the design (its join script comes from build-all)", req.Hostname)
 		}
@@ -290,11 +329,6 @@ func JoinScript(set *config.Set, req *JoinRequest) ([]byte, error) {
 	return s, nil
 }
 
-func mustNodes(set *config.Set) []config.Node {
-	n, _ := set.Nodes()
-	return n
-}
-
 func (s *Server) fail(w http.ResponseWriter, err error) {
 	var pe *paramError
 	if errors.As(err, &pe) {
@@ -316,6 +350,9 @@ func (s *Server) loadDesign(ctx context.Context, ref string) (*config.Set, error
 	case "http", "https":
 		if u.Host == "" {
 			return nil, badParam("design_ref", "malformed design_ref %q: no host", ref)
+		}
+		if !s.opts.AllowRemote {
+			return nil, badParam("design_ref", "http(s) design_refs are disabled on this server (it was started without --allow-remote-designs)")
 		}
 		u.Scheme = scheme
 		return s.fetch(ctx, u.String())
@@ -357,33 +394,68 @@ func (s *Server) fetch(ctx context.Context, ref string) (*config.Set, error) {
 	return set, nil
 }
 
+// loadPath reads a design file, or the *.yaml files of a design directory,
+// through an os.Root at the design root: nothing outside it is opened, a
+// symbolic link that leads out of it included. Errors name the path the
+// client gave, never what lies outside the root.
 func (s *Server) loadPath(path string) (*config.Set, error) {
 	if path == "" {
 		return nil, badParam("design_ref", "empty design_ref path")
 	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return nil, badParam("design_ref", "%v", err)
-	}
-	if s.opts.DesignRoot != "" {
-		root, _ := filepath.Abs(s.opts.DesignRoot)
-		if rel, err := filepath.Rel(root, abs); err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
-			return nil, badParam("design_ref", "%s is outside the design root", path)
+	outside := badParam("design_ref", "%s is outside the design root", path)
+	rel := path
+	if filepath.IsAbs(path) {
+		var err error
+		if rel, err = filepath.Rel(s.opts.DesignRoot, filepath.Clean(path)); err != nil {
+			return nil, outside
 		}
 	}
-	fi, err := os.Stat(abs)
-	if err != nil {
-		return nil, badParam("design_ref", "%v", err)
+	rel = filepath.Clean(rel)
+	if rel == ".." || strings.HasPrefix(rel, "../") || filepath.IsAbs(rel) {
+		return nil, outside
 	}
-	files := []string{abs}
+	root, err := os.OpenRoot(s.opts.DesignRoot)
+	if err != nil {
+		return nil, fmt.Errorf("opening the design root: %w", err)
+	}
+	defer root.Close()
+	fi, err := root.Stat(rel)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, badParam("design_ref", "%s: no such file or directory", path)
+		}
+		// os.Root refuses a path that leaves it (a symlink escape among them).
+		return nil, outside
+	}
+	files := []string{rel}
 	if fi.IsDir() {
-		files, _ = filepath.Glob(filepath.Join(abs, "*.yaml"))
+		entries, err := fs.ReadDir(root.FS(), filepath.ToSlash(rel))
+		if err != nil {
+			return nil, badParam("design_ref", "reading directory %s failed", path)
+		}
+		files = nil
+		for _, e := range entries {
+			if !e.IsDir() && strings.HasSuffix(e.Name(), ".yaml") {
+				files = append(files, filepath.Join(rel, e.Name()))
+			}
+		}
 		sort.Strings(files)
 		if len(files) == 0 {
 			return nil, badParam("design_ref", "directory %s has no *.yaml files", path)
 		}
 	}
-	set, err := config.Load(files...)
+	sources := make([]config.Source, 0, len(files))
+	for _, f := range files {
+		data, err := root.ReadFile(f)
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return nil, badParam("design_ref", "%s: no such file", filepath.Join(filepath.Dir(path), filepath.Base(f)))
+			}
+			return nil, badParam("design_ref", "%s is outside the design root or unreadable", filepath.Join(path, filepath.Base(f)))
+		}
+		sources = append(sources, config.Source{Name: filepath.Join(s.opts.DesignRoot, f), Data: data})
+	}
+	set, err := config.LoadSources(sources...)
 	if err != nil {
 		return nil, wrapParam("design_ref", err)
 	}

@@ -60,6 +60,15 @@ func design(t testing.TB) (string, []byte) {
 	return dir, all.Bytes()
 }
 
+func newServer(t *testing.T, opts Options) *Server {
+	t.Helper()
+	s, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 func decodeStatus(t *testing.T, body []byte) Status {
 	t.Helper()
 	var st Status
@@ -90,7 +99,7 @@ func joinURL(params map[string]string) string {
 
 func TestJoinScriptsBadRequests(t *testing.T) {
 	dir, _ := design(t)
-	h := New(Options{})
+	h := newServer(t, Options{DesignRoot: dir})
 	ok := map[string]string{"hostname": "n7", "ip": "192.168.77.17", "design_ref": dir}
 	with := func(k, v string) map[string]string {
 		m := map[string]string{}
@@ -143,7 +152,7 @@ func TestJoinScriptsBadRequests(t *testing.T) {
 
 func TestJoinScript(t *testing.T) {
 	dir, all := design(t)
-	h := New(Options{})
+	h := newServer(t, Options{DesignRoot: dir, AllowRemote: true})
 	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/site.yaml" {
 			http.NotFound(w, r)
@@ -200,7 +209,7 @@ func TestJoinScript(t *testing.T) {
 
 func TestDesignRoot(t *testing.T) {
 	dir, _ := design(t)
-	h := New(Options{DesignRoot: t.TempDir()})
+	h := newServer(t, Options{DesignRoot: t.TempDir()})
 	rec := get(t, h, joinURL(map[string]string{"hostname": "n7", "ip": "10.0.0.7", "design_ref": dir}))
 	if st := decodeStatus(t, rec.Body.Bytes()); rec.Code != 400 || !strings.Contains(st.Message, "outside the design root") {
 		t.Errorf("%d %+v", rec.Code, st)
@@ -209,7 +218,7 @@ func TestDesignRoot(t *testing.T) {
 
 func TestValidateDesign(t *testing.T) {
 	dir, _ := design(t)
-	h := New(Options{})
+	h := newServer(t, Options{DesignRoot: dir})
 	post := func(body string) (*httptest.ResponseRecorder, Status) {
 		req := httptest.NewRequest(http.MethodPost, "/api/v1.0/validatedesign", strings.NewReader(body))
 		rec := httptest.NewRecorder()
@@ -220,7 +229,10 @@ func TestValidateDesign(t *testing.T) {
 	if rec.Code != 200 || st.Status != "Success" || st.Details.ErrorCount != 0 {
 		t.Errorf("valid design: %d %+v", rec.Code, st)
 	}
-	bad := t.TempDir()
+	bad := filepath.Join(dir, "bad")
+	if err := os.Mkdir(bad, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(filepath.Join(bad, "site.yaml"), []byte(`
 schema: promenade/KubernetesNode/v1
 metadata: {schema: metadata/Document/v1, name: n1}
@@ -241,7 +253,10 @@ data: {hostname: n1, ip: 10.0.0.1}
 		t.Errorf("messages %s", msgs)
 	}
 	// A design that validates but cannot be built (no Genesis) fails too.
-	partial := t.TempDir()
+	partial := filepath.Join(dir, "partial")
+	if err := os.Mkdir(partial, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	b, _ := os.ReadFile(filepath.Join(dir, "PKICatalog.yaml"))
 	os.WriteFile(filepath.Join(partial, "PKICatalog.yaml"), b, 0o644) //nolint:errcheck
 	rec, st = post(`{"href": "` + partial + `"}`)
@@ -258,7 +273,7 @@ data: {hostname: n1, ip: 10.0.0.1}
 
 func TestHealthVersionsAndToken(t *testing.T) {
 	dir, _ := design(t)
-	h := New(Options{Token: "s3cret"})
+	h := newServer(t, Options{Token: "s3cret", DesignRoot: dir})
 	if rec := get(t, h, "/api/v1.0/health"); rec.Code != http.StatusNoContent {
 		t.Errorf("health %d", rec.Code)
 	}
