@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
 	armadav1 "github.com/airshipit/airship-go/api/armada/v1alpha1"
@@ -18,43 +20,127 @@ import (
 
 // Document is one Armada document as read from a file.
 type Document struct {
-	Schema   string `json:"schema"`
+	Schema   string
 	Metadata struct {
-		Name string `json:"name"`
-	} `json:"metadata"`
-	Data json.RawMessage `json:"data"`
+		Name string
+	}
+	Data json.RawMessage
 
 	// File and Index locate the document for messages (Index counts from 0).
-	File  string `json:"-"`
-	Index int    `json:"-"`
+	File  string
+	Index int
 }
 
 func (d *Document) where() string {
 	return fmt.Sprintf("%s: document %d (%s %q)", d.File, d.Index, d.Schema, d.Metadata.Name)
 }
 
-// Read splits a multi-document YAML stream into Armada documents.
+// Problems is every problem found in a set of documents, in input order.
+// Its message lists them all, one per line.
+type Problems []string
+
+func (p Problems) Error() string {
+	if len(p) == 1 {
+		return p[0]
+	}
+	return fmt.Sprintf("%d problems:\n  - %s", len(p), strings.Join(p, "\n  - "))
+}
+
+// orNil returns p as an error, or nil when it is empty.
+func (p Problems) orNil() error {
+	if len(p) == 0 {
+		return nil
+	}
+	return p
+}
+
+// Read splits a multi-document YAML stream into documents. A document that
+// cannot be read is a problem; the others are still returned, so that every
+// problem of a file is reported at once (the error is then Problems).
 func Read(file string, r io.Reader) ([]*Document, error) {
 	dec := utilyaml.NewYAMLReader(bufioReader(r))
 	var out []*Document
+	var probs Problems
 	for i := 0; ; i++ {
 		raw, err := dec.Read()
 		if errors.Is(err, io.EOF) {
-			return out, nil
+			return out, probs.orNil()
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: document %d: %w", file, i, err)
+			probs = append(probs, fmt.Sprintf("%s: document %d: %v", file, i, err))
+			return out, probs
 		}
 		if len(bytes.TrimSpace(raw)) == 0 || isComment(raw) {
 			i--
 			continue
 		}
-		d := &Document{File: file, Index: i}
-		if err := yaml.Unmarshal(raw, d); err != nil {
-			return nil, fmt.Errorf("%s: document %d: %w", file, i, err)
+		d, err := readDocument(file, i, raw)
+		if err != nil {
+			probs = append(probs, err.Error())
+			continue
 		}
-		out = append(out, d)
+		if d != nil {
+			out = append(out, d)
+		}
 	}
+}
+
+// readDocument decodes one document. Documents of other schemas are kept
+// (Convert skips them) as long as they are YAML objects; an armada/
+// document must have exactly schema, metadata (with a string name) and
+// data.
+func readDocument(file string, i int, raw []byte) (*Document, error) {
+	var top map[string]any
+	if err := yaml.Unmarshal(raw, &top); err != nil {
+		return nil, fmt.Errorf("%s: document %d: not valid YAML: %v", file, i, cleanYAMLError(err))
+	}
+	if top == nil {
+		return nil, nil
+	}
+	d := &Document{File: file, Index: i}
+	schema, ok := top["schema"].(string)
+	if !ok {
+		if _, isArmada := top["schema"]; !isArmada {
+			// Not a schema/metadata/data document at all (a Kubernetes
+			// object, say): not Armada's, skipped.
+			return d, nil
+		}
+		return nil, fmt.Errorf("%s: document %d: schema: must be a string", file, i)
+	}
+	d.Schema = schema
+	if md, ok := top["metadata"].(map[string]any); ok {
+		if n, ok := md["name"].(string); ok {
+			d.Metadata.Name = n
+		} else if _, has := md["name"]; has && strings.HasPrefix(schema, "armada/") {
+			return nil, fmt.Errorf("%s: metadata.name: must be a string", d.where())
+		}
+	}
+	if !strings.HasPrefix(schema, "armada/") {
+		return d, nil
+	}
+	var probs []string
+	for k := range top {
+		if k != "schema" && k != "metadata" && k != "data" {
+			probs = append(probs, fmt.Sprintf("unknown field %q", k))
+		}
+	}
+	if _, ok := top["metadata"].(map[string]any); !ok {
+		probs = append(probs, "metadata: must be an object with a name")
+	}
+	data, ok := top["data"].(map[string]any)
+	if !ok {
+		probs = append(probs, "data: must be an object")
+	}
+	if len(probs) > 0 {
+		sortStrings(probs)
+		return nil, fmt.Errorf("%s: %s", d.where(), strings.Join(probs, "; "))
+	}
+	b, err := json.Marshal(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: data: %w", d.where(), err)
+	}
+	d.Data = b
+	return d, nil
 }
 
 func isComment(raw []byte) bool {
@@ -68,7 +154,7 @@ func isComment(raw []byte) bool {
 }
 
 // kind returns the Armada kind of a schema ("Chart" for "armada/Chart/v2"),
-// or "" for documents that are not Armada's.
+// or "" for a schema that is not armada/<Chart|ChartGroup|Manifest>/<v1|v2>.
 func kind(schema string) string {
 	parts := strings.Split(schema, "/")
 	if len(parts) != 3 || parts[0] != "armada" || (parts[2] != "v1" && parts[2] != "v2") {
@@ -85,118 +171,241 @@ func kind(schema string) string {
 type Options struct {
 	// Namespace is metadata.namespace of every object; empty leaves it unset.
 	Namespace string
+	// AllowDangling accepts references to charts and groups that are not
+	// among the documents (a partial tree converted piece by piece).
+	AllowDangling bool
 }
 
 // Result is the converted objects, in input order, and warnings about
-// fields that were dropped.
+// fields of older Armada versions that have no place in the objects.
 type Result struct {
 	Objects  []runtime.Object
 	Warnings []string
 }
 
-// Convert converts the Armada documents of docs. Errors name the file,
-// document and field.
+// deprecated lists, per kind, data fields of older Armada versions that
+// the objects have no place for: dropped with a warning, not an error.
+var deprecated = map[string]map[string]string{
+	"Chart": {"timeout": "the v1 chart timeout; use data.wait.timeout"},
+}
+
+// Convert converts the Armada documents of docs. Every problem is reported
+// at once, as Problems, each naming the file, the document and the field;
+// there is no result then.
 func Convert(docs []*Document, o Options) (*Result, error) {
 	res := &Result{}
+	var probs Problems
+	type ref struct {
+		doc   *Document
+		field string
+		names []string
+	}
+	var refs []ref
+	names := map[string]map[string]*Document{"Chart": {}, "ChartGroup": {}, "Manifest": {}}
 	inGroup := map[string]bool{}
 	inManifest := map[string]bool{}
+	var armadaDocs []*Document
 	for _, d := range docs {
-		switch kind(d.Schema) {
-		case "ChartGroup":
-			var data struct {
-				ChartGroup []string `json:"chart_group"`
-			}
-			_ = json.Unmarshal(d.Data, &data)
-			for _, c := range data.ChartGroup {
-				inGroup[c] = true
-			}
-		case "Manifest":
-			var data struct {
-				ChartGroups []string `json:"chart_groups"`
-			}
-			_ = json.Unmarshal(d.Data, &data)
-			for _, g := range data.ChartGroups {
-				inManifest[g] = true
-			}
+		if !strings.HasPrefix(d.Schema, "armada/") {
+			continue
 		}
-	}
-	for _, d := range docs {
 		k := kind(d.Schema)
 		if k == "" {
+			probs = append(probs, fmt.Sprintf("%s: schema: unknown Armada schema (want armada/Chart, armada/ChartGroup or armada/Manifest, version v1 or v2)", d.where()))
 			continue
 		}
 		if d.Metadata.Name == "" {
-			return nil, fmt.Errorf("%s: metadata.name is required", d.where())
+			probs = append(probs, fmt.Sprintf("%s: metadata.name is required", d.where()))
+			continue
 		}
+		if first, dup := names[k][d.Metadata.Name]; dup {
+			probs = append(probs, fmt.Sprintf("%s: metadata.name: a %s named %q is already defined in %s document %d", d.where(), d.Schema, d.Metadata.Name, first.File, first.Index))
+			continue
+		}
+		names[k][d.Metadata.Name] = d
+		armadaDocs = append(armadaDocs, d)
+	}
+	for _, d := range armadaDocs {
+		k := kind(d.Schema)
 		meta := metav1.ObjectMeta{Name: d.Metadata.Name, Namespace: o.Namespace}
+		bad := func(format string, args ...any) {
+			probs = append(probs, d.where()+": "+fmt.Sprintf(format, args...))
+		}
 		switch k {
 		case "Chart":
-			data, err := normalizeChart(d)
+			data, warnings, err := normalizeChart(d)
 			if err != nil {
-				return nil, err
+				probs = append(probs, err.Error())
+				continue
 			}
+			res.Warnings = append(res.Warnings, warnings...)
 			var spec armadav1.ArmadaChartSpec
-			res.Warnings = append(res.Warnings, decode(d, data, &spec)...)
+			if err := decodeStrict(d, data, &spec); err != nil {
+				probs = append(probs, err.Error())
+				continue
+			}
 			if spec.Release == "" {
-				return nil, fmt.Errorf("%s: data.release is required", d.where())
+				bad("data.release is required")
 			}
-			if inGroup[d.Metadata.Name] && spec.TargetState == "" {
-				spec.TargetState = armadav1.TargetStateUninitialized
+			if spec.Namespace == "" {
+				bad("data.namespace is required")
 			}
+			if spec.Source.Location == "" {
+				bad("data.source.location is required")
+			}
+			if spec.Source.Type == "" {
+				bad("data.source.type is required")
+			}
+			if spec.Values != nil && len(spec.Values.Raw) > 0 && string(spec.Values.Raw) != "null" && !bytes.HasPrefix(bytes.TrimSpace(spec.Values.Raw), []byte("{")) {
+				bad("data.values: must be a map of values, got %s", jsonKind(spec.Values.Raw))
+			}
+			refs = append(refs, ref{d, "data.dependencies", spec.Dependencies})
 			res.Objects = append(res.Objects, &armadav1.ArmadaChart{
 				TypeMeta:   metav1.TypeMeta{APIVersion: armadav1.GroupVersion.String(), Kind: "ArmadaChart"},
 				ObjectMeta: meta, Spec: spec,
 			})
 		case "ChartGroup":
 			var spec armadav1.ArmadaChartGroupSpec
-			res.Warnings = append(res.Warnings, decode(d, d.Data, &spec)...)
+			if err := decodeStrict(d, d.Data, &spec); err != nil {
+				probs = append(probs, err.Error())
+				continue
+			}
 			if len(spec.ChartGroup) == 0 {
-				return nil, fmt.Errorf("%s: data.chart_group must list at least one chart", d.where())
+				bad("data.chart_group must list at least one chart")
 			}
-			if inManifest[d.Metadata.Name] && spec.TargetState == "" {
-				spec.TargetState = armadav1.TargetStateUninitialized
+			for _, c := range spec.ChartGroup {
+				inGroup[c] = true
 			}
+			refs = append(refs, ref{d, "data.chart_group", spec.ChartGroup})
 			res.Objects = append(res.Objects, &armadav1.ArmadaChartGroup{
 				TypeMeta:   metav1.TypeMeta{APIVersion: armadav1.GroupVersion.String(), Kind: "ArmadaChartGroup"},
 				ObjectMeta: meta, Spec: spec,
 			})
 		case "Manifest":
 			var spec armadav1.ArmadaManifestSpec
-			res.Warnings = append(res.Warnings, decode(d, d.Data, &spec)...)
-			if spec.ReleasePrefix == "" {
-				return nil, fmt.Errorf("%s: data.release_prefix is required", d.where())
+			if err := decodeStrict(d, d.Data, &spec); err != nil {
+				probs = append(probs, err.Error())
+				continue
 			}
+			if spec.ReleasePrefix == "" {
+				bad("data.release_prefix is required")
+			}
+			if len(spec.ChartGroups) == 0 {
+				bad("data.chart_groups must list at least one chart group")
+			}
+			for _, g := range spec.ChartGroups {
+				inManifest[g] = true
+			}
+			refs = append(refs, ref{d, "data.chart_groups", spec.ChartGroups})
 			res.Objects = append(res.Objects, &armadav1.ArmadaManifest{
 				TypeMeta:   metav1.TypeMeta{APIVersion: armadav1.GroupVersion.String(), Kind: "ArmadaManifest"},
 				ObjectMeta: meta, Spec: spec,
 			})
 		}
 	}
+	if !o.AllowDangling {
+		target := map[string]string{"data.dependencies": "Chart", "data.chart_group": "Chart", "data.chart_groups": "ChartGroup"}
+		for _, r := range refs {
+			for i, n := range r.names {
+				if _, ok := names[target[r.field]][n]; !ok {
+					probs = append(probs, fmt.Sprintf("%s: %s[%d]: no armada/%s document named %q (--allow-dangling accepts references outside the given files)", r.doc.where(), r.field, i, target[r.field], n))
+				}
+			}
+		}
+	}
+	if len(probs) > 0 {
+		return nil, probs
+	}
+	// Members of a group (or manifest) wait for it to enable them.
+	for _, obj := range res.Objects {
+		switch x := obj.(type) {
+		case *armadav1.ArmadaChart:
+			if inGroup[x.Name] && x.Spec.TargetState == "" {
+				x.Spec.TargetState = armadav1.TargetStateUninitialized
+			}
+		case *armadav1.ArmadaChartGroup:
+			if inManifest[x.Name] && x.Spec.TargetState == "" {
+				x.Spec.TargetState = armadav1.TargetStateUninitialized
+			}
+		}
+	}
 	return res, nil
 }
 
-// decode fills spec from data, leniently: fields the CRD does not have are
-// reported as warnings rather than failing the whole conversion.
-func decode(d *Document, data []byte, spec any) []string {
+// decodeStrict fills spec from data; an unknown field or a value of the
+// wrong type is a problem naming the field.
+func decodeStrict(d *Document, data []byte, spec any) error {
 	if len(data) == 0 {
 		return nil
 	}
-	var warnings []string
-	if err := yaml.UnmarshalStrict(data, spec); err != nil {
-		warnings = append(warnings, fmt.Sprintf("%s: data: %v (dropped)", d.where(), err))
+	// sigs.k8s.io/json names an unknown field by its whole path
+	// ("wait.timout"), which encoding/json does not.
+	strict, err := kjson.UnmarshalStrict(data, spec)
+	if err != nil {
+		return fmt.Errorf("%s: data: %s", d.where(), cleanYAMLError(err))
 	}
-	if err := yaml.Unmarshal(data, spec); err != nil {
-		warnings = append(warnings, fmt.Sprintf("%s: data: %v", d.where(), err))
+	if len(strict) > 0 {
+		msgs := make([]string, len(strict))
+		for i, e := range strict {
+			msgs[i] = cleanYAMLError(e)
+		}
+		sortStrings(msgs)
+		return fmt.Errorf("%s: data: %s", d.where(), strings.Join(msgs, "; "))
 	}
-	return warnings
+	return nil
 }
+
+// cleanYAMLError drops the layers of prefixes the YAML and JSON decoders put
+// before the message, and says where a wrongly typed value is.
+func cleanYAMLError(err error) string {
+	msg := err.Error()
+	for _, p := range []string{"error converting YAML to JSON: ", "error unmarshaling JSON: ", "while decoding JSON: ", "json: "} {
+		msg = strings.ReplaceAll(msg, p, "")
+	}
+	// "cannot unmarshal string into Go struct field ArmadaChartWait.wait.timeout of type int"
+	if i := strings.Index(msg, "Go struct field "); i >= 0 {
+		rest := msg[i+len("Go struct field "):]
+		if j := strings.Index(rest, " of type "); j >= 0 {
+			field := rest[:j]
+			if k := strings.Index(field, "."); k >= 0 {
+				field = field[k+1:]
+			}
+			msg = fmt.Sprintf("%s: %s, want %s", field, strings.TrimSuffix(msg[:i], " into "), rest[j+len(" of type "):])
+		}
+	}
+	return msg
+}
+
+func jsonKind(raw []byte) string {
+	switch b := bytes.TrimSpace(raw); {
+	case len(b) == 0:
+		return "nothing"
+	case b[0] == '[':
+		return "a list"
+	case b[0] == '"':
+		return "a string"
+	case b[0] == 't' || b[0] == 'f':
+		return "a boolean"
+	default:
+		return "a number"
+	}
+}
+
+func sortStrings(s []string) { sort.Strings(s) }
 
 // normalizeChart rewrites the Armada spellings the CRD has no field for:
 // test as a bare boolean (v1), and wait.resources as a map keyed by type.
-func normalizeChart(d *Document) ([]byte, error) {
+func normalizeChart(d *Document) ([]byte, []string, error) {
 	var m map[string]any
 	if err := json.Unmarshal(d.Data, &m); err != nil {
-		return nil, fmt.Errorf("%s: data: %w", d.where(), err)
+		return nil, nil, fmt.Errorf("%s: data: %w", d.where(), err)
+	}
+	var warnings []string
+	for _, f := range sortedKeys(deprecated["Chart"]) {
+		if _, ok := m[f]; ok {
+			warnings = append(warnings, fmt.Sprintf("%s: data.%s dropped: %s", d.where(), f, deprecated["Chart"][f]))
+			delete(m, f)
+		}
 	}
 	if b, ok := m["test"].(bool); ok {
 		m["test"] = map[string]any{"enabled": b}
@@ -221,19 +430,29 @@ func normalizeChart(d *Document) ([]byte, error) {
 					}
 				case nil:
 				default:
-					return nil, fmt.Errorf("%s: data.wait.resources.%s: want an object, got %T", d.where(), t, v)
+					return nil, nil, fmt.Errorf("%s: data.wait.resources.%s: want an object, got %T", d.where(), t, v)
 				}
 				list = append(list, entry)
 			}
 			for k := range rm {
 				if !strings.Contains("job pod deployment daemonset statefulset", k) {
-					return nil, fmt.Errorf("%s: data.wait.resources.%s: unknown resource type", d.where(), k)
+					return nil, nil, fmt.Errorf("%s: data.wait.resources.%s: unknown resource type", d.where(), k)
 				}
 			}
 			w["resources"] = list
 		}
 	}
-	return json.Marshal(m)
+	b, err := json.Marshal(m)
+	return b, warnings, err
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // Marshal writes objects as a YAML stream ("yaml") or a JSON list ("json").

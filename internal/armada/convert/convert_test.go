@@ -90,7 +90,7 @@ func TestMarshalJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Convert(docs, Options{})
+	res, err := Convert(docs, Options{AllowDangling: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,4 +7,7 @@
 // target_state uninitialized: the group (or manifest) enables them in order,
 // which is how sequencing works with the operator. Other documents (for
 // example deckhand or promenade ones in the same files) are skipped.
+//
+// Every armada/ document is decoded strictly and its references checked;
+// all problems are returned at once as Problems, and then no objects.
 package convert

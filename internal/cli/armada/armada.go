@@ -1,6 +1,7 @@
 package armada
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -26,6 +27,8 @@ type ConvertOptions struct {
 	Files     []string
 	Namespace string
 	Output    string
+	// AllowDangling accepts references to charts and groups outside Files.
+	AllowDangling bool
 }
 
 // NewCmdConvert returns `armada convert`; runF replaces the run step in tests.
@@ -43,8 +46,17 @@ func NewCmdConvert(streams cli.IOStreams, runF func(*ConvertOptions) error) *cob
 equivalent ArmadaChart, ArmadaChartGroup and ArmadaManifest objects, ready for
 kubectl apply. Documents of other schemas are skipped. Charts of a group and
 groups of a manifest get target_state uninitialized, so the group or manifest
-enables them in order. Fields the objects have no place for are reported on
-stderr. "-" reads standard input.`,
+enables them in order. "-" reads standard input.
+
+Every armada/ document is decoded strictly: an unknown field, a value of the
+wrong type, a missing required field, a duplicate name, values that are not
+a map, and a reference (manifest to groups, group to charts, chart to
+dependencies) to a document that is not among the files are all problems.
+All of them are reported at once, naming the file, the document and the
+field, the command exits 1 and prints nothing. --allow-dangling accepts
+references outside the files. Fields of older Armada versions that the
+objects have no place for (the v1 chart timeout) are dropped with a warning
+on stderr.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Files = args
@@ -56,6 +68,7 @@ stderr. "-" reads standard input.`,
 	}
 	cmd.Flags().StringVarP(&o.Namespace, "namespace", "n", "", "metadata.namespace of the printed objects (unset by default)")
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "yaml", "output format: yaml or json")
+	cmd.Flags().BoolVar(&o.AllowDangling, "allow-dangling", false, "accept references (manifest to groups, group to charts, chart to dependencies) to documents not among FILE... (a partial tree)")
 	return cmd
 }
 
@@ -63,7 +76,11 @@ func runConvert(o *ConvertOptions) error {
 	if o.Output != "yaml" && o.Output != "json" {
 		return fmt.Errorf("--output must be yaml or json, got %q", o.Output)
 	}
+	// Every file is read and every problem collected before anything is
+	// printed: a user learns all that is wrong at once, and gets no partial
+	// output to apply.
 	var docs []*convert.Document
+	var probs []string
 	for _, name := range o.Files {
 		var (
 			ds  []*convert.Document
@@ -74,19 +91,29 @@ func runConvert(o *ConvertOptions) error {
 		} else {
 			f, oerr := os.Open(name)
 			if oerr != nil {
-				return fmt.Errorf("armada convert: %w", oerr)
+				probs = append(probs, oerr.Error())
+				continue
 			}
 			ds, err = convert.Read(name, f)
 			f.Close()
 		}
-		if err != nil {
-			return fmt.Errorf("armada convert: %w", err)
-		}
 		docs = append(docs, ds...)
+		var p convert.Problems
+		if errors.As(err, &p) {
+			probs = append(probs, p...)
+		} else if err != nil {
+			probs = append(probs, err.Error())
+		}
 	}
-	res, err := convert.Convert(docs, convert.Options{Namespace: o.Namespace})
-	if err != nil {
-		return fmt.Errorf("armada convert: %w", err)
+	res, err := convert.Convert(docs, convert.Options{Namespace: o.Namespace, AllowDangling: o.AllowDangling})
+	var p convert.Problems
+	if errors.As(err, &p) {
+		probs = append(probs, p...)
+	} else if err != nil {
+		probs = append(probs, err.Error())
+	}
+	if len(probs) > 0 {
+		return fmt.Errorf("armada convert: nothing written: %w", convert.Problems(probs))
 	}
 	if len(res.Objects) == 0 {
 		return fmt.Errorf("armada convert: no armada/Chart, armada/ChartGroup or armada/Manifest document in %v", o.Files)

@@ -18,6 +18,7 @@ func TestConvertFlags(t *testing.T) {
 	}{
 		{args: []string{"a.yaml", "b.yaml"}, want: ConvertOptions{Files: []string{"a.yaml", "b.yaml"}, Output: "yaml"}},
 		{args: []string{"-n", "site", "-o", "json", "a.yaml"}, want: ConvertOptions{Files: []string{"a.yaml"}, Namespace: "site", Output: "json"}},
+		{args: []string{"--allow-dangling", "a.yaml"}, want: ConvertOptions{Files: []string{"a.yaml"}, Output: "yaml", AllowDangling: true}},
 		{args: []string{}, wantErr: true},
 	}
 	for _, tt := range tests {
@@ -37,7 +38,7 @@ func TestConvertFlags(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if strings.Join(got.Files, ",") != strings.Join(tt.want.Files, ",") || got.Namespace != tt.want.Namespace || got.Output != tt.want.Output {
+			if strings.Join(got.Files, ",") != strings.Join(tt.want.Files, ",") || got.Namespace != tt.want.Namespace || got.Output != tt.want.Output || got.AllowDangling != tt.want.AllowDangling {
 				t.Fatalf("options %+v, want %+v", *got, tt.want)
 			}
 		})
@@ -65,7 +66,7 @@ func TestConvertRun(t *testing.T) {
 	if err := runConvert(&ConvertOptions{Streams: cli.IOStreams{Out: &out, ErrOut: &errOut}, Files: []string{v1}, Output: "yaml"}); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(errOut.String(), `warning: `+v1) || !strings.Contains(errOut.String(), `unknown field "timeout"`) {
+	if !strings.Contains(errOut.String(), `warning: `+v1) || !strings.Contains(errOut.String(), `data.timeout dropped`) {
 		t.Fatalf("stderr does not warn about the dropped field: %q", errOut.String())
 	}
 
@@ -75,5 +76,44 @@ func TestConvertRun(t *testing.T) {
 	}
 	if err := runConvert(&ConvertOptions{Streams: cli.IOStreams{Out: &out, ErrOut: &errOut}, Files: []string{in}, Output: "table"}); err == nil {
 		t.Fatal("--output table should be rejected")
+	}
+}
+
+// TestConvertWritesNothingOnProblems gives two files, each with a problem,
+// and checks that both are reported, that nothing reaches stdout, and that
+// --allow-dangling relaxes only references.
+func TestConvertWritesNothingOnProblems(t *testing.T) {
+	dir := t.TempDir()
+	charts := filepath.Join(dir, "charts.yaml")
+	groups := filepath.Join(dir, "groups.yaml")
+	write := func(p, s string) {
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(charts, "schema: armada/Chart/v2\nmetadata: {name: c}\ndata: {release: c, namespace: ns, source: {type: local, location: /c}, wait: {timeout: soon}}\n")
+	write(groups, "schema: armada/ChartGroup/v2\nmetadata: {name: g}\ndata: {chart_group: [c, missing]}\n")
+	var out, errOut bytes.Buffer
+	err := runConvert(&ConvertOptions{Streams: cli.IOStreams{Out: &out, ErrOut: &errOut}, Files: []string{charts, groups, filepath.Join(dir, "nope.yaml")}, Output: "yaml"})
+	if err == nil {
+		t.Fatal("converted broken documents")
+	}
+	for _, want := range []string{"nothing written", "3 problems", charts + `: document 0 (armada/Chart/v2 "c"): data: wait.timeout`, groups + `: document 0 (armada/ChartGroup/v2 "g"): data.chart_group[1]`, "nope.yaml: no such file"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+	if out.Len() != 0 {
+		t.Errorf("wrote output despite problems:\n%s", out.String())
+	}
+
+	// A partial tree: the group alone, dangling allowed.
+	write(charts, "schema: armada/Chart/v2\nmetadata: {name: c}\ndata: {release: c, namespace: ns, source: {type: local, location: /c}}\n")
+	out.Reset()
+	if err := runConvert(&ConvertOptions{Streams: cli.IOStreams{Out: &out, ErrOut: &errOut}, Files: []string{charts, groups}, Output: "yaml", AllowDangling: true}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "kind: ArmadaChartGroup") {
+		t.Errorf("output:\n%s", out.String())
 	}
 }
