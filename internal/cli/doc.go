@@ -1,5 +1,14 @@
-// Package cli holds what every airshipctl command shares: IO streams and the
-// mapping of errors to exit codes. Each noun has its own package below it
-// (cluster/local, ...) with a NewCmd constructor, an Options struct that
-// carries flags and dependencies, and a run function tests can replace.
+// Package cli holds what every command of the project's three binaries
+// shares: IO streams, Run (the one way a root command is executed: errors
+// printed once, flag errors exit 2 with the usage), the mapping of errors to
+// exit codes, and the --timeout flag. Each noun has its own package below it
+// (cluster/local, phase, plan, ...) with a NewCmd constructor.
+//
+// Commands whose flag handling is worth testing apart from their work
+// (phase render, armada convert, cluster local up/down/status, and the
+// armada-operator command) keep their flags in an Options struct and take a
+// run function that tests replace; their tests check the command line alone.
+// The other commands are tested end to end in-process, through root.Main
+// against the example site or a site a test writes, and against real control
+// planes where they reach a cluster.
 package cli

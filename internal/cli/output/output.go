@@ -1,13 +1,17 @@
 package output
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 )
 
@@ -64,4 +68,41 @@ func Row(w io.Writer, cells ...any) {
 func AddFlag(cmd *cobra.Command, format *string) {
 	cmd.Flags().StringVarP(format, "output", "o", Table, "output format: table, yaml or json")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{Table, YAML, JSON}, cobra.ShellCompDirectiveNoFileComp))
+}
+
+// WriteStream writes a YAML document stream as it is ("yaml"), or as a
+// JSON List of its documents ("json"), as kubectl prints several objects.
+func WriteStream(w io.Writer, format string, stream []byte) error {
+	switch format {
+	case YAML, "":
+		_, err := w.Write(stream)
+		return err
+	case JSON:
+		r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(stream)))
+		items := []json.RawMessage{}
+		for {
+			doc, err := r.Read()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				return err
+			}
+			if len(bytes.TrimSpace(doc)) == 0 {
+				continue
+			}
+			j, err := yaml.YAMLToJSON(doc)
+			if err != nil {
+				return err
+			}
+			if string(j) == "null" {
+				continue
+			}
+			items = append(items, j)
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(map[string]any{"apiVersion": "v1", "kind": "List", "items": items})
+	}
+	return fmt.Errorf("unknown output format %q: use yaml or json", format)
 }

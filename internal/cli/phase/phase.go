@@ -1,8 +1,10 @@
 package phase
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"text/tabwriter"
@@ -164,6 +166,8 @@ type RenderOptions struct {
 	Annotation string
 	APIVersion string
 	Kind       string
+	// Output is yaml (a document stream) or json (a List).
+	Output string
 }
 
 // NewCmdRender returns `phase render`; runF replaces the run step in tests.
@@ -196,6 +200,9 @@ func NewCmdRender(streams cli.IOStreams, g *sitecmd.Options, runF func(context.C
 			default:
 				return fmt.Errorf("--source %q: use phase, executor or config", o.Source)
 			}
+			if o.Output != output.YAML && o.Output != output.JSON {
+				return fmt.Errorf("--output %q: use yaml or json", o.Output)
+			}
 			if o.Phase == "" && o.Source != SourceConfig {
 				return fmt.Errorf("a phase NAME is required with --source %s", o.Source)
 			}
@@ -211,6 +218,8 @@ func NewCmdRender(streams cli.IOStreams, g *sitecmd.Options, runF func(context.C
 	f.StringVarP(&o.Annotation, "annotation", "a", "", "annotation selector")
 	f.StringVarP(&o.APIVersion, "apiversion", "g", "", "apiVersion, e.g. apps/v1")
 	f.StringVarP(&o.Kind, "kind", "k", "", "kind, e.g. Deployment")
+	f.StringVarP(&o.Output, "output", "o", output.YAML, "output format: yaml (a document stream) or json (a List)")
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{output.YAML, output.JSON}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
@@ -223,6 +232,15 @@ func (o *RenderOptions) selector() document.Selector {
 }
 
 func runRender(ctx context.Context, o *RenderOptions) error {
+	var buf bytes.Buffer
+	if err := render(ctx, o, &buf); err != nil {
+		return err
+	}
+	return output.WriteStream(o.Streams.Out, o.Output, buf.Bytes())
+}
+
+// render writes the selected documents to out as a YAML stream.
+func render(ctx context.Context, o *RenderOptions, out io.Writer) error {
 	site, err := o.Global.Site()
 	if err != nil {
 		return err
@@ -233,7 +251,7 @@ func runRender(ctx context.Context, o *RenderOptions) error {
 		if err != nil {
 			return err
 		}
-		return b.Write(o.Streams.Out)
+		return b.Write(out)
 	}
 	p, err := site.Phase(o.Phase)
 	if err != nil {
@@ -251,13 +269,13 @@ func runRender(ctx context.Context, o *RenderOptions) error {
 		if err != nil {
 			return err
 		}
-		return b.Write(o.Streams.Out)
+		return b.Write(out)
 	case SourceExecutor:
 		ex, err := site.Executor(p)
 		if err != nil {
 			return err
 		}
-		return ex.Render(ctx, o.Streams.Out, executor.RenderOptions{Selector: sel})
+		return ex.Render(ctx, out, executor.RenderOptions{Selector: sel})
 	default:
 		b, err := site.ExecutorBundle(p)
 		if err != nil {
@@ -267,7 +285,7 @@ func runRender(ctx context.Context, o *RenderOptions) error {
 		if err != nil {
 			return err
 		}
-		return f.Write(o.Streams.Out)
+		return f.Write(out)
 	}
 }
 

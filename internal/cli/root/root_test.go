@@ -37,6 +37,7 @@ func TestPhaseAndPlanCommandsOnExampleSite(t *testing.T) {
 		{name: "phase list json", args: []string{"phase", "list", "-o", "json"}, golden: "phase-list.json"},
 		{name: "phase list of cluster", args: []string{"phase", "list", "--cluster-name", "none"}, golden: "phase-list-empty.txt"},
 		{name: "render phase deployments", args: []string{"phase", "render", "workload-ephemeral", "-k", "Deployment"}, golden: "render-workload-deployment.yaml"},
+		{name: "render phase deployments as a JSON List", args: []string{"phase", "render", "workload-ephemeral", "-k", "Deployment", "-o", "json"}, golden: "render-workload-deployment.json"},
 		{name: "render phase by label and apiversion", args: []string{"phase", "render", "workload-ephemeral", "-l", "app=hello", "-g", "apps/v1"}, golden: "render-workload-deployment.yaml"},
 		{name: "render executor", args: []string{"phase", "render", "workload-ephemeral", "--source", "executor"}, golden: "render-workload-executor.yaml"},
 		{name: "render config", args: []string{"phase", "render", "initinfra-ephemeral", "-s", "config"}, golden: "render-initinfra-config.yaml"},
