@@ -77,7 +77,10 @@ func newList(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
 				r := clusterRow{Name: n, Sources: []string{}}
 				if c := cm.Map[n]; c != nil {
 					r.Parent = c.Parent
-					for _, s := range c.Sources {
+					// The sources the resolver uses, implied ones included
+					// (the bundle's KubeConfig document, dynamicKubeConf).
+					srcs, _ := kubeconfig.Sources(c)
+					for _, s := range srcs {
 						r.Sources = append(r.Sources, string(s.Type))
 					}
 				}
