@@ -15,6 +15,25 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
+// checkGolden compares got with testdata/name (go test -update rewrites it).
+func checkGolden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test -update creates it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("stdout differs from %s:\n--- got ---\n%s\n--- want ---\n%s", path, got, want)
+	}
+}
+
 // run executes airshipctl in-process with injected streams.
 func run(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
@@ -64,20 +83,7 @@ func TestPhaseAndPlanCommandsOnExampleSite(t *testing.T) {
 			if tt.golden == "" {
 				return
 			}
-			path := filepath.Join("testdata", tt.golden)
-			if *update {
-				if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (go test -update creates it)", err)
-			}
-			if out != string(want) {
-				t.Errorf("stdout differs from %s:\n--- got ---\n%s\n--- want ---\n%s", path, out, want)
-			}
+			checkGolden(t, tt.golden, out)
 		})
 	}
 }
