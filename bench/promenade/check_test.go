@@ -42,7 +42,7 @@ func checkCatalog(dir string, cat *certs.Catalog, kt pki.KeyType) error {
 			bad(name, "%v", err)
 			return nil
 		}
-		if got := certs.KeyTypeOf(kp.Key); got != kt {
+		if got := pki.KeyTypeOf(kp.Key); got != kt {
 			bad(name, "key type %q, want %q", got, kt)
 		}
 		return kp
@@ -126,7 +126,7 @@ func checkCatalog(dir string, cat *certs.Catalog, kt pki.KeyType) error {
 			bad(kp.Name, "%v", err)
 			continue
 		}
-		if got := certs.KeyTypeOf(key); got != kt {
+		if got := pki.KeyTypeOf(key); got != kt {
 			bad(kp.Name, "key type %q, want %q", got, kt)
 		}
 		blk, _ := pem.Decode(pubPEM)

@@ -12,6 +12,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
 	"math/big"
 	"net"
 	"os"
@@ -73,7 +74,151 @@ func NewKey(t KeyType) (crypto.Signer, error) {
 	}
 }
 
-// NewCA creates a self-signed certificate authority.
+// Backdate is how far before the time of issue a certificate becomes
+// valid, so that a peer whose clock runs a little behind accepts it.
+const Backdate = 5 * time.Minute
+
+// Spec is a certificate for Sign to issue. Every certificate the project
+// makes (local control plane, site PKI, the Templater's functions) goes
+// through Sign, so they all follow one set of rules:
+//
+//   - a CA: basic constraints CA:TRUE, key usage certSign, cRLSign and
+//     digitalSignature, no extended key usage;
+//   - a leaf: basic constraints CA:FALSE, key usage digitalSignature, plus
+//     keyEncipherment for an RSA key only (an ECDSA or Ed25519 key cannot
+//     encipher), extended key usage serverAuth and/or clientAuth;
+//   - valid from Backdate before the time of issue (whole seconds) for
+//     Validity; a random 128-bit serial; the subject key ID is the first
+//     20 bytes of the SHA-256 of the public key, the authority key ID the
+//     issuer's subject key ID;
+//   - Hosts are split by SplitHosts: IP addresses into IPAddresses, the rest
+//     into DNSNames.
+type Spec struct {
+	Subject pkix.Name
+	// Hosts are DNS names and IP addresses, in any mix.
+	Hosts []string
+	// DNSNames and IPAddresses are added as given, after Hosts.
+	DNSNames    []string
+	IPAddresses []net.IP
+	IsCA        bool
+	// Server and Client choose the extended key usages of a leaf.
+	Server, Client bool
+	// Validity must be positive.
+	Validity time.Duration
+}
+
+// Env is where Sign draws randomness and the time from; the zero Env uses
+// crypto/rand and the clock. The Templater passes its own for repeatable
+// renders.
+type Env struct {
+	Rand io.Reader
+	Now  func() time.Time
+}
+
+// Reader is the source of randomness: Rand, or crypto/rand.
+func (e Env) Reader() io.Reader {
+	if e.Rand == nil {
+		return rand.Reader
+	}
+	return e.Rand
+}
+
+// Time is the current time: Now(), or the clock.
+func (e Env) Time() time.Time {
+	if e.Now == nil {
+		return time.Now()
+	}
+	return e.Now()
+}
+
+// Sign issues a certificate for key as spec says, signed by ca, or
+// self-signed when ca is nil.
+func Sign(spec Spec, key crypto.Signer, ca *KeyPair, env Env) (*KeyPair, error) {
+	cn := spec.Subject.CommonName
+	if spec.Validity <= 0 {
+		return nil, fmt.Errorf("certificate %q: validity must be positive", cn)
+	}
+	if !spec.IsCA && !spec.Server && !spec.Client {
+		return nil, fmt.Errorf("certificate %q: request neither server nor client usage", cn)
+	}
+	serial, err := randomSerial(env.Reader())
+	if err != nil {
+		return nil, err
+	}
+	now := env.Time().Truncate(time.Second)
+	tmpl := &x509.Certificate{
+		SerialNumber:          serial,
+		Subject:               spec.Subject,
+		NotBefore:             now.Add(-Backdate),
+		NotAfter:              now.Add(spec.Validity),
+		BasicConstraintsValid: true,
+		IsCA:                  spec.IsCA,
+		SubjectKeyId:          KeyID(key.Public()),
+	}
+	tmpl.DNSNames, tmpl.IPAddresses = SplitHosts(spec.Hosts)
+	tmpl.DNSNames = append(tmpl.DNSNames, spec.DNSNames...)
+	tmpl.IPAddresses = append(tmpl.IPAddresses, spec.IPAddresses...)
+	if spec.IsCA {
+		tmpl.KeyUsage = x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature
+	} else {
+		tmpl.KeyUsage = x509.KeyUsageDigitalSignature
+		if _, ok := key.(*rsa.PrivateKey); ok {
+			tmpl.KeyUsage |= x509.KeyUsageKeyEncipherment
+		}
+		if spec.Server {
+			tmpl.ExtKeyUsage = append(tmpl.ExtKeyUsage, x509.ExtKeyUsageServerAuth)
+		}
+		if spec.Client {
+			tmpl.ExtKeyUsage = append(tmpl.ExtKeyUsage, x509.ExtKeyUsageClientAuth)
+		}
+	}
+	parent, signer := tmpl, key
+	if ca != nil {
+		parent, signer = ca.Cert, ca.Key
+		tmpl.AuthorityKeyId = ca.Cert.SubjectKeyId
+	}
+	der, err := x509.CreateCertificate(env.Reader(), tmpl, parent, key.Public(), signer)
+	if err != nil {
+		return nil, fmt.Errorf("signing certificate %q: %w", cn, err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, fmt.Errorf("parsing certificate %q: %w", cn, err)
+	}
+	return &KeyPair{Cert: cert, Key: key}, nil
+}
+
+// SplitHosts separates IP addresses from DNS names.
+func SplitHosts(hosts []string) (dns []string, ips []net.IP) {
+	for _, h := range hosts {
+		if ip := net.ParseIP(h); ip != nil {
+			ips = append(ips, ip)
+		} else {
+			dns = append(dns, h)
+		}
+	}
+	return dns, ips
+}
+
+// KeyTypeOf names the algorithm of a key ("" when it is none of KeyType's).
+func KeyTypeOf(k crypto.Signer) KeyType {
+	switch key := k.(type) {
+	case *ecdsa.PrivateKey:
+		if key.Curve == elliptic.P256() {
+			return ECDSAP256
+		}
+	case *rsa.PrivateKey:
+		switch key.N.BitLen() {
+		case 2048:
+			return RSA2048
+		case 4096:
+			return RSA4096
+		}
+	}
+	return ""
+}
+
+// NewCA creates a self-signed certificate authority on a new key.
 func NewCA(commonName string, validity time.Duration, keyType KeyType) (*KeyPair, error) {
 	key, err := NewKey(keyType)
 	if err != nil {
@@ -82,33 +227,10 @@ func NewCA(commonName string, validity time.Duration, keyType KeyType) (*KeyPair
 	if validity == 0 {
 		validity = 10 * DefaultValidity
 	}
-	serial, err := newSerial()
-	if err != nil {
-		return nil, err
-	}
-	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber:          serial,
-		Subject:               pkix.Name{CommonName: commonName},
-		NotBefore:             now.Add(-5 * time.Minute),
-		NotAfter:              now.Add(validity),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-		SubjectKeyId:          keyID(key.Public()),
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
-	if err != nil {
-		return nil, fmt.Errorf("signing CA %q: %w", commonName, err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		return nil, fmt.Errorf("parsing CA %q: %w", commonName, err)
-	}
-	return &KeyPair{Cert: cert, Key: key}, nil
+	return Sign(Spec{Subject: pkix.Name{CommonName: commonName}, IsCA: true, Validity: validity}, key, nil, Env{})
 }
 
-// Issue creates a certificate signed by the CA.
+// Issue creates a certificate on a new key, signed by the CA.
 func (ca *KeyPair) Issue(req Request) (*KeyPair, error) {
 	if req.CommonName == "" {
 		return nil, errors.New("certificate request has no common name")
@@ -124,42 +246,10 @@ func (ca *KeyPair) Issue(req Request) (*KeyPair, error) {
 	if validity == 0 {
 		validity = DefaultValidity
 	}
-	serial, err := newSerial()
-	if err != nil {
-		return nil, err
-	}
-	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber:   serial,
-		Subject:        pkix.Name{CommonName: req.CommonName, Organization: req.Organizations},
-		NotBefore:      now.Add(-5 * time.Minute),
-		NotAfter:       now.Add(validity),
-		KeyUsage:       x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-		AuthorityKeyId: ca.Cert.SubjectKeyId,
-		SubjectKeyId:   keyID(key.Public()),
-	}
-	if req.Server {
-		tmpl.ExtKeyUsage = append(tmpl.ExtKeyUsage, x509.ExtKeyUsageServerAuth)
-	}
-	if req.Client {
-		tmpl.ExtKeyUsage = append(tmpl.ExtKeyUsage, x509.ExtKeyUsageClientAuth)
-	}
-	for _, h := range req.Hosts {
-		if ip := net.ParseIP(h); ip != nil {
-			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
-		} else {
-			tmpl.DNSNames = append(tmpl.DNSNames, h)
-		}
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, key.Public(), ca.Key)
-	if err != nil {
-		return nil, fmt.Errorf("signing certificate %q: %w", req.CommonName, err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		return nil, fmt.Errorf("parsing certificate %q: %w", req.CommonName, err)
-	}
-	return &KeyPair{Cert: cert, Key: key}, nil
+	return Sign(Spec{
+		Subject: pkix.Name{CommonName: req.CommonName, Organization: req.Organizations},
+		Hosts:   req.Hosts, Server: req.Server, Client: req.Client, Validity: validity,
+	}, key, ca, Env{})
 }
 
 // CertPEM returns the certificate PEM-encoded.
@@ -257,16 +347,18 @@ func ParseKey(keyPEM []byte) (crypto.Signer, error) {
 	return nil, fmt.Errorf("cannot parse %s block as a private key", kb.Type)
 }
 
-func newSerial() (*big.Int, error) {
-	limit := new(big.Int).Lsh(big.NewInt(1), 127)
-	n, err := rand.Int(rand.Reader, limit)
+// randomSerial draws a positive 128-bit serial number.
+func randomSerial(r io.Reader) (*big.Int, error) {
+	n, err := rand.Int(r, new(big.Int).Lsh(big.NewInt(1), 128))
 	if err != nil {
 		return nil, fmt.Errorf("generating serial number: %w", err)
 	}
 	return n.Add(n, big.NewInt(1)), nil
 }
 
-func keyID(pub crypto.PublicKey) []byte {
+// KeyID is the subject key identifier of a public key: the first 20 bytes
+// of the SHA-256 of its PKIX encoding.
+func KeyID(pub crypto.PublicKey) []byte {
 	der, err := x509.MarshalPKIXPublicKey(pub)
 	if err != nil {
 		return nil

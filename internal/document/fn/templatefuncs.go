@@ -20,6 +20,8 @@ import (
 
 	"golang.org/x/crypto/ssh"
 	sigyaml "sigs.k8s.io/yaml"
+
+	"github.com/airshipit/airship-go/internal/pki"
 )
 
 // Certificate is what genCAEx and genSignedCertEx return: PEM text of the
@@ -45,7 +47,7 @@ const rsaBits = 2048
 // genCAEx makes a self-signed CA valid for days. subj is a common name, or
 // an OpenSSL-style "/CN=x/O=y" distinguished name.
 func (g *generator) genCAEx(subj string, days int) (Certificate, error) {
-	key, err := rsa.GenerateKey(g.e.rand(), rsaBits)
+	key, err := rsa.GenerateKey(g.e.Reader(), rsaBits)
 	if err != nil {
 		return Certificate{}, fmt.Errorf("generating RSA key: %w", err)
 	}
@@ -62,19 +64,18 @@ func (g *generator) genCAWithKeyEx(subj string, days int, keyPEM string) (Certif
 }
 
 func (g *generator) ca(subj string, days int, key crypto.Signer) (Certificate, error) {
-	tmpl, err := g.template(subj, nil, nil, days)
+	spec, err := g.spec(subj, nil, nil, days)
 	if err != nil {
 		return Certificate{}, err
 	}
-	tmpl.IsCA = true
-	tmpl.KeyUsage = x509.KeyUsageKeyEncipherment | x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign
-	return g.sign(tmpl, key, tmpl, key)
+	spec.IsCA = true
+	return g.sign(spec, key, nil)
 }
 
 // genSignedCertEx makes a certificate for subj with IP and DNS alternative
 // names, signed by ca (a value from genCAEx, or sprig's genCA).
 func (g *generator) genSignedCertEx(subj string, ips, dns []any, days int, ca any) (Certificate, error) {
-	key, err := rsa.GenerateKey(g.e.rand(), rsaBits)
+	key, err := rsa.GenerateKey(g.e.Reader(), rsaBits)
 	if err != nil {
 		return Certificate{}, fmt.Errorf("generating RSA key: %w", err)
 	}
@@ -107,11 +108,12 @@ func (g *generator) signed(subj string, ips, dns []any, days int, ca any, key cr
 	if err != nil {
 		return Certificate{}, fmt.Errorf("the CA key: %w", err)
 	}
-	tmpl, err := g.template(subj, ips, dns, days)
+	spec, err := g.spec(subj, ips, dns, days)
 	if err != nil {
 		return Certificate{}, err
 	}
-	return g.sign(tmpl, key, caCert, caKey)
+	spec.Server, spec.Client = true, true
+	return g.sign(spec, key, &pki.KeyPair{Cert: caCert, Key: caKey})
 }
 
 // certFields reads Cert and Key from our Certificate or any struct or map
@@ -137,60 +139,50 @@ func certFields(v any) (string, string, error) {
 	return "", "", fmt.Errorf("the CA argument is %T; pass the result of genCAEx", v)
 }
 
-func (g *generator) template(subj string, ips, dns []any, days int) (*x509.Certificate, error) {
+// spec reads the Sprig-style arguments into what pki.Sign takes.
+func (g *generator) spec(subj string, ips, dns []any, days int) (pki.Spec, error) {
 	name, err := parseSubject(subj)
 	if err != nil {
-		return nil, err
+		return pki.Spec{}, err
 	}
-	var ipAddrs []net.IP
+	if days <= 0 {
+		return pki.Spec{}, fmt.Errorf("validity of %d days: must be positive", days)
+	}
+	spec := pki.Spec{Subject: name, Validity: time.Duration(days) * 24 * time.Hour}
 	for _, v := range ips {
 		s, ok := v.(string)
 		if !ok {
-			return nil, fmt.Errorf("IP address %v is %T, not a string", v, v)
+			return pki.Spec{}, fmt.Errorf("IP address %v is %T, not a string", v, v)
 		}
 		ip := net.ParseIP(s)
 		if ip == nil {
-			return nil, fmt.Errorf("%q is not an IP address", s)
+			return pki.Spec{}, fmt.Errorf("%q is not an IP address", s)
 		}
-		ipAddrs = append(ipAddrs, ip)
+		spec.IPAddresses = append(spec.IPAddresses, ip)
 	}
-	var names []string
 	for _, v := range dns {
 		s, ok := v.(string)
 		if !ok {
-			return nil, fmt.Errorf("DNS name %v is %T, not a string", v, v)
+			return pki.Spec{}, fmt.Errorf("DNS name %v is %T, not a string", v, v)
 		}
-		names = append(names, s)
+		spec.DNSNames = append(spec.DNSNames, s)
 	}
-	serial, err := randInt(g.e.rand(), new(big.Int).Lsh(big.NewInt(1), 128))
-	if err != nil {
-		return nil, fmt.Errorf("drawing a serial number: %w", err)
-	}
-	now := g.e.now()
-	return &x509.Certificate{
-		SerialNumber:          serial,
-		Subject:               name,
-		IPAddresses:           ipAddrs,
-		DNSNames:              names,
-		NotBefore:             now,
-		NotAfter:              now.Add(time.Duration(days) * 24 * time.Hour),
-		KeyUsage:              x509.KeyUsageKeyEncipherment | x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-		BasicConstraintsValid: true,
-	}, nil
+	return spec, nil
 }
 
-func (g *generator) sign(tmpl *x509.Certificate, key crypto.Signer, parent *x509.Certificate, parentKey crypto.Signer) (Certificate, error) {
-	der, err := x509.CreateCertificate(g.e.rand(), tmpl, parent, key.Public(), parentKey)
+// sign issues the certificate with the project's one issuer, drawing
+// randomness and the time from the Templater's entropy.
+func (g *generator) sign(spec pki.Spec, key crypto.Signer, ca *pki.KeyPair) (Certificate, error) {
+	kp, err := pki.Sign(spec, key, ca, g.e)
 	if err != nil {
-		return Certificate{}, fmt.Errorf("creating certificate: %w", err)
+		return Certificate{}, err
 	}
 	keyBlock, err := keyPEMBlock(key)
 	if err != nil {
 		return Certificate{}, err
 	}
 	return Certificate{
-		Cert: string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})),
+		Cert: string(kp.CertPEM()),
 		Key:  string(pem.EncodeToMemory(keyBlock)),
 	}, nil
 }
@@ -307,7 +299,7 @@ func parseSubject(in string) (pkix.Name, error) {
 // genSSHKeyPair makes an RSA key of bits for SSH: the private key as PEM
 // (PKCS#1, as upstream) and the public key as an authorized_keys line.
 func (g *generator) genSSHKeyPair(bits int) (SSHKeyPair, error) {
-	key, err := rsa.GenerateKey(g.e.rand(), bits)
+	key, err := rsa.GenerateKey(g.e.Reader(), bits)
 	if err != nil {
 		return SSHKeyPair{}, fmt.Errorf("generating RSA key: %w", err)
 	}
@@ -389,7 +381,7 @@ func (g *generator) intn(n int) (int, error) {
 	if n <= 1 {
 		return 0, nil
 	}
-	v, err := randInt(g.e.rand(), big.NewInt(int64(n)))
+	v, err := randInt(g.e.Reader(), big.NewInt(int64(n)))
 	if err != nil {
 		return 0, err
 	}

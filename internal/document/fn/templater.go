@@ -2,16 +2,15 @@ package fn
 
 import (
 	"bytes"
-	"crypto/rand"
 	"fmt"
-	"io"
 	"strings"
 	"text/template"
-	"time"
 
 	"github.com/Masterminds/sprig/v3"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/airshipit/airship-go/internal/pki"
 )
 
 // Entropy is where generated material takes its randomness and time from.
@@ -21,24 +20,7 @@ import (
 // always use the secure source; tests that need identical keys across runs
 // also call testing/cryptotest.SetGlobalRandom. Rand still drives what this
 // package draws itself: certificate serial numbers and regexGen output.
-type Entropy struct {
-	Rand io.Reader
-	Now  func() time.Time
-}
-
-func (e Entropy) rand() io.Reader {
-	if e.Rand == nil {
-		return rand.Reader
-	}
-	return e.Rand
-}
-
-func (e Entropy) now() time.Time {
-	if e.Now == nil {
-		return time.Now()
-	}
-	return e.Now()
-}
+type Entropy = pki.Env
 
 // TemplaterFunction runs one Templater config.
 type TemplaterFunction struct {

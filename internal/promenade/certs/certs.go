@@ -6,18 +6,11 @@ package certs
 
 import (
 	"crypto"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/rsa"
-	"crypto/sha256"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"math/big"
-	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -342,8 +335,8 @@ func (g *generator) caCheck(name string, kt pki.KeyType) (*pki.KeyPair, string) 
 		reason = "existing certificate is not a CA"
 	case kp.Cert.Subject.CommonName != name:
 		reason = fmt.Sprintf("existing CA has CN %q", kp.Cert.Subject.CommonName)
-	case KeyTypeOf(kp.Key) != kt:
-		reason = fmt.Sprintf("existing key is %s, want %s", KeyTypeOf(kp.Key), kt)
+	case pki.KeyTypeOf(kp.Key) != kt:
+		reason = fmt.Sprintf("existing key is %s, want %s", pki.KeyTypeOf(kp.Key), kt)
 	default:
 		reason = g.expiring(kp.Cert)
 	}
@@ -405,7 +398,7 @@ func (g *generator) mismatch(kp *pki.KeyPair, c v1.CatalogCertificate, hosts []s
 	if !sameSet(cert.Subject.Organization, c.Groups) {
 		return fmt.Sprintf("groups are %v, want %v", cert.Subject.Organization, c.Groups)
 	}
-	dns, ips := SplitHosts(hosts)
+	dns, ips := pki.SplitHosts(hosts)
 	var haveIPs []string
 	for _, ip := range cert.IPAddresses {
 		haveIPs = append(haveIPs, ip.String())
@@ -417,8 +410,8 @@ func (g *generator) mismatch(kp *pki.KeyPair, c v1.CatalogCertificate, hosts []s
 	if !sameSet(cert.DNSNames, dns) || !sameSet(haveIPs, wantIPs) {
 		return fmt.Sprintf("hosts are %v, want %v", append(append([]string(nil), cert.DNSNames...), haveIPs...), hosts)
 	}
-	if KeyTypeOf(kp.Key) != kt {
-		return fmt.Sprintf("existing key is %s, want %s", KeyTypeOf(kp.Key), kt)
+	if pki.KeyTypeOf(kp.Key) != kt {
+		return fmt.Sprintf("existing key is %s, want %s", pki.KeyTypeOf(kp.Key), kt)
 	}
 	return g.expiring(cert)
 }
@@ -449,8 +442,8 @@ func (g *generator) keypairCheck(name string, kt pki.KeyType) (crypto.Signer, st
 			reason = "existing public key unusable: " + err.Error()
 		} else if eq, ok := key.Public().(interface{ Equal(crypto.PublicKey) bool }); !ok || !eq.Equal(pub) {
 			reason = "public key does not match private key"
-		} else if KeyTypeOf(key) != kt {
-			reason = fmt.Sprintf("existing key is %s, want %s", KeyTypeOf(key), kt)
+		} else if pki.KeyTypeOf(key) != kt {
+			reason = fmt.Sprintf("existing key is %s, want %s", pki.KeyTypeOf(key), kt)
 		} else {
 			return key, ""
 		}
@@ -533,89 +526,21 @@ func parsePublicKey(s string) (crypto.PublicKey, error) {
 	return x509.ParsePKIXPublicKey(b.Bytes)
 }
 
-// issue makes a CA (ca == nil) or a certificate signed by ca. Every
-// certificate gets both server and client usage, as the catalog does not
-// say which a component needs.
+// issue makes a CA (ca == nil) or a certificate signed by ca, by
+// pki.Sign's rules. Every certificate gets both server and client usage,
+// as the catalog does not say which a component needs.
 func (g *generator) issue(ca *pki.KeyPair, cn string, groups, hosts []string, kt pki.KeyType, validity time.Duration) (*pki.KeyPair, error) {
 	key, err := g.newKey(kt)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", cn, err)
 	}
-	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
-	if err != nil {
-		return nil, err
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: serial.Add(serial, big.NewInt(1)),
-		Subject:      pkix.Name{CommonName: cn, Organization: groups},
-		NotBefore:    g.now.Add(-5 * time.Minute).Truncate(time.Second),
-		NotAfter:     g.now.Add(validity).Truncate(time.Second),
-		SubjectKeyId: keyID(key.Public()),
-	}
-	parent, signer := tmpl, key
+	spec := pki.Spec{Subject: pkix.Name{CommonName: cn, Organization: groups}, Validity: validity}
 	if ca == nil {
-		tmpl.IsCA = true
-		tmpl.BasicConstraintsValid = true
-		tmpl.KeyUsage = x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature
+		spec.IsCA = true
 	} else {
-		parent, signer = ca.Cert, ca.Key
-		tmpl.AuthorityKeyId = ca.Cert.SubjectKeyId
-		tmpl.KeyUsage = x509.KeyUsageDigitalSignature
-		if _, ok := key.(*rsa.PrivateKey); ok {
-			tmpl.KeyUsage |= x509.KeyUsageKeyEncipherment
-		}
-		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}
-		tmpl.BasicConstraintsValid = true
-		tmpl.DNSNames, tmpl.IPAddresses = SplitHosts(hosts)
+		spec.Hosts, spec.Server, spec.Client = hosts, true, true
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, key.Public(), signer)
-	if err != nil {
-		return nil, fmt.Errorf("signing %q: %w", cn, err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		return nil, err
-	}
-	return &pki.KeyPair{Cert: cert, Key: key}, nil
-}
-
-// SplitHosts separates IP addresses from DNS names.
-func SplitHosts(hosts []string) (dns []string, ips []net.IP) {
-	for _, h := range hosts {
-		if ip := net.ParseIP(h); ip != nil {
-			ips = append(ips, ip)
-		} else {
-			dns = append(dns, h)
-		}
-	}
-	return dns, ips
-}
-
-// KeyTypeOf names the algorithm of a key ("" when unsupported).
-func KeyTypeOf(k crypto.Signer) pki.KeyType {
-	switch key := k.(type) {
-	case *ecdsa.PrivateKey:
-		if key.Curve == elliptic.P256() {
-			return pki.ECDSAP256
-		}
-	case *rsa.PrivateKey:
-		switch key.N.BitLen() {
-		case 2048:
-			return pki.RSA2048
-		case 4096:
-			return pki.RSA4096
-		}
-	}
-	return ""
-}
-
-func keyID(pub crypto.PublicKey) []byte {
-	der, err := x509.MarshalPKIXPublicKey(pub)
-	if err != nil {
-		return nil
-	}
-	sum := sha256.Sum256(der)
-	return sum[:20]
+	return pki.Sign(spec, key, ca, pki.Env{Now: func() time.Time { return g.now }})
 }
 
 func sameSet(a, b []string) bool {
