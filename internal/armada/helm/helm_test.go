@@ -2,7 +2,6 @@ package helm
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
@@ -31,11 +30,10 @@ data:
 	}
 }
 
-// TestReleaseLifecycle drives one release through every Client action
+// testReleaseLifecycle drives one release through every Client action
 // against a real API server and checks each by what the cluster and Helm's
 // release records hold afterwards.
-func TestReleaseLifecycle(t *testing.T) {
-	env := testenv.StartAPI(t, testenv.Options{})
+func testReleaseLifecycle(t *testing.T, env *testenv.Env) {
 	ctx := context.Background()
 	c := New(env.Config, nil)
 	const ns, name = "paint-ns", "paint"
@@ -159,29 +157,4 @@ func TestReleaseLifecycle(t *testing.T) {
 	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "paint"}, &cm); err == nil {
 		t.Error("the release's ConfigMap outlived the uninstall")
 	}
-}
-
-// TestInstallFailureNamesRelease checks that a chart the server refuses
-// fails the install with an error naming the release.
-func TestInstallFailureNamesRelease(t *testing.T) {
-	env := testenv.StartAPI(t, testenv.Options{})
-	c := New(env.Config, nil)
-	ch := configMapChart()
-	ch.Templates[0].Data = []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: Not_Valid\n")
-	_, err := c.Install(context.Background(), Options{Namespace: "bad", Name: "broken", Chart: ch, Timeout: time.Minute})
-	if err == nil {
-		t.Fatal("installed an invalid object")
-	}
-	if got := err.Error(); !containsAll(got, "bad/broken") {
-		t.Errorf("error %q does not name the release bad/broken", got)
-	}
-}
-
-func containsAll(s string, subs ...string) bool {
-	for _, x := range subs {
-		if !strings.Contains(s, x) {
-			return false
-		}
-	}
-	return true
 }
