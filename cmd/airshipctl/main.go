@@ -26,7 +26,7 @@ func main() {
 	// unset logger prints a stack trace after 30 s.
 	ctrllog.SetLogger(logr.Discard())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := root.Main(ctx, os.Args[1:], cli.System())
+	code := root.Main(ctx, os.Args[1:], cli.StdStreams())
 	stop()
 	os.Exit(code)
 }

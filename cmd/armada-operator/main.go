@@ -13,5 +13,5 @@ import (
 )
 
 func main() {
-	os.Exit(armadaoperator.Main(ctrl.SetupSignalHandler(), os.Args[1:], cli.System()))
+	os.Exit(armadaoperator.Main(ctrl.SetupSignalHandler(), os.Args[1:], cli.StdStreams()))
 }

@@ -14,7 +14,7 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := promenade.Main(ctx, os.Args[1:], cli.System())
+	code := promenade.Main(ctx, os.Args[1:], cli.StdStreams())
 	stop()
 	os.Exit(code)
 }

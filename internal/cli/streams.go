@@ -16,8 +16,8 @@ type IOStreams struct {
 	ErrOut io.Writer
 }
 
-// System returns the process's own streams.
-func System() IOStreams {
+// StdStreams returns the process's standard input, output and error.
+func StdStreams() IOStreams {
 	return IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
 }
 

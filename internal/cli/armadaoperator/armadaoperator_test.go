@@ -181,5 +181,5 @@ func writeKubeconfig(t *testing.T, path string, cfg *rest.Config, namespace stri
 }
 
 func TestEveryCommandHasAWorkingExample(t *testing.T) {
-	clitest.CheckExamples(t, NewCmd(cli.System()))
+	clitest.CheckExamples(t, NewCmd(cli.StdStreams()))
 }

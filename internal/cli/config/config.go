@@ -13,12 +13,12 @@ import (
 	v1 "github.com/airshipit/airship-go/api/airshipit/v1alpha1"
 	"github.com/airshipit/airship-go/internal/cli"
 	"github.com/airshipit/airship-go/internal/cli/output"
-	"github.com/airshipit/airship-go/internal/cli/sitecmd"
+	"github.com/airshipit/airship-go/internal/cli/siteflags"
 	"github.com/airshipit/airship-go/internal/config"
 )
 
 // NewCmd returns `airshipctl config`.
-func NewCmd(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
+func NewCmd(streams cli.IOStreams, g *siteflags.Options) *cobra.Command {
 	cmd := &cobra.Command{Use: "config", Short: "Read and change the airshipctl configuration file"}
 	cmd.AddCommand(
 		newInit(streams, g),
@@ -37,7 +37,7 @@ func NewCmd(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
 	return cmd
 }
 
-func newInit(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
+func newInit(streams cli.IOStreams, g *siteflags.Options) *cobra.Command {
 	var overwrite bool
 	cmd := &cobra.Command{
 		Use:   "init",
@@ -67,7 +67,7 @@ type contextView struct {
 	Context *v1.Context `json:"context"`
 }
 
-func newGetContext(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
+func newGetContext(streams cli.IOStreams, g *siteflags.Options) *cobra.Command {
 	var current bool
 	var format string
 	cmd := &cobra.Command{
@@ -125,7 +125,7 @@ func newGetContext(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
 	return cmd
 }
 
-func newSetContext(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
+func newSetContext(streams cli.IOStreams, g *siteflags.Options) *cobra.Command {
 	var manifest, mgmt string
 	var current bool
 	cmd := &cobra.Command{
@@ -173,7 +173,7 @@ func newSetContext(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
 	return cmd
 }
 
-func newUseContext(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
+func newUseContext(streams cli.IOStreams, g *siteflags.Options) *cobra.Command {
 	return &cobra.Command{
 		Use:     "use-context NAME",
 		Short:   "Make a context the current one",
@@ -218,7 +218,7 @@ func redacted(m *v1.Manifest) *v1.Manifest {
 	return c
 }
 
-func newGetManifest(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
+func newGetManifest(streams cli.IOStreams, g *siteflags.Options) *cobra.Command {
 	var format string
 	cmd := &cobra.Command{
 		Use:   "get-manifest [NAME]",
@@ -271,7 +271,7 @@ type setManifestOptions struct {
 	targetPath, metadataPath       string
 }
 
-func newSetManifest(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
+func newSetManifest(streams cli.IOStreams, g *siteflags.Options) *cobra.Command {
 	o := &setManifestOptions{}
 	cmd := &cobra.Command{
 		Use:   "set-manifest NAME",

@@ -13,14 +13,14 @@ import (
 
 	"github.com/airshipit/airship-go/internal/cli"
 	"github.com/airshipit/airship-go/internal/cli/output"
-	"github.com/airshipit/airship-go/internal/cli/sitecmd"
+	"github.com/airshipit/airship-go/internal/cli/siteflags"
 	"github.com/airshipit/airship-go/internal/document"
 	"github.com/airshipit/airship-go/internal/phase"
 	"github.com/airshipit/airship-go/internal/phase/executor"
 )
 
 // NewCmd returns `airshipctl phase`.
-func NewCmd(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
+func NewCmd(streams cli.IOStreams, g *siteflags.Options) *cobra.Command {
 	cmd := &cobra.Command{Use: "phase", Short: "List, inspect, render and validate the phases of a site"}
 	cmd.AddCommand(NewCmdList(streams, g), NewCmdTree(streams, g), NewCmdRender(streams, g, nil), NewCmdValidate(streams, g),
 		NewCmdRun(streams, g), NewCmdStatus(streams, g))
@@ -45,7 +45,7 @@ type phaseRow struct {
 }
 
 // NewCmdList returns `phase list`.
-func NewCmdList(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
+func NewCmdList(streams cli.IOStreams, g *siteflags.Options) *cobra.Command {
 	var format, cluster, plan string
 	cmd := &cobra.Command{
 		Use:   "list",
@@ -100,7 +100,7 @@ func NewCmdList(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
 }
 
 // NewCmdTree returns `phase tree NAME|PATH`.
-func NewCmdTree(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
+func NewCmdTree(streams cli.IOStreams, g *siteflags.Options) *cobra.Command {
 	var format string
 	cmd := &cobra.Command{
 		Use:   "tree NAME|PATH",
@@ -159,7 +159,7 @@ const (
 // RenderOptions are the flags of `phase render`.
 type RenderOptions struct {
 	Streams    cli.IOStreams
-	Global     *sitecmd.Options
+	Global     *siteflags.Options
 	Phase      string
 	Source     string
 	Labels     string
@@ -171,7 +171,7 @@ type RenderOptions struct {
 }
 
 // NewCmdRender returns `phase render`; runF replaces the run step in tests.
-func NewCmdRender(streams cli.IOStreams, g *sitecmd.Options, runF func(context.Context, *RenderOptions) error) *cobra.Command {
+func NewCmdRender(streams cli.IOStreams, g *siteflags.Options, runF func(context.Context, *RenderOptions) error) *cobra.Command {
 	o := &RenderOptions{Streams: streams, Global: g}
 	cmd := &cobra.Command{
 		Use:   "render [NAME]",
@@ -290,7 +290,7 @@ func render(ctx context.Context, o *RenderOptions, out io.Writer) error {
 }
 
 // NewCmdValidate returns `phase validate NAME`.
-func NewCmdValidate(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
+func NewCmdValidate(streams cli.IOStreams, g *siteflags.Options) *cobra.Command {
 	return &cobra.Command{
 		Use:     "validate NAME",
 		Short:   "Check a phase: its references, its executor, and every document against its schema",

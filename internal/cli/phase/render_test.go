@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/airshipit/airship-go/internal/cli"
-	"github.com/airshipit/airship-go/internal/cli/sitecmd"
+	"github.com/airshipit/airship-go/internal/cli/siteflags"
 )
 
 // TestRenderFlags checks what `phase render` makes of its command line,
@@ -32,7 +32,7 @@ func TestRenderFlags(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var got *RenderOptions
 			streams := cli.IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}
-			cmd := NewCmdRender(streams, &sitecmd.Options{}, func(_ context.Context, o *RenderOptions) error { got = o; return nil })
+			cmd := NewCmdRender(streams, &siteflags.Options{}, func(_ context.Context, o *RenderOptions) error { got = o; return nil })
 			cmd.SetArgs(tt.args)
 			cmd.SetOut(&bytes.Buffer{})
 			cmd.SetErr(&bytes.Buffer{})

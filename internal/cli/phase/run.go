@@ -14,7 +14,7 @@ import (
 
 	"github.com/airshipit/airship-go/internal/cli"
 	"github.com/airshipit/airship-go/internal/cli/output"
-	"github.com/airshipit/airship-go/internal/cli/sitecmd"
+	"github.com/airshipit/airship-go/internal/cli/siteflags"
 	"github.com/airshipit/airship-go/internal/phase"
 	"github.com/airshipit/airship-go/internal/phase/executor"
 )
@@ -26,7 +26,7 @@ type RunOptions struct {
 }
 
 // NewCmdRun returns `phase run NAME`.
-func NewCmdRun(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
+func NewCmdRun(streams cli.IOStreams, g *siteflags.Options) *cobra.Command {
 	o := &RunOptions{}
 	cmd := &cobra.Command{
 		Use:   "run NAME",
@@ -119,7 +119,7 @@ func writeEvents(w io.Writer, name string, events <-chan executor.Event, tty boo
 }
 
 // NewCmdStatus returns `phase status NAME`.
-func NewCmdStatus(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
+func NewCmdStatus(streams cli.IOStreams, g *siteflags.Options) *cobra.Command {
 	var format string
 	cmd := &cobra.Command{
 		Use:   "status NAME",

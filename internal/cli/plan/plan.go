@@ -9,11 +9,11 @@ import (
 
 	"github.com/airshipit/airship-go/internal/cli"
 	"github.com/airshipit/airship-go/internal/cli/output"
-	"github.com/airshipit/airship-go/internal/cli/sitecmd"
+	"github.com/airshipit/airship-go/internal/cli/siteflags"
 )
 
 // NewCmd returns `airshipctl plan`.
-func NewCmd(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
+func NewCmd(streams cli.IOStreams, g *siteflags.Options) *cobra.Command {
 	cmd := &cobra.Command{Use: "plan", Short: "List and validate the plans of a site"}
 	cmd.AddCommand(newList(streams, g), newValidate(streams, g), newRun(streams, g), newStatus(streams, g))
 	for _, c := range cmd.Commands() {
@@ -34,7 +34,7 @@ type planRow struct {
 	Phases      []string `json:"phases"`
 }
 
-func newList(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
+func newList(streams cli.IOStreams, g *siteflags.Options) *cobra.Command {
 	var format string
 	cmd := &cobra.Command{
 		Use:     "list",
@@ -73,7 +73,7 @@ func newList(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
 	return cmd
 }
 
-func newValidate(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
+func newValidate(streams cli.IOStreams, g *siteflags.Options) *cobra.Command {
 	return &cobra.Command{
 		Use:     "validate NAME",
 		Short:   "Check a plan: every phase exists once, resolves its executor, and targets a cluster of the ClusterMap",

@@ -15,7 +15,7 @@ import (
 	"github.com/airshipit/airship-go/internal/cli"
 	"github.com/airshipit/airship-go/internal/cli/output"
 	phasecmd "github.com/airshipit/airship-go/internal/cli/phase"
-	"github.com/airshipit/airship-go/internal/cli/sitecmd"
+	"github.com/airshipit/airship-go/internal/cli/siteflags"
 	"github.com/airshipit/airship-go/internal/phase"
 )
 
@@ -36,7 +36,7 @@ type stepResult struct {
 	Error   string  `json:"error,omitempty"`
 }
 
-func newRun(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
+func newRun(streams cli.IOStreams, g *siteflags.Options) *cobra.Command {
 	var resumeFrom string
 	format := output.Table
 	o := phasecmd.RunOptions{}
@@ -172,7 +172,7 @@ type planStatusRow struct {
 	failed bool
 }
 
-func newStatus(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
+func newStatus(streams cli.IOStreams, g *siteflags.Options) *cobra.Command {
 	var format string
 	cmd := &cobra.Command{
 		Use:   "status NAME",

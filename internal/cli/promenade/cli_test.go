@@ -110,5 +110,5 @@ data: {hostname: n9}
 }
 
 func TestEveryCommandHasAWorkingExample(t *testing.T) {
-	clitest.CheckExamples(t, NewCmd(cli.System()))
+	clitest.CheckExamples(t, NewCmd(cli.StdStreams()))
 }

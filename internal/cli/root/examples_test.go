@@ -8,5 +8,5 @@ import (
 )
 
 func TestEveryCommandHasAWorkingExample(t *testing.T) {
-	clitest.CheckExamples(t, NewCmd(cli.System()))
+	clitest.CheckExamples(t, NewCmd(cli.StdStreams()))
 }

@@ -12,7 +12,7 @@ import (
 	configcmd "github.com/airshipit/airship-go/internal/cli/config"
 	phasecmd "github.com/airshipit/airship-go/internal/cli/phase"
 	plancmd "github.com/airshipit/airship-go/internal/cli/plan"
-	"github.com/airshipit/airship-go/internal/cli/sitecmd"
+	"github.com/airshipit/airship-go/internal/cli/siteflags"
 	versioncmd "github.com/airshipit/airship-go/internal/cli/version"
 )
 
@@ -28,7 +28,7 @@ func NewCmd(streams cli.IOStreams) *cobra.Command {
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
 
-	g := &sitecmd.Options{}
+	g := &siteflags.Options{}
 	g.AddFlags(root.PersistentFlags())
 
 	clusterCmd := &cobra.Command{Use: "cluster", Short: "Manage clusters"}

@@ -14,19 +14,19 @@ import (
 	v1 "github.com/airshipit/airship-go/api/airshipit/v1alpha1"
 	"github.com/airshipit/airship-go/internal/cli"
 	"github.com/airshipit/airship-go/internal/cli/output"
-	"github.com/airshipit/airship-go/internal/cli/sitecmd"
+	"github.com/airshipit/airship-go/internal/cli/siteflags"
 	"github.com/airshipit/airship-go/internal/cluster/kubeconfig"
 	"github.com/airshipit/airship-go/internal/phase"
 )
 
 // NewCmds returns list, get-kubeconfig and status.
-func NewCmds(streams cli.IOStreams, g *sitecmd.Options) []*cobra.Command {
+func NewCmds(streams cli.IOStreams, g *siteflags.Options) []*cobra.Command {
 	getKubeconfig := newGetKubeconfig(streams, g)
 	getKubeconfig.ValidArgsFunction = g.CompleteClusters(true)
 	return []*cobra.Command{newList(streams, g), getKubeconfig, newStatus(streams, g)}
 }
 
-func clusterMap(g *sitecmd.Options) (*phase.Site, *v1.ClusterMap, error) {
+func clusterMap(g *siteflags.Options) (*phase.Site, *v1.ClusterMap, error) {
 	site, err := g.Site()
 	if err != nil {
 		return nil, nil, err
@@ -56,7 +56,7 @@ type clusterRow struct {
 	Sources []string `json:"kubeconfigSources"`
 }
 
-func newList(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
+func newList(streams cli.IOStreams, g *siteflags.Options) *cobra.Command {
 	var format string
 	cmd := &cobra.Command{
 		Use:   "list",
@@ -98,7 +98,7 @@ func newList(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
 	return cmd
 }
 
-func newGetKubeconfig(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
+func newGetKubeconfig(streams cli.IOStreams, g *siteflags.Options) *cobra.Command {
 	var file string
 	cmd := &cobra.Command{
 		Use:   "get-kubeconfig [NAME...]",
@@ -153,7 +153,7 @@ type statusRow struct {
 	Message   string `json:"message,omitempty"`
 }
 
-func newStatus(streams cli.IOStreams, g *sitecmd.Options) *cobra.Command {
+func newStatus(streams cli.IOStreams, g *siteflags.Options) *cobra.Command {
 	var format string
 	var timeout time.Duration
 	cmd := &cobra.Command{

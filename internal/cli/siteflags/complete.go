@@ -1,4 +1,4 @@
-package sitecmd
+package siteflags
 
 import (
 	"slices"

@@ -1,4 +1,4 @@
-package sitecmd
+package siteflags
 
 import (
 	"fmt"
@@ -11,6 +11,7 @@ import (
 	"github.com/airshipit/airship-go/internal/document"
 	"github.com/airshipit/airship-go/internal/document/fn"
 	"github.com/airshipit/airship-go/internal/phase"
+
 	// Every executor registers itself.
 	_ "github.com/airshipit/airship-go/internal/phase/executors"
 )
