@@ -220,13 +220,28 @@ func TestHandChangedDeploymentIsRestored(t *testing.T) {
 		return c.Status.Satisfied && c.Status.HelmRevision == 2
 	})
 	assertEvents(t, ns, "web", "Drift")
-	// Healed once: later reconciles find nothing to heal.
-	time.Sleep(3 * time.Second)
-	var after armadav1.ArmadaChart
-	if err := env.Client.Get(ctx, key, &after); err != nil {
-		t.Fatal(err)
+
+	// Healed once: the live objects now hold what the release sets, so a
+	// later reconcile finds nothing to heal.
+	hc := helm.New(env.Config, nil)
+	last, err := hc.Last(ns, "fix")
+	if err != nil || last == nil || last.Version != 2 {
+		t.Fatalf("release after healing: %v %v", last, err)
 	}
+	if missing, changed, err := hc.Drift(last); err != nil || len(missing)+len(changed) != 0 {
+		t.Fatalf("drift left after healing: missing %v changed %v err %v", missing, changed, err)
+	}
+	// A spec change that leaves chart and values alone makes the operator
+	// check the steady release again; its decision is recorded with the
+	// new generation, after any upgrade it would make.
+	gen := update(t, key, func(c *armadav1.ArmadaChart) { c.Spec.ChartName = "checked-again" }).Generation
+	after := waitFor(t, key, 60*time.Second, "reconcile of the new generation", func(c *armadav1.ArmadaChart) bool {
+		return c.Status.ObservedGeneration == gen && c.Status.Satisfied
+	})
 	if after.Status.HelmRevision != 2 {
 		t.Fatalf("release upgraded again after healing: revision %d", after.Status.HelmRevision)
+	}
+	if h, err := hc.History(ns, "fix"); err != nil || len(h) != 2 {
+		t.Fatalf("history after healing: %d revisions (err %v), want 2", len(h), err)
 	}
 }

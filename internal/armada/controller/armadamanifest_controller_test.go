@@ -38,6 +38,27 @@ func eventTimes(t *testing.T, ns, reason string) map[string]time.Time {
 	return out
 }
 
+// waitObj polls obj (by its namespace and name) until cond holds.
+func waitObj(t *testing.T, obj client.Object, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	if err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+		return cond(), nil
+	}); err != nil {
+		dumpCharts(t, obj.GetNamespace())
+		t.Fatalf("%T %s: waiting until %s: %v", obj, client.ObjectKeyFromObject(obj), what, err)
+	}
+}
+
+// decided reports whether a reconciler recorded, for generation gen, a
+// Ready condition with reason.
+func decided(gen, observed int64, conds []metav1.Condition, reason string) bool {
+	r := apimeta.FindStatusCondition(conds, armadav1.ReadyCondition)
+	return observed == gen && r != nil && r.ObservedGeneration == gen && r.Status == metav1.ConditionTrue && r.Reason == reason
+}
+
 // TestManifestOrdersGroupsAndCharts deploys a manifest of two groups: the
 // first sequenced (each chart installed only after the previous one is
 // satisfied), the second in parallel, and only after the first is done. The
@@ -67,10 +88,30 @@ func TestManifestOrdersGroupsAndCharts(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// Nothing is installed while the charts wait for their group.
-	time.Sleep(2 * time.Second)
-	if last, err := helm.New(env.Config, nil).Last(ns, "s1"); err != nil || last != nil {
-		t.Fatalf("release s1 exists before the manifest: %v %v", last, err)
+	// Nothing is installed while the charts wait for their group. The
+	// groups record that they leave their charts alone (after adopting
+	// them, before any enabling), and each chart that it left its release
+	// alone for its current spec, whose target_state is still
+	// uninitialized: the decisions that would have installed are made.
+	for _, g := range groups {
+		waitObj(t, g, 90*time.Second, "group decided to leave its charts alone", func() bool {
+			return decided(g.Generation, g.Status.ObservedGeneration, g.Status.Conditions, ReasonUninitialized)
+		})
+	}
+	hc := helm.New(env.Config, nil)
+	for _, n := range append(append([]string{}, seq...), par...) {
+		c := &armadav1.ArmadaChart{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: n}}
+		waitObj(t, c, 90*time.Second, "chart decided to leave its release alone", func() bool {
+			return decided(c.Generation, c.Status.ObservedGeneration, c.Status.Conditions, ReasonUninitialized)
+		})
+		if c.Spec.TargetState != armadav1.TargetStateUninitialized || metav1.GetControllerOf(c) == nil {
+			t.Fatalf("chart %s before the manifest: target_state %q, controller %v", n, c.Spec.TargetState, metav1.GetControllerOf(c))
+		}
+		if last, err := hc.Last(ns, n); err != nil {
+			t.Fatal(err)
+		} else if last != nil {
+			t.Fatalf("release %s exists before the manifest: revision %d %s", n, last.Version, last.Info.Status)
+		}
 	}
 
 	amf := &armadav1.ArmadaManifest{
@@ -215,12 +256,15 @@ func TestManifestChartCleanup(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 90*time.Second, true, func(context.Context) (bool, error) {
-		last, err := hc.Last(ns, "site-stray")
-		return err == nil && last == nil, nil
-	}); err != nil {
-		dumpCharts(t, ns)
-		t.Fatalf("stray release not cleaned up: %v", err)
+	// The manifest is satisfied only after its cleanup pass, so its Ready
+	// condition is the evidence that every removal it would make is made.
+	waitObj(t, m, 90*time.Second, "satisfied (cleanup done)", func() bool {
+		return m.Status.Satisfied && decided(m.Generation, m.Status.ObservedGeneration, m.Status.Conditions, ReasonSucceeded)
+	})
+	if last, err := hc.Last(ns, "site-stray"); err != nil {
+		t.Fatal(err)
+	} else if last != nil {
+		t.Errorf("stray release site-stray not cleaned up: revision %d %s", last.Version, last.Info.Status)
 	}
 	for _, keep := range []string{"other-keep", "site-b-owned", "site-a"} {
 		if last, err := hc.Last(ns, keep); err != nil || last == nil {
