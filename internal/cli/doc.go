@@ -4,11 +4,12 @@
 // exit codes, and the --timeout flag. Each noun has its own package below it
 // (cluster/local, phase, plan, ...) with a NewCmd constructor.
 //
-// Commands whose flag handling is worth testing apart from their work
-// (phase render, armada convert, cluster local up/down/status, and the
+// Commands whose flag handling is worth testing apart from their work (flags
+// that combine and are checked before any work, or work that is slow or
+// needs a cluster: phase render, armada convert, cluster local up, and the
 // armada-operator command) keep their flags in an Options struct and take a
-// run function that tests replace; their tests check the command line alone.
-// The other commands are tested end to end in-process, through root.Main
-// against the example site or a site a test writes, and against real control
-// planes where they reach a cluster.
+// run function that tests replace; those tests check the command line alone.
+// No other command takes one: they are tested end to end in-process, through
+// root.Main against the example site or a site a test writes, and against
+// real control planes where they reach a cluster.
 package cli

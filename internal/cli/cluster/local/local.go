@@ -26,7 +26,7 @@ processes on 127.0.0.1 with TLS, built from Go modules by ` + "`make testbin`.",
 	var stateDir string
 	cmd.PersistentFlags().StringVar(&stateDir, "state-dir", cluster.DefaultStateDir(),
 		"directory holding the cluster's PKI, kubeconfig, data, logs and PID records ($AIRSHIP_LOCAL_STATE_DIR)")
-	cmd.AddCommand(NewCmdUp(streams, &stateDir, nil), NewCmdDown(streams, &stateDir, nil), NewCmdStatus(streams, &stateDir, nil))
+	cmd.AddCommand(NewCmdUp(streams, &stateDir, nil), NewCmdDown(streams, &stateDir), NewCmdStatus(streams, &stateDir))
 	return cmd
 }
 
@@ -99,7 +99,7 @@ type DownOptions struct {
 }
 
 // NewCmdDown returns `cluster local down`.
-func NewCmdDown(streams cli.IOStreams, stateDir *string, runF func(*DownOptions) error) *cobra.Command {
+func NewCmdDown(streams cli.IOStreams, stateDir *string) *cobra.Command {
 	o := &DownOptions{Streams: streams, StateDir: stateDir}
 	cmd := &cobra.Command{
 		Use:   "down",
@@ -110,12 +110,7 @@ func NewCmdDown(streams cli.IOStreams, stateDir *string, runF func(*DownOptions)
   # Stop and remove data, PKI, kubeconfig and logs
   airshipctl cluster local down --purge`,
 		Args: cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
-			if runF != nil {
-				return runF(o)
-			}
-			return runDown(o)
-		},
+		RunE: func(*cobra.Command, []string) error { return runDown(o) },
 	}
 	cmd.Flags().BoolVar(&o.Purge, "purge", false, "also remove the state directory: data, PKI, kubeconfig and logs")
 	return cmd
@@ -150,7 +145,7 @@ type StatusOptions struct {
 }
 
 // NewCmdStatus returns `cluster local status`.
-func NewCmdStatus(streams cli.IOStreams, stateDir *string, runF func(context.Context, *StatusOptions) error) *cobra.Command {
+func NewCmdStatus(streams cli.IOStreams, stateDir *string) *cobra.Command {
 	o := &StatusOptions{Streams: streams, StateDir: stateDir}
 	cmd := &cobra.Command{
 		Use:   "status",
@@ -162,9 +157,6 @@ func NewCmdStatus(streams cli.IOStreams, stateDir *string, runF func(context.Con
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := output.Validate(o.Output); err != nil {
 				return err
-			}
-			if runF != nil {
-				return runF(cmd.Context(), o)
 			}
 			return runStatus(cmd.Context(), o)
 		},

@@ -66,7 +66,7 @@ func TestStatusWithoutCluster(t *testing.T) {
 		t.Run(format, func(t *testing.T) {
 			s, out, _ := streams()
 			state := filepath.Join(t.TempDir(), "none")
-			cmd := NewCmdStatus(s, &state, nil)
+			cmd := NewCmdStatus(s, &state)
 			cmd.SetArgs([]string{"-o", format})
 			err := cmd.Execute()
 			if cli.ExitCode(err) != 1 {
@@ -97,7 +97,7 @@ func TestStatusWithoutCluster(t *testing.T) {
 func TestDownWithoutCluster(t *testing.T) {
 	s, out, _ := streams()
 	state := filepath.Join(t.TempDir(), "none")
-	cmd := NewCmdDown(s, &state, nil)
+	cmd := NewCmdDown(s, &state)
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
 	}
