@@ -85,16 +85,16 @@ func (r *ArmadaChartGroupReconciler) Reconcile(ctx context.Context, req ctrl.Req
 		return ctrl.Result{}, nil
 	}
 	base := g.DeepCopy()
-	p, reason, msg, err := r.reconcileCharts(ctx, g)
+	out, reason, msg, err := r.reconcileCharts(ctx, g)
 	if err != nil {
-		p, reason, msg = phaseFailed, ReasonFailed, err.Error()
+		out, reason, msg = outcomeFailed, ReasonFailed, err.Error()
 	}
 	g.Status.ObservedGeneration = g.Generation
-	setConditions(&g.Status.Conditions, g.Generation, p, reason, msg)
-	if p == phaseStalled && !sameCondition(base.Status.Conditions, g.Status.Conditions, armadav1.StalledCondition) && r.Recorder != nil {
+	setConditions(&g.Status.Conditions, g.Generation, out, reason, msg)
+	if out == outcomeStalled && !sameCondition(base.Status.Conditions, g.Status.Conditions, armadav1.StalledCondition) && r.Recorder != nil {
 		r.Recorder.Eventf(g, nil, corev1.EventTypeWarning, reason, "Reconcile", "%s", truncate(msg))
 	}
-	if p == phaseReady && !base.Status.Satisfied && r.Recorder != nil {
+	if out == outcomeReady && !base.Status.Satisfied && r.Recorder != nil {
 		r.Recorder.Eventf(g, nil, corev1.EventTypeNormal, ReasonSatisfied, "Reconcile", "%s", msg)
 	}
 	if perr := r.Client.Status().Patch(ctx, g, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); perr != nil && !apierrors.IsNotFound(perr) {
@@ -138,7 +138,7 @@ func chartBlocked(c *armadav1.ArmadaChart) (string, bool) {
 	return "", false
 }
 
-func (r *ArmadaChartGroupReconciler) reconcileCharts(ctx context.Context, g *armadav1.ArmadaChartGroup) (phase, string, string, error) {
+func (r *ArmadaChartGroupReconciler) reconcileCharts(ctx context.Context, g *armadav1.ArmadaChartGroup) (outcome, string, string, error) {
 	id := fmt.Sprintf("ArmadaChartGroup %s/%s", g.Namespace, g.Name)
 	target := groupTarget(g)
 	st := &g.Status
@@ -153,7 +153,7 @@ func (r *ArmadaChartGroupReconciler) reconcileCharts(ctx context.Context, g *arm
 	seen := map[string]int{}
 	for i, name := range g.Spec.ChartGroup {
 		if j, dup := seen[name]; dup {
-			return phaseStalled, ReasonChartMissing, fmt.Sprintf("%s: spec.chart_group[%d]: %q is listed twice (also at [%d])", id, i, name, j), nil
+			return outcomeStalled, ReasonChartMissing, fmt.Sprintf("%s: spec.chart_group[%d]: %q is listed twice (also at [%d])", id, i, name, j), nil
 		}
 		seen[name] = i
 		c := &armadav1.ArmadaChart{}
@@ -169,7 +169,7 @@ func (r *ArmadaChartGroupReconciler) reconcileCharts(ctx context.Context, g *arm
 	}
 	defer func() { st.Summary = fmt.Sprintf("%d/%d", st.SatisfiedCharts, st.TotalCharts) }()
 	if len(missing) > 0 {
-		return phaseStalled, ReasonChartMissing, id + ": " + strings.Join(missing, "; "), nil
+		return outcomeStalled, ReasonChartMissing, id + ": " + strings.Join(missing, "; "), nil
 	}
 
 	// Take ownership and pass down what the group decides for its charts.
@@ -178,7 +178,7 @@ func (r *ArmadaChartGroupReconciler) reconcileCharts(ctx context.Context, g *arm
 		if err := controllerutil.SetControllerReference(g, c, r.Client.Scheme()); err != nil {
 			var already *controllerutil.AlreadyOwnedError
 			if ok := asAlreadyOwned(err, &already); ok {
-				return phaseStalled, ReasonChartOwned, fmt.Sprintf("%s: spec.chart_group[%d]: ArmadaChart %s already belongs to %s %s", id, i, c.Name, already.Owner.Kind, already.Owner.Name), nil
+				return outcomeStalled, ReasonChartOwned, fmt.Sprintf("%s: spec.chart_group[%d]: ArmadaChart %s already belongs to %s %s", id, i, c.Name, already.Owner.Kind, already.Owner.Name), nil
 			}
 			return 0, "", "", fmt.Errorf("%s: spec.chart_group[%d]: %w", id, i, err)
 		}
@@ -202,7 +202,7 @@ func (r *ArmadaChartGroupReconciler) reconcileCharts(ctx context.Context, g *arm
 			}
 		}
 		st.Satisfied = false
-		return phaseReady, ReasonUninitialized, id + ": target_state is uninitialized; charts are left alone", nil
+		return outcomeReady, ReasonUninitialized, id + ": target_state is uninitialized; charts are left alone", nil
 	}
 
 	// Enable charts: all at once, or the next one once those before it are
@@ -225,7 +225,7 @@ func (r *ArmadaChartGroupReconciler) reconcileCharts(ctx context.Context, g *arm
 		}
 		st.UnsatisfiedCharts = append(st.UnsatisfiedCharts, c.Name)
 		if msg, blocked := chartBlocked(c); blocked {
-			return phaseStalled, ReasonChartFailed, fmt.Sprintf("%s: spec.chart_group[%d]: ArmadaChart %s is stalled: %s", id, i, c.Name, msg), nil
+			return outcomeStalled, ReasonChartFailed, fmt.Sprintf("%s: spec.chart_group[%d]: ArmadaChart %s is stalled: %s", id, i, c.Name, msg), nil
 		}
 		if g.Spec.Sequenced && !chartPassable(c) {
 			waitingOn = append(waitingOn, c.Name)
@@ -245,13 +245,13 @@ func (r *ArmadaChartGroupReconciler) reconcileCharts(ctx context.Context, g *arm
 	}
 	st.Satisfied = len(st.UnsatisfiedCharts) == 0
 	if len(waitingOn) > 0 {
-		return phaseProgressing, ReasonChartsPending, fmt.Sprintf("%s: waiting for ArmadaChart %s", id, strings.Join(waitingOn, ", ")), nil
+		return outcomeProgressing, ReasonChartsPending, fmt.Sprintf("%s: waiting for ArmadaChart %s", id, strings.Join(waitingOn, ", ")), nil
 	}
 	if !st.Satisfied {
 		// Only protected charts with continue_processing are left.
-		return phaseReady, ReasonSucceeded, fmt.Sprintf("%s: done; failed protected charts left alone: %s", id, strings.Join(st.UnsatisfiedCharts, ", ")), nil
+		return outcomeReady, ReasonSucceeded, fmt.Sprintf("%s: done; failed protected charts left alone: %s", id, strings.Join(st.UnsatisfiedCharts, ", ")), nil
 	}
-	return phaseReady, ReasonSucceeded, fmt.Sprintf("%s: all %d charts satisfied", id, st.TotalCharts), nil
+	return outcomeReady, ReasonSucceeded, fmt.Sprintf("%s: all %d charts satisfied", id, st.TotalCharts), nil
 }
 
 func setAnnotation(o metav1.Object, key, value string) {

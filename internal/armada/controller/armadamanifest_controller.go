@@ -86,14 +86,14 @@ func (r *ArmadaManifestReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 		return ctrl.Result{}, nil
 	}
 	base := m.DeepCopy()
-	p, reason, msg, err := r.reconcileGroups(ctx, m)
+	out, reason, msg, err := r.reconcileGroups(ctx, m)
 	if err != nil {
-		p, reason, msg = phaseFailed, ReasonFailed, err.Error()
+		out, reason, msg = outcomeFailed, ReasonFailed, err.Error()
 	}
 	m.Status.ObservedGeneration = m.Generation
 	m.Status.Summary = fmt.Sprintf("%d/%d", m.Status.SatisfiedGroups, m.Status.TotalGroups)
-	setConditions(&m.Status.Conditions, m.Generation, p, reason, msg)
-	if p == phaseStalled && !sameCondition(base.Status.Conditions, m.Status.Conditions, armadav1.StalledCondition) && r.Recorder != nil {
+	setConditions(&m.Status.Conditions, m.Generation, out, reason, msg)
+	if out == outcomeStalled && !sameCondition(base.Status.Conditions, m.Status.Conditions, armadav1.StalledCondition) && r.Recorder != nil {
 		r.Recorder.Eventf(m, nil, corev1.EventTypeWarning, reason, "Reconcile", "%s", truncate(msg))
 	}
 	if perr := r.Client.Status().Patch(ctx, m, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); perr != nil && !apierrors.IsNotFound(perr) {
@@ -113,7 +113,7 @@ func groupSatisfied(g *armadav1.ArmadaChartGroup, target armadav1.TargetState) b
 	return r != nil && r.Status == metav1.ConditionTrue && r.ObservedGeneration == g.Generation
 }
 
-func (r *ArmadaManifestReconciler) reconcileGroups(ctx context.Context, m *armadav1.ArmadaManifest) (phase, string, string, error) {
+func (r *ArmadaManifestReconciler) reconcileGroups(ctx context.Context, m *armadav1.ArmadaManifest) (outcome, string, string, error) {
 	id := fmt.Sprintf("ArmadaManifest %s/%s", m.Namespace, m.Name)
 	st := &m.Status
 	st.TotalGroups = int32(len(m.Spec.ChartGroups))
@@ -126,7 +126,7 @@ func (r *ArmadaManifestReconciler) reconcileGroups(ctx context.Context, m *armad
 		target = armadav1.TargetStateDeployed
 	}
 	if m.Spec.EnableChartCleanup && r.Helm == nil {
-		return phaseStalled, ReasonNotImplemented, id + ": spec.enable_chart_cleanup needs the operator's Helm client, which this reconciler was built without", nil
+		return outcomeStalled, ReasonNotImplemented, id + ": spec.enable_chart_cleanup needs the operator's Helm client, which this reconciler was built without", nil
 	}
 
 	groups := make([]*armadav1.ArmadaChartGroup, len(m.Spec.ChartGroups))
@@ -144,14 +144,14 @@ func (r *ArmadaManifestReconciler) reconcileGroups(ctx context.Context, m *armad
 		groups[i] = g
 	}
 	if len(missing) > 0 {
-		return phaseStalled, ReasonGroupMissing, id + ": " + strings.Join(missing, "; "), nil
+		return outcomeStalled, ReasonGroupMissing, id + ": " + strings.Join(missing, "; "), nil
 	}
 	for i, g := range groups {
 		patch := client.MergeFrom(g.DeepCopy())
 		if err := controllerutil.SetControllerReference(m, g, r.Client.Scheme()); err != nil {
 			var already *controllerutil.AlreadyOwnedError
 			if asAlreadyOwned(err, &already) {
-				return phaseStalled, ReasonGroupOwned, fmt.Sprintf("%s: spec.chart_groups[%d]: ArmadaChartGroup %s already belongs to %s %s", id, i, g.Name, already.Owner.Kind, already.Owner.Name), nil
+				return outcomeStalled, ReasonGroupOwned, fmt.Sprintf("%s: spec.chart_groups[%d]: ArmadaChartGroup %s already belongs to %s %s", id, i, g.Name, already.Owner.Kind, already.Owner.Name), nil
 			}
 			return 0, "", "", fmt.Errorf("%s: spec.chart_groups[%d]: %w", id, i, err)
 		}
@@ -161,7 +161,7 @@ func (r *ArmadaManifestReconciler) reconcileGroups(ctx context.Context, m *armad
 		}
 	}
 	if target == armadav1.TargetStateUninitialized {
-		return phaseReady, ReasonUninitialized, id + ": target_state is uninitialized; groups are left alone", nil
+		return outcomeReady, ReasonUninitialized, id + ": target_state is uninitialized; groups are left alone", nil
 	}
 	for i, g := range groups {
 		if groupTarget(g) != target {
@@ -183,9 +183,9 @@ func (r *ArmadaManifestReconciler) reconcileGroups(ctx context.Context, m *armad
 		}
 		st.CurrentGroup = g.Name
 		if s := apimeta.FindStatusCondition(g.Status.Conditions, armadav1.StalledCondition); s != nil && s.Status == metav1.ConditionTrue && s.ObservedGeneration == g.Generation {
-			return phaseStalled, ReasonGroupStalled, fmt.Sprintf("%s: spec.chart_groups[%d]: ArmadaChartGroup %s is stalled: %s", id, i, g.Name, s.Message), nil
+			return outcomeStalled, ReasonGroupStalled, fmt.Sprintf("%s: spec.chart_groups[%d]: ArmadaChartGroup %s is stalled: %s", id, i, g.Name, s.Message), nil
 		}
-		return phaseProgressing, ReasonGroupsPending, fmt.Sprintf("%s: deploying group %d/%d %s", id, i+1, len(groups), g.Name), nil
+		return outcomeProgressing, ReasonGroupsPending, fmt.Sprintf("%s: deploying group %d/%d %s", id, i+1, len(groups), g.Name), nil
 	}
 	if m.Spec.EnableChartCleanup && target == armadav1.TargetStateDeployed {
 		if err := r.cleanupCharts(ctx, m, groups); err != nil {
@@ -193,7 +193,7 @@ func (r *ArmadaManifestReconciler) reconcileGroups(ctx context.Context, m *armad
 		}
 	}
 	st.Satisfied = true
-	return phaseReady, ReasonSucceeded, fmt.Sprintf("%s: all %d groups satisfied", id, len(groups)), nil
+	return outcomeReady, ReasonSucceeded, fmt.Sprintf("%s: all %d groups satisfied", id, len(groups)), nil
 }
 
 // cleanupCharts uninstalls releases named "<release_prefix>-..." that no

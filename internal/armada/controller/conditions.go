@@ -7,34 +7,34 @@ import (
 	armadav1 "github.com/airshipit/airship-go/api/armada/v1alpha1"
 )
 
-// phase is the summary a reconcile of a group or manifest ends in; the
+// outcome is what a reconcile of a group or manifest ends in; the
 // conditions follow from it, so step code never sets Ready itself.
-type phase int
+type outcome int
 
 const (
-	phaseReady phase = iota
-	phaseProgressing
-	phaseStalled
-	phaseFailed
+	outcomeReady outcome = iota
+	outcomeProgressing
+	outcomeStalled
+	outcomeFailed
 )
 
-// setConditions writes Ready, Reconciling and Stalled for a phase, kstatus
+// setConditions writes Ready, Reconciling and Stalled for an outcome, kstatus
 // style: Reconciling only while progressing or retrying, Stalled only when a
 // spec change is needed.
-func setConditions(conds *[]metav1.Condition, gen int64, p phase, reason, msg string) {
+func setConditions(conds *[]metav1.Condition, gen int64, o outcome, reason, msg string) {
 	set := func(t string, s metav1.ConditionStatus) {
 		apimeta.SetStatusCondition(conds, metav1.Condition{Type: t, Status: s, Reason: reason, Message: truncate(msg), ObservedGeneration: gen})
 	}
-	switch p {
-	case phaseReady:
+	switch o {
+	case outcomeReady:
 		set(armadav1.ReadyCondition, metav1.ConditionTrue)
 		apimeta.RemoveStatusCondition(conds, armadav1.ReconcilingCondition)
 		apimeta.RemoveStatusCondition(conds, armadav1.StalledCondition)
-	case phaseProgressing, phaseFailed:
+	case outcomeProgressing, outcomeFailed:
 		set(armadav1.ReadyCondition, metav1.ConditionFalse)
 		set(armadav1.ReconcilingCondition, metav1.ConditionTrue)
 		apimeta.RemoveStatusCondition(conds, armadav1.StalledCondition)
-	case phaseStalled:
+	case outcomeStalled:
 		set(armadav1.ReadyCondition, metav1.ConditionFalse)
 		set(armadav1.StalledCondition, metav1.ConditionTrue)
 		apimeta.RemoveStatusCondition(conds, armadav1.ReconcilingCondition)
