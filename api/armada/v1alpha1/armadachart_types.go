@@ -103,7 +103,10 @@ type ArmadaChartSpec struct {
 	// target_state is the state the controller drives the release to:
 	// deployed installs or upgrades it, uninstalled removes it, and
 	// uninitialized leaves it alone (for charts that are only dependencies,
-	// or that a group or workflow enables later). Defaults to deployed.
+	// or that a group or workflow enables later). Defaults to deployed. A
+	// group that enables the chart records its own target in the
+	// annotation armada.airshipit.org/target-state, which takes precedence
+	// and leaves this field as written.
 	// +optional
 	// +kubebuilder:default=deployed
 	TargetState TargetState `json:"target_state,omitempty"`
@@ -370,7 +373,9 @@ type ArmadaChartStatus struct {
 	// +optional
 	State State `json:"state,omitempty"`
 
-	// targetState is the spec.target_state the controller last acted on.
+	// targetState is the target state the controller last acted on: the
+	// enabling group's armada.airshipit.org/target-state annotation when
+	// set, else spec.target_state.
 	// +optional
 	TargetState TargetState `json:"targetState,omitempty"`
 
@@ -437,7 +442,7 @@ type ArmadaChartStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:path=armadacharts,scope=Namespaced,shortName=act,categories=armada
 // +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.status.state`,description="Observed state of the release"
-// +kubebuilder:printcolumn:name="Target State",type=string,JSONPath=`.spec.target_state`,description="Requested state of the release"
+// +kubebuilder:printcolumn:name="Target State",type=string,JSONPath=`.status.targetState`,description="Target state the controller last acted on"
 // +kubebuilder:printcolumn:name="Satisfied",type=boolean,JSONPath=`.status.satisfied`,description="Whether the observed state is the target state"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type ArmadaChart struct {

@@ -54,6 +54,9 @@ type ArmadaChartGroupSpec struct {
 	// target_state is the state the group drives its charts to: deployed
 	// enables them (in order when sequenced), uninstalled removes their
 	// releases, and uninitialized leaves them alone. Defaults to deployed.
+	// A manifest that enables the group records its own target in the
+	// annotation armada.airshipit.org/target-state, which takes precedence
+	// and leaves this field as written.
 	// +optional
 	// +kubebuilder:default=deployed
 	TargetState TargetState `json:"target_state,omitempty"`
@@ -74,6 +77,12 @@ type ArmadaChartGroupStatus struct {
 	// +patchMergeKey=type
 	// +kubebuilder:validation:MaxItems=16
 	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
+
+	// targetState is the target state the controller last acted on: the
+	// enabling manifest's armada.airshipit.org/target-state annotation when
+	// set, else spec.target_state.
+	// +optional
+	TargetState TargetState `json:"targetState,omitempty"`
 
 	// satisfied is true when every chart of the group is satisfied.
 	// +optional
