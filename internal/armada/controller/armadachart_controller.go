@@ -101,34 +101,36 @@ type ArmadaChartReconciler struct {
 	healMu sync.Mutex
 	heals  map[string]int
 
-	// retries holds, per ArmadaChart, when a failed generation may be tried
-	// again. Events of the release's own workloads (a rollback changes
-	// them) would otherwise start the next attempt at once. A restarted
-	// operator retries at once.
+	// retries holds, per ArmadaChart, when a failed generation (and target
+	// state) may be tried again. Events of the release's own workloads (a
+	// rollback changes them) would otherwise start the next attempt at once.
+	// A restarted operator retries at once.
 	retryMu sync.Mutex
 	retries map[types.NamespacedName]retryAt
 }
 
 type retryAt struct {
 	generation int64
+	target     armadav1.TargetState
 	at         time.Time
 }
 
 // retryPending returns how long the failed generation gen of a chart must
-// still wait before its next attempt, 0 when it may go ahead.
-func (r *ArmadaChartReconciler) retryPending(key types.NamespacedName, gen int64) time.Duration {
+// still wait before its next attempt at target, 0 when it may go ahead: a
+// new spec or a new target state from the chart's group goes ahead at once.
+func (r *ArmadaChartReconciler) retryPending(key types.NamespacedName, gen int64, target armadav1.TargetState) time.Duration {
 	r.retryMu.Lock()
 	defer r.retryMu.Unlock()
 	ra, ok := r.retries[key]
-	if !ok || ra.generation != gen {
+	if !ok || ra.generation != gen || ra.target != target {
 		return 0
 	}
 	return max(ra.at.Sub(r.Now()), 0)
 }
 
-// setRetry records the next attempt of a failed generation; a zero delay
-// forgets it.
-func (r *ArmadaChartReconciler) setRetry(key types.NamespacedName, gen int64, delay time.Duration) {
+// setRetry records the next attempt of a failed generation and target; a
+// zero delay forgets it.
+func (r *ArmadaChartReconciler) setRetry(key types.NamespacedName, gen int64, target armadav1.TargetState, delay time.Duration) {
 	r.retryMu.Lock()
 	defer r.retryMu.Unlock()
 	if delay == 0 {
@@ -138,7 +140,7 @@ func (r *ArmadaChartReconciler) setRetry(key types.NamespacedName, gen int64, de
 	if r.retries == nil {
 		r.retries = map[types.NamespacedName]retryAt{}
 	}
-	r.retries[key] = retryAt{generation: gen, at: r.Now().Add(delay)}
+	r.retries[key] = retryAt{generation: gen, target: target, at: r.Now().Add(delay)}
 }
 
 func (r *ArmadaChartReconciler) healedAt(ns, name string) int {
@@ -247,7 +249,7 @@ func (r *ArmadaChartReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	obj := &armadav1.ArmadaChart{}
 	if err := reader(r.APIReader, r.Client).Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.setRetry(req.NamespacedName, 0, 0)
+			r.setRetry(req.NamespacedName, 0, "", 0)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -264,25 +266,31 @@ func (r *ArmadaChartReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		}
 	}
 
-	if d := r.retryPending(req.NamespacedName, obj.Generation); d > 0 {
+	target, terr := chartTarget(obj)
+	if d := r.retryPending(req.NamespacedName, obj.Generation, target); d > 0 {
 		return ctrl.Result{RequeueAfter: d}, nil
 	}
 
 	base := obj.DeepCopy()
-	if obj.Status.ObservedGeneration != obj.Generation {
-		// The counters are per generation: a new spec starts afresh, and so
-		// does its retry backoff.
+	if obj.Status.ObservedGeneration != obj.Generation || obj.Status.TargetState != target {
+		// The counters are per generation and target state: a new spec, or
+		// a new target from the chart's group, starts afresh, and so does
+		// its retry backoff.
 		obj.Status.Failures, obj.Status.InstallFailures, obj.Status.UpgradeFailures = 0, 0, 0
 	}
+	// Set first, so a group reads a stall below as one of this target.
+	obj.Status.TargetState = target
 	values, verr := valuesOf(obj)
 	scrub := newScrubber(values)
 	defer func() {
 		res, retErr = r.finish(ctx, obj, base, res, retErr, scrub)
 	}()
+	if terr != nil {
+		return ctrl.Result{}, stall(ReasonInvalidTargetState, fmt.Errorf("ArmadaChart %s/%s: %w", obj.Namespace, obj.Name, terr))
+	}
 	if verr != nil {
 		return ctrl.Result{}, verr
 	}
-	obj.Status.TargetState = targetState(obj)
 	obj.Status.ReleaseName = ReleaseName(obj)
 	log = log.WithValues("release", obj.Status.ReleaseName, "releaseNamespace", obj.Spec.Namespace)
 	ctx = ctrl.LoggerInto(ctx, log)
@@ -298,11 +306,10 @@ func (r *ArmadaChartReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	}
 }
 
-func targetState(c *armadav1.ArmadaChart) armadav1.TargetState {
-	if c.Spec.TargetState == "" {
-		return armadav1.TargetStateDeployed
-	}
-	return c.Spec.TargetState
+// chartTarget is the target state of a chart: its group's
+// TargetStateAnnotation, else spec.target_state.
+func chartTarget(c *armadav1.ArmadaChart) (armadav1.TargetState, error) {
+	return effectiveTarget(c, c.Spec.TargetState)
 }
 
 // valuesOf decodes spec.values into the map Helm takes.
@@ -395,10 +402,10 @@ func (r *ArmadaChartReconciler) finish(ctx context.Context, obj, base *armadav1.
 		log.Error(errors.New(msg), "reconcile failed", "failures", st.Failures, "retryIn", delay)
 		err = nil
 		res = ctrl.Result{RequeueAfter: delay}
-		r.setRetry(client.ObjectKeyFromObject(obj), obj.Generation, delay)
+		r.setRetry(client.ObjectKeyFromObject(obj), obj.Generation, st.TargetState, delay)
 	}
 	if !failed {
-		r.setRetry(client.ObjectKeyFromObject(obj), obj.Generation, 0)
+		r.setRetry(client.ObjectKeyFromObject(obj), obj.Generation, st.TargetState, 0)
 	}
 	if equality.Semantic.DeepEqual(base.Status, obj.Status) {
 		// Most polls of a wait change nothing; a write would only cost the

@@ -7,15 +7,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	armadav1 "github.com/airshipit/airship-go/api/armada/v1alpha1"
@@ -38,38 +32,17 @@ const (
 // under its release prefix, and summarises them.
 type ArmadaManifestReconciler struct {
 	Client client.Client
-	// Helm uninstalls releases for enable_chart_cleanup.
-	Helm *helm.Client
 	// APIReader reads the object itself uncached; nil uses Client.
 	APIReader client.Reader
 	Recorder  recorder.EventRecorder
+	// Helm uninstalls releases for enable_chart_cleanup.
+	Helm *helm.Client
 }
 
 // SetupWithManager registers the reconciler and its watches.
 func (r *ArmadaManifestReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &armadav1.ArmadaManifest{}, manifestGroupIndex, func(o client.Object) []string {
-		return o.(*armadav1.ArmadaManifest).Spec.ChartGroups
-	}); err != nil {
-		return fmt.Errorf("indexing ArmadaManifests by group: %w", err)
-	}
-	return ctrl.NewControllerManagedBy(mgr).
-		For(&armadav1.ArmadaManifest{}).
-		Watches(&armadav1.ArmadaChartGroup{}, handler.EnqueueRequestsFromMapFunc(r.manifestsForGroup)).
-		Named("armadamanifest").
-		Complete(r)
-}
-
-func (r *ArmadaManifestReconciler) manifestsForGroup(ctx context.Context, o client.Object) []reconcile.Request {
-	var l armadav1.ArmadaManifestList
-	if err := r.Client.List(ctx, &l, client.InNamespace(o.GetNamespace()), client.MatchingFields{manifestGroupIndex: o.GetName()}); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "listing ArmadaManifests for a group")
-		return nil
-	}
-	out := make([]reconcile.Request, 0, len(l.Items))
-	for _, m := range l.Items {
-		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: m.Namespace, Name: m.Name}})
-	}
-	return out
+	return setupOwner(ctx, mgr, r.Client, r, "armadamanifest", &armadav1.ArmadaManifest{}, &armadav1.ArmadaManifestList{}, &armadav1.ArmadaChartGroup{}, manifestGroupIndex,
+		func(o client.Object) []string { return o.(*armadav1.ArmadaManifest).Spec.ChartGroups })
 }
 
 // +kubebuilder:rbac:groups=armada.airshipit.org,resources=armadamanifests,verbs=get;list;watch;update;patch
@@ -78,122 +51,51 @@ func (r *ArmadaManifestReconciler) manifestsForGroup(ctx context.Context, o clie
 
 // Reconcile enables the manifest's groups one after another.
 func (r *ArmadaManifestReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	m := &armadav1.ArmadaManifest{}
-	if err := reader(r.APIReader, r.Client).Get(ctx, req.NamespacedName, m); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	if !m.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, nil
-	}
-	base := m.DeepCopy()
-	out, reason, msg, err := r.reconcileGroups(ctx, m)
-	if err != nil {
-		out, reason, msg = outcomeFailed, ReasonFailed, err.Error()
-	}
-	m.Status.ObservedGeneration = m.Generation
-	m.Status.Summary = fmt.Sprintf("%d/%d", m.Status.SatisfiedGroups, m.Status.TotalGroups)
-	setConditions(&m.Status.Conditions, m.Generation, out, reason, msg)
-	if out == outcomeStalled && !sameCondition(base.Status.Conditions, m.Status.Conditions, armadav1.StalledCondition) && r.Recorder != nil {
-		r.Recorder.Eventf(m, nil, corev1.EventTypeWarning, reason, "Reconcile", "%s", truncate(msg))
-	}
-	if perr := r.Client.Status().Patch(ctx, m, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); perr != nil && !apierrors.IsNotFound(perr) {
-		if apierrors.IsConflict(perr) {
-			return ctrl.Result{Requeue: true}, nil
-		}
-		return ctrl.Result{}, fmt.Errorf("patching status of ArmadaManifest %s/%s: %w", m.Namespace, m.Name, perr)
-	}
-	return ctrl.Result{}, err
+	return reconcileOwner(ctx, r.Client, r.APIReader, r.Recorder, req.NamespacedName, &armadav1.ArmadaManifest{}, manifestStatus, r.reconcileGroups)
 }
 
-func groupSatisfied(g *armadav1.ArmadaChartGroup, target armadav1.TargetState) bool {
-	if g.Status.ObservedGeneration != g.Generation || groupTarget(g) != target {
-		return false
-	}
-	r := apimeta.FindStatusCondition(g.Status.Conditions, armadav1.ReadyCondition)
-	return r != nil && r.Status == metav1.ConditionTrue && r.ObservedGeneration == g.Generation
+// groups are a manifest's members. A group is done when it is Ready, which
+// includes a group whose only unsatisfied charts are failed protected ones
+// with continue_processing.
+var groups = memberKind[*armadav1.ArmadaChartGroup]{
+	kind: "ArmadaChartGroup", field: "spec.chart_groups", newMember: func() *armadav1.ArmadaChartGroup { return &armadav1.ArmadaChartGroup{} },
+	report: func(g *armadav1.ArmadaChartGroup) memberReport {
+		return memberReport{g.Status.ObservedGeneration, g.Status.TargetState, apimeta.IsStatusConditionTrue(g.Status.Conditions, armadav1.ReadyCondition), g.Status.Conditions}
+	},
+	reasons: memberReasons{ReasonGroupMissing, ReasonGroupOwned, ReasonGroupStalled, ReasonGroupsPending, "GroupEnabled"},
 }
 
-func (r *ArmadaManifestReconciler) reconcileGroups(ctx context.Context, m *armadav1.ArmadaManifest) (outcome, string, string, error) {
-	id := fmt.Sprintf("ArmadaManifest %s/%s", m.Namespace, m.Name)
+func (r *ArmadaManifestReconciler) reconcileGroups(ctx context.Context, m *armadav1.ArmadaManifest) (stepResult, error) {
+	id := idOf(m)
 	st := &m.Status
 	st.TotalGroups = int32(len(m.Spec.ChartGroups))
-	st.SatisfiedGroups = 0
-	st.UnsatisfiedGroups = nil
-	st.CurrentGroup = ""
-	st.Satisfied = false
+	st.SatisfiedGroups, st.UnsatisfiedGroups, st.CurrentGroup, st.Satisfied = 0, nil, "", false
+	defer func() { st.Summary = fmt.Sprintf("%d/%d", st.SatisfiedGroups, st.TotalGroups) }()
 	target := m.Spec.TargetState
 	if target == "" {
 		target = armadav1.TargetStateDeployed
 	}
 	if m.Spec.EnableChartCleanup && r.Helm == nil {
-		return outcomeStalled, ReasonNotImplemented, id + ": spec.enable_chart_cleanup needs the operator's Helm client, which this reconciler was built without", nil
+		return stepResult{outcomeStalled, ReasonNotImplemented, id + ": spec.enable_chart_cleanup needs the operator's Helm client, which this reconciler was built without"}, nil
 	}
-
-	groups := make([]*armadav1.ArmadaChartGroup, len(m.Spec.ChartGroups))
-	var missing []string
-	for i, name := range m.Spec.ChartGroups {
-		g := &armadav1.ArmadaChartGroup{}
-		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: name}, g); err != nil {
-			if apierrors.IsNotFound(err) {
-				missing = append(missing, fmt.Sprintf("spec.chart_groups[%d]: ArmadaChartGroup %s/%s not found", i, m.Namespace, name))
-				st.UnsatisfiedGroups = append(st.UnsatisfiedGroups, name)
-				continue
-			}
-			return 0, "", "", fmt.Errorf("%s: spec.chart_groups[%d]: getting ArmadaChartGroup %s: %w", id, i, name, err)
-		}
-		groups[i] = g
-	}
-	if len(missing) > 0 {
-		return outcomeStalled, ReasonGroupMissing, id + ": " + strings.Join(missing, "; "), nil
-	}
-	for i, g := range groups {
-		patch := client.MergeFrom(g.DeepCopy())
-		if err := controllerutil.SetControllerReference(m, g, r.Client.Scheme()); err != nil {
-			var already *controllerutil.AlreadyOwnedError
-			if asAlreadyOwned(err, &already) {
-				return outcomeStalled, ReasonGroupOwned, fmt.Sprintf("%s: spec.chart_groups[%d]: ArmadaChartGroup %s already belongs to %s %s", id, i, g.Name, already.Owner.Kind, already.Owner.Name), nil
-			}
-			return 0, "", "", fmt.Errorf("%s: spec.chart_groups[%d]: %w", id, i, err)
-		}
-		setAnnotation(g, ReleasePrefixAnnotation, m.Spec.ReleasePrefix)
-		if err := r.Client.Patch(ctx, g, patch); err != nil {
-			return 0, "", "", fmt.Errorf("%s: spec.chart_groups[%d]: updating ArmadaChartGroup %s: %w", id, i, g.Name, err)
-		}
-	}
-	if target == armadav1.TargetStateUninitialized {
-		return outcomeReady, ReasonUninitialized, id + ": target_state is uninitialized; groups are left alone", nil
-	}
-	for i, g := range groups {
-		if groupTarget(g) != target {
-			patch := client.MergeFrom(g.DeepCopy())
-			g.Spec.TargetState = target
-			if err := r.Client.Patch(ctx, g, patch); err != nil {
-				return 0, "", "", fmt.Errorf("%s: spec.chart_groups[%d]: enabling ArmadaChartGroup %s: %w", id, i, g.Name, err)
-			}
-			if r.Recorder != nil {
-				r.Recorder.Eventf(m, g, corev1.EventTypeNormal, "GroupEnabled", "Enable", "ArmadaChartGroup %s target_state set to %s", g.Name, target)
-			}
-		}
-		if groupSatisfied(g, target) {
-			st.SatisfiedGroups++
-			continue
-		}
-		for _, rest := range groups[i:] {
-			st.UnsatisfiedGroups = append(st.UnsatisfiedGroups, rest.Name)
-		}
-		st.CurrentGroup = g.Name
-		if s := apimeta.FindStatusCondition(g.Status.Conditions, armadav1.StalledCondition); s != nil && s.Status == metav1.ConditionTrue && s.ObservedGeneration == g.Generation {
-			return outcomeStalled, ReasonGroupStalled, fmt.Sprintf("%s: spec.chart_groups[%d]: ArmadaChartGroup %s is stalled: %s", id, i, g.Name, s.Message), nil
-		}
-		return outcomeProgressing, ReasonGroupsPending, fmt.Sprintf("%s: deploying group %d/%d %s", id, i+1, len(groups), g.Name), nil
+	res, err := groups.enable(ctx, r.Client, r.Recorder, enablement{
+		owner:       m,
+		names:       m.Spec.ChartGroups,
+		target:      target,
+		sequenced:   true,
+		annotations: map[string]string{ReleasePrefixAnnotation: m.Spec.ReleasePrefix},
+	})
+	st.SatisfiedGroups, st.UnsatisfiedGroups, st.CurrentGroup = res.satisfied, res.unsatisfied, res.current
+	if err != nil || res.outcome != outcomeReady || target == armadav1.TargetStateUninitialized {
+		return res.stepResult, err
 	}
 	if m.Spec.EnableChartCleanup && target == armadav1.TargetStateDeployed {
-		if err := r.cleanupCharts(ctx, m, groups); err != nil {
-			return 0, "", "", err
+		if err := r.cleanupCharts(ctx, m, res.members); err != nil {
+			return stepResult{}, err
 		}
 	}
 	st.Satisfied = true
-	return outcomeReady, ReasonSucceeded, fmt.Sprintf("%s: all %d groups satisfied", id, len(groups)), nil
+	return res.stepResult, nil
 }
 
 // cleanupCharts uninstalls releases named "<release_prefix>-..." that no
@@ -241,4 +143,9 @@ func (r *ArmadaManifestReconciler) cleanupCharts(ctx context.Context, m *armadav
 		}
 	}
 	return nil
+}
+
+// manifestStatus points the shared reconcile at the status fields it writes.
+func manifestStatus(m *armadav1.ArmadaManifest) ownerStatus {
+	return ownerStatus{observedGeneration: &m.Status.ObservedGeneration, conditions: &m.Status.Conditions, satisfied: &m.Status.Satisfied}
 }
