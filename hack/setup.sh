@@ -24,6 +24,7 @@ tools=(
   "tar:tar"                  # Promenade's join-script bundles
   "sha256sum:coreutils"      # Promenade's join-script bundles
   "/usr/bin/time:time"       # make bench reads each process's peak RSS with GNU time (a path: bash's time is a keyword)
+  "taskset:util-linux"       # make bench pins both sides of single-core rows to one CPU
 )
 
 if [[ "${1:-}" == "--list" ]]; then

@@ -18,7 +18,7 @@ func TestSetupScript(t *testing.T) {
 	}
 	// What the script itself runs, plus what it checks for.
 	base := []string{"env", "bash", "dirname", "sed", "sort", "head", "id", "go"}
-	listed := []string{"make", "git", "gcc", "shellcheck", "openssl", "tar", "sha256sum"}
+	listed := []string{"make", "git", "gcc", "shellcheck", "openssl", "tar", "sha256sum", "taskset"}
 	tests := []struct {
 		name     string
 		drop     []string
