@@ -3,6 +3,8 @@
 package e2e
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/airshipit/airship-go/internal/cluster/local"
+	"github.com/airshipit/airship-go/internal/phase/executor"
 	"github.com/airshipit/airship-go/internal/test/testenv"
 )
 
@@ -55,9 +58,11 @@ func runEnv(t *testing.T, env []string, bin string, args ...string) result {
 
 // TestExamplePlanOnLocalCluster runs the example site's plan on the local
 // control plane as the demo does: the ClusterMap's filesystem source finds
-// ~/.airship/local/kubeconfig, the workload becomes Ready under kwok, a
-// second run changes nothing, and an object dropped from the site is
-// pruned (after a dry run that shows it and changes nothing).
+// ~/.airship/local/kubeconfig, the workload becomes Ready under kwok, the
+// Armada phase is clean (nothing drifted) after the operator enabled its
+// groups and charts, second runs change nothing, and an object dropped
+// from the site is pruned (after a dry run that shows it and changes
+// nothing).
 func TestExamplePlanOnLocalCluster(t *testing.T) {
 	requireBinaries(t)
 	bin := airshipctl(t)
@@ -127,6 +132,30 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 		"-o", "jsonpath={.status.readyReplicas}").CombinedOutput()
 	if err != nil || string(out) != "3" {
 		t.Fatalf("StatefulSet of the cache chart: %q %v (want 3 ready replicas)", out, err)
+	}
+
+	// Enabling the groups and charts is the operator's own state (an
+	// annotation), not a change to what the phase applied (target_state:
+	// uninitialized): right after the run the phase is clean, and a second
+	// run changes nothing.
+	as := runEnv(t, env, bin, "phase", "status", "armada-ephemeral", "-o", "json")
+	var armada executor.Status
+	if err := json.Unmarshal([]byte(as.stdout), &armada); as.code != 0 || err != nil {
+		t.Fatalf("phase status armada-ephemeral: code %d (%v)\n%s%s", as.code, err, as.stdout, as.stderr)
+	}
+	kinds := map[string]int{}
+	for _, o := range armada.Objects {
+		if !o.Applied || !o.Ready || o.Drifted {
+			t.Errorf("phase status armada-ephemeral: %s applied %v ready %v drifted %v: %s", o.ID, o.Applied, o.Ready, o.Drifted, o.Message)
+		}
+		kinds[strings.SplitN(o.ID, ".", 2)[0]]++
+	}
+	if kinds["ArmadaChart"] != 4 || kinds["ArmadaChartGroup"] != 2 || kinds["ArmadaManifest"] != 1 {
+		t.Errorf("phase status armada-ephemeral lists %v, want 4 ArmadaCharts, 2 ArmadaChartGroups, 1 ArmadaManifest", kinds)
+	}
+	r = runEnv(t, env, bin, "phase", "run", "armada-ephemeral")
+	if want := fmt.Sprintf("0 created, 0 configured, %d unchanged", len(armada.Objects)); r.code != 0 || !strings.Contains(r.stderr, want) {
+		t.Fatalf("second run of armada-ephemeral should change nothing (%s): code %d\n%s", want, r.code, r.stderr)
 	}
 
 	r = runEnv(t, env, bin, "phase", "run", "workload-ephemeral")

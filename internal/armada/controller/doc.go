@@ -6,6 +6,13 @@
 // Reconciling and Stalled conditions and events, and uninstalls the release
 // behind a finalizer when the object is deleted.
 //
+// The ArmadaChartGroup and ArmadaManifest reconcilers are thin: both run one
+// shared pass over their members (members.go) that reads them in order,
+// becomes their controller, passes annotations down, enables them in order
+// and summarises. Enabling a member writes the owner's target into the
+// member's TargetStateAnnotation, never into its spec, so the site's
+// documents stay what the cluster holds and re-applying them shows no drift.
+//
 // Errors carry intent: a stalled error needs a spec change (a missing chart,
 // values the chart rejects) and is not retried; any other error is retried
 // with the controller's exponential backoff and counted in status.failures.
