@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airshipit/airship-go/internal/operatorkit"
+
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -115,9 +117,9 @@ func TestRunWaitsForCRDs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	saved := apiPollInterval
-	apiPollInterval = 100 * time.Millisecond
-	t.Cleanup(func() { apiPollInterval = saved })
+	saved := operatorkit.APIPollInterval
+	operatorkit.APIPollInterval = 100 * time.Millisecond
+	t.Cleanup(func() { operatorkit.APIPollInterval = saved })
 	o := DefaultOptions()
 	o.SkipControllerNameValidation = true
 	o.LeaderElection = false

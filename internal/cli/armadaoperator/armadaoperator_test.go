@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airshipit/airship-go/internal/cli/operatorcmd"
+
 	"github.com/go-logr/logr"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -166,7 +168,7 @@ func TestOutOfClusterWithOnlyKubeconfig(t *testing.T) {
 func TestLeaderElectionNamespaceDefault(t *testing.T) {
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	writeKubeconfig(t, kubeconfig, &rest.Config{Host: "https://127.0.0.1:1"}, "")
-	ns, err := leaderElectionNamespace(kubeconfig)
+	ns, err := operatorcmd.LeaderElectionNamespace(kubeconfig)
 	if err != nil || ns != "default" {
 		t.Fatalf("namespace %q, %v; want default as kubectl picks", ns, err)
 	}

@@ -1,0 +1,107 @@
+package operatorcmd
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/go-logr/logr"
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/airshipit/airship-go/internal/cli"
+	versioncmd "github.com/airshipit/airship-go/internal/cli/version"
+	"github.com/airshipit/airship-go/internal/operatorkit"
+)
+
+// InClusterNamespaceFile is where a pod finds its namespace.
+var InClusterNamespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+// Spec describes one operator binary.
+type Spec struct {
+	// Name is the binary's name; Short and Example its help.
+	Name, Short, Example string
+	// Bind registers the operator's own flags (its operatorkit.Options
+	// among them).
+	Bind func(fs *flag.FlagSet)
+	// Common points at the operator's shared manager options, so the
+	// leader election namespace can be filled in.
+	Common *operatorkit.Options
+	// Validate checks the options before the cluster is looked for.
+	Validate func() error
+	// Run runs the operator until ctx ends.
+	Run func(ctx context.Context, cfg *rest.Config, log logr.Logger) error
+}
+
+// New returns the operator's root command.
+func New(streams cli.IOStreams, spec Spec) *cobra.Command {
+	var kubeconfig string
+	var zopts zap.Options
+	cmd := &cobra.Command{
+		Use:     spec.Name,
+		Short:   spec.Short,
+		Example: spec.Example,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			log := zap.New(zap.UseFlagOptions(&zopts), zap.WriteTo(streams.ErrOut))
+			ctrl.SetLogger(log)
+			if err := spec.Validate(); err != nil {
+				return err
+			}
+			cfg, err := RESTConfig(kubeconfig)
+			if err != nil {
+				return err
+			}
+			if spec.Common.LeaderElection && spec.Common.LeaderElectionNamespace == "" {
+				ns, err := LeaderElectionNamespace(kubeconfig)
+				if err != nil {
+					return err
+				}
+				spec.Common.LeaderElectionNamespace = ns
+			}
+			return spec.Run(cmd.Context(), cfg, log)
+		},
+	}
+	gofs := flag.NewFlagSet(spec.Name, flag.ContinueOnError)
+	spec.Bind(gofs)
+	zopts.BindFlags(gofs)
+	cmd.Flags().AddGoFlagSet(gofs)
+	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig of the cluster to run against (default: $KUBECONFIG, then the in-cluster configuration, then ~/.kube/config)")
+	cmd.AddCommand(versioncmd.NewCmd(streams, spec.Name))
+	return cmd
+}
+
+// RESTConfig reads the kubeconfig file given, or finds the configuration
+// the usual way when none is.
+func RESTConfig(path string) (*rest.Config, error) {
+	if path == "" {
+		return ctrl.GetConfig()
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", path)
+	if err != nil {
+		return nil, fmt.Errorf("--kubeconfig %s: %w", path, err)
+	}
+	return cfg, nil
+}
+
+// LeaderElectionNamespace is empty in a pod (controller-runtime reads the
+// pod's namespace itself), else the namespace of the kubeconfig's current
+// context, or default.
+func LeaderElectionNamespace(kubeconfig string) (string, error) {
+	if kubeconfig == "" {
+		if _, err := os.Stat(InClusterNamespaceFile); err == nil {
+			return "", nil
+		}
+	}
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = kubeconfig
+	ns, _, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).Namespace()
+	if err != nil {
+		return "", fmt.Errorf("namespace for the leader election Lease (set --leader-election-namespace): %w", err)
+	}
+	return ns, nil
+}

@@ -1,0 +1,163 @@
+package operatorkit
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+)
+
+// Options are the manager settings every operator has.
+type Options struct {
+	// MetricsAddr serves Prometheus metrics; "0" disables it.
+	MetricsAddr string
+	// ProbeAddr serves /healthz and /readyz; "0" disables it.
+	ProbeAddr string
+	// LeaderElection makes only one replica reconcile at a time.
+	LeaderElection bool
+	// LeaderElectionNamespace holds the Lease; empty means the namespace the
+	// operator runs in.
+	LeaderElectionNamespace string
+	// QPS and Burst bound the client-side request rate to the API server;
+	// 0 keeps client-go's.
+	QPS   float32
+	Burst int
+	// SkipControllerNameValidation allows more than one manager per process
+	// (tests); controller names are otherwise unique process-wide.
+	SkipControllerNameValidation bool
+}
+
+// Defaults are the flag defaults shared by the operators.
+func Defaults() Options {
+	return Options{MetricsAddr: ":8080", ProbeAddr: ":8081", LeaderElection: true, QPS: 100, Burst: 200}
+}
+
+// BindFlags registers the options as flags on fs.
+func (o *Options) BindFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", o.MetricsAddr, `address of the metrics endpoint; "0" disables it`)
+	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", o.ProbeAddr, `address of /healthz and /readyz; "0" disables them`)
+	fs.BoolVar(&o.LeaderElection, "leader-elect", o.LeaderElection, "elect a leader so only one replica reconciles")
+	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", o.LeaderElectionNamespace, "namespace of the leader election Lease (default: the operator's namespace)")
+	qps := float64(o.QPS)
+	fs.Func("kube-api-qps", fmt.Sprintf("requests per second to the API server (default %g)", qps), func(v string) error {
+		f, err := strconv.ParseFloat(v, 32)
+		if err != nil {
+			return err
+		}
+		o.QPS = float32(f)
+		return nil
+	})
+	fs.IntVar(&o.Burst, "kube-api-burst", o.Burst, "request burst to the API server")
+}
+
+// Validate reports options that cannot work.
+func (o Options) Validate() error {
+	if o.QPS < 0 || o.Burst < 0 {
+		return fmt.Errorf("--kube-api-qps and --kube-api-burst must not be negative")
+	}
+	return nil
+}
+
+// RESTConfig is cfg with the options' client rate applied (a copy).
+func (o Options) RESTConfig(cfg *rest.Config) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	if o.QPS > 0 {
+		cfg.QPS = o.QPS
+	}
+	if o.Burst > 0 {
+		cfg.Burst = o.Burst
+	}
+	return cfg
+}
+
+// NewManager builds a manager for scheme with metrics, probes, leader
+// election on the Lease leaderElectionID and the client rate of o; /healthz
+// answers while the process runs and /readyz once the caches have synced.
+func NewManager(cfg *rest.Config, scheme *runtime.Scheme, o Options, leaderElectionID string, log logr.Logger) (ctrl.Manager, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	mgr, err := ctrl.NewManager(o.RESTConfig(cfg), ctrl.Options{
+		Scheme:                  scheme,
+		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddr},
+		HealthProbeBindAddress:  o.ProbeAddr,
+		LeaderElection:          o.LeaderElection,
+		LeaderElectionID:        leaderElectionID,
+		LeaderElectionNamespace: o.LeaderElectionNamespace,
+		// Work is left mid-action when the leader stops; hand over only
+		// after reconcilers return.
+		LeaderElectionReleaseOnCancel: true,
+		Logger:                        log,
+		Controller:                    config.Controller{SkipNameValidation: &o.SkipControllerNameValidation},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating manager: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddReadyzCheck("caches", func(req *http.Request) error {
+		if !mgr.GetCache().WaitForCacheSync(req.Context()) {
+			return fmt.Errorf("caches not synced")
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	return mgr, nil
+}
+
+// APIPollInterval is how often WaitForKinds looks again.
+var APIPollInterval = 2 * time.Second
+
+// WaitForKinds returns once the API server serves every kind of gv, or
+// when ctx ends. An operator started before its CRDs are installed (the
+// phase that installs them may run after it) waits instead of exiting.
+func WaitForKinds(ctx context.Context, cfg *rest.Config, gv string, kinds []string, log logr.Logger) error {
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("discovery client: %w", err)
+	}
+	logged := false
+	for {
+		list, err := dc.ServerResourcesForGroupVersion(gv)
+		missing := kinds
+		if err == nil {
+			missing = nil
+			for _, k := range kinds {
+				if !slices.ContainsFunc(list.APIResources, func(r metav1.APIResource) bool { return r.Kind == k }) {
+					missing = append(missing, k)
+				}
+			}
+		} else if !apierrors.IsNotFound(err) {
+			log.Error(err, "looking for the operator's CRDs", "groupVersion", gv)
+		}
+		if len(missing) == 0 {
+			return nil
+		}
+		if !logged {
+			log.Info("waiting for the operator's CRDs to be installed", "groupVersion", gv, "missing", missing)
+			logged = true
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for the CRDs of %s (%s): %w", gv, strings.Join(missing, ", "), ctx.Err())
+		case <-time.After(APIPollInterval):
+		}
+	}
+}
