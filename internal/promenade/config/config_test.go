@@ -125,6 +125,35 @@ data: {anything: goes}
 	}
 }
 
+// TestSecretValuesAreNotShown checks that a malformed key document's
+// validation message names the field and the rule but never the value.
+func TestSecretValuesAreNotShown(t *testing.T) {
+	const secret = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC-SECRET"
+	tests := []struct{ schema, want string }{
+		{v1.SchemaCertificateKey, "does not match pattern"},
+		{v1.SchemaCertificateAuthorityKey, "does not match pattern"},
+		{v1.SchemaPrivateKey, "does not match pattern"},
+		// Not secret: the value may be shown.
+		{v1.SchemaCertificate, secret},
+	}
+	for _, tt := range tests {
+		t.Run(tt.schema, func(t *testing.T) {
+			doc := "schema: " + tt.schema + "\nmetadata: {schema: metadata/Document/v1, name: k}\ndata: " + secret + "\n"
+			_, err := LoadSources(Source{Name: "keys.yaml", Data: []byte(doc)})
+			if err == nil {
+				t.Fatal("a key that is not PEM was accepted")
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, "keys.yaml: "+tt.schema+" k: /data: ") || !strings.Contains(msg, tt.want) {
+				t.Errorf("message %q, want the field and %q", msg, tt.want)
+			}
+			if tt.want != secret && strings.Contains(msg, "SECRET") {
+				t.Errorf("message shows the secret value: %q", msg)
+			}
+		})
+	}
+}
+
 func TestDecodeErrorsNameFileAndDocument(t *testing.T) {
 	_, err := Decode("bad.yaml", []byte("schema: a/B/v1\n---\nkey: [unclosed\n"))
 	if err == nil || !strings.Contains(err.Error(), "bad.yaml: document 2") {

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 	"sigs.k8s.io/yaml"
@@ -83,6 +84,10 @@ var deckhandKinds = map[string]bool{
 	"Certificate": true, "CertificateKey": true, "CertificateAuthority": true,
 	"CertificateAuthorityKey": true, "PublicKey": true, "PrivateKey": true,
 }
+
+// secretKinds hold key material: their validation messages never show the
+// value (errors reach logs and API answers).
+var secretKinds = map[string]bool{"CertificateKey": true, "CertificateAuthorityKey": true, "PrivateKey": true}
 
 func loadSchemas() (*schemas, error) {
 	compileOnce.Do(func() {
@@ -180,7 +185,7 @@ func validateAll(raws []rawDoc) ValidationErrors {
 			continue
 		}
 		if err := s.envelope.Validate(inst); err != nil {
-			for _, fe := range flatten(err) {
+			for _, fe := range flatten(err, false) {
 				add(fe[0], fe[1])
 			}
 			continue
@@ -203,7 +208,7 @@ func validateAll(raws []rawDoc) ValidationErrors {
 		}
 		data := inst.(map[string]any)["data"]
 		if err := sch.Validate(data); err != nil {
-			for _, fe := range flatten(err) {
+			for _, fe := range flatten(err, strings.HasPrefix(r.doc.Schema, "deckhand/") && secretKinds[r.doc.Kind()]) {
 				add("/data"+fe[0], fe[1])
 			}
 		}
@@ -212,8 +217,9 @@ func validateAll(raws []rawDoc) ValidationErrors {
 }
 
 // flatten turns a validation error into (instance location, message) pairs,
-// one per leaf cause, without duplicates.
-func flatten(err error) [][2]string {
+// one per leaf cause, without duplicates. With secret, messages that would
+// quote the value are replaced by ones that do not.
+func flatten(err error, secret bool) [][2]string {
 	ve, ok := err.(*jsonschema.ValidationError)
 	if !ok {
 		return [][2]string{{"", err.Error()}}
@@ -228,6 +234,9 @@ func flatten(err error) [][2]string {
 				loc = "/" + strings.Join(e.InstanceLocation, "/")
 			}
 			p := [2]string{loc, e.ErrorKind.LocalizedString(englishPrint)}
+			if secret {
+				p[1] = secretMessage(e.ErrorKind, p[1])
+			}
 			if !seen[p] {
 				seen[p] = true
 				out = append(out, p)
@@ -240,4 +249,17 @@ func flatten(err error) [][2]string {
 	}
 	walk(ve)
 	return out
+}
+
+// secretMessage keeps the messages that carry no part of the value (types,
+// lengths, property names) and replaces the others.
+func secretMessage(k jsonschema.ErrorKind, msg string) string {
+	switch k := k.(type) {
+	case *kind.Type, *kind.MinLength, *kind.MaxLength, *kind.Required, *kind.AdditionalProperties:
+		return msg
+	case *kind.Pattern:
+		return fmt.Sprintf("does not match pattern '%s' (the value is secret and not shown)", k.Want)
+	default:
+		return "is invalid (the value is secret and not shown)"
+	}
 }
