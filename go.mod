@@ -4,7 +4,10 @@ go 1.26.0
 
 require (
 	github.com/fluxcd/pkg/ssa v0.78.0
+	github.com/google/go-cmp v0.7.0
+	github.com/metal3-io/baremetal-operator/apis v0.13.2
 	github.com/spf13/cobra v1.10.2
+	github.com/stmcginnis/gofish v0.26.0
 	k8s.io/api v0.37.2
 	k8s.io/apiextensions-apiserver v0.37.2
 	k8s.io/apimachinery v0.37.2
@@ -21,7 +24,6 @@ require (
 	github.com/distribution/reference v0.6.0 // indirect
 	github.com/drone/envsubst/v2 v2.0.0-20210730161058-179042472c46 // indirect
 	github.com/go-viper/mapstructure/v2 v2.4.0 // indirect
-	github.com/google/go-cmp v0.7.0 // indirect
 	github.com/google/go-github/v82 v82.0.0 // indirect
 	github.com/google/go-querystring v1.2.0 // indirect
 	github.com/onsi/gomega v1.44.0 // indirect

@@ -1,0 +1,19 @@
+// Package redfishemulator is the command line of the redfish-emulator
+// binary, on the framework of the project's other commands: --help exits
+// 0, a bad flag exits 2 with the usage, `version` prints what it was built
+// with.
+//
+// It serves the hosts of a definition file (--config) or N generated ones
+// (--hosts, --racks) until interrupted, and prints one line to standard
+// output once it listens:
+//
+//	redfish-emulator: serving N hosts at http://127.0.0.1:PORT
+//
+// which scripts and tests parse; its log (power, media, boots, Nodes,
+// refused logins) goes to standard error and never holds a password or
+// user-data. The password comes from --credentials-file, --password or
+// the definition file, in that order of precedence; --password is
+// refused on an address beyond loopback, and any such address needs
+// --tls-cert and --tls-key. --manifests writes the hosts' BareMetalHosts
+// and Secrets (mode 0600, they hold the BMC password) and keeps serving.
+package redfishemulator

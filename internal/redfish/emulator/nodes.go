@@ -1,0 +1,281 @@
+package emulator
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/airshipit/airship-go/internal/cluster/local"
+)
+
+// Node metadata the emulator sets.
+const (
+	// KwokAnnotation (value "fake") hands a Node to kwok, which marks it
+	// Ready and keeps it so.
+	KwokAnnotation = local.FakeNodeAnnotation
+	// HostAnnotation names the emulated host a Node belongs to.
+	HostAnnotation = "redfish-emulator.airshipit.org/host"
+	// PoweredOffReason is the reason of the Ready condition (False) of
+	// the Node of a host that was powered off.
+	PoweredOffReason = "PoweredOff"
+	// PoweredOnReason is the reason of the Ready condition (Unknown) the
+	// emulator leaves when a powered-off host boots again, until kwok
+	// takes over.
+	PoweredOnReason = "PoweredOn"
+)
+
+// nodeWorkers is how many Nodes are written at once.
+const nodeWorkers = 4
+
+// nodeSyncer brings each host's Node to what the host's state asks for,
+// one host at a time, retrying with backoff. It works from the latest
+// state, so a burst of changes ends in the last one.
+type nodeSyncer struct {
+	s      *Server
+	c      client.Client
+	q      workqueue.TypedRateLimitingInterface[string]
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func newNodeSyncer(s *Server, c client.Client) *nodeSyncer {
+	ctx, cancel := context.WithCancel(context.Background())
+	n := &nodeSyncer{
+		s:      s,
+		c:      c,
+		q:      workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[string](100*time.Millisecond, 30*time.Second)),
+		ctx:    ctx,
+		cancel: cancel,
+		done:   make(chan struct{}),
+	}
+	go n.run()
+	return n
+}
+
+func (n *nodeSyncer) enqueue(host string) { n.q.Add(host) }
+
+func (n *nodeSyncer) stop() {
+	n.cancel()
+	n.q.ShutDown()
+	<-n.done
+}
+
+func (n *nodeSyncer) run() {
+	defer close(n.done)
+	finished := make(chan struct{}, nodeWorkers)
+	for range nodeWorkers {
+		go func() {
+			defer func() { finished <- struct{}{} }()
+			for {
+				host, quit := n.q.Get()
+				if quit {
+					return
+				}
+				if err := n.sync(host); err != nil {
+					if n.ctx.Err() == nil {
+						n.s.logger.Printf("%s: Node: %v (retrying)", host, err)
+						n.q.AddRateLimited(host)
+					}
+				} else {
+					n.q.Forget(host)
+				}
+				n.q.Done(host)
+			}
+		}()
+	}
+	for range nodeWorkers {
+		<-finished
+	}
+}
+
+// sync applies a host's wanted Node.
+func (n *nodeSyncer) sync(hostName string) error {
+	h := n.s.byName[hostName]
+	n.s.mu.Lock()
+	want := h.st.node
+	want.labels = maps.Clone(want.labels)
+	want.stale = slices.Clone(want.stale)
+	n.s.mu.Unlock()
+	ctx, cancel := context.WithTimeout(n.ctx, 30*time.Second)
+	defer cancel()
+
+	for _, name := range want.stale {
+		if err := n.delete(ctx, name); err != nil {
+			return err
+		}
+	}
+	if len(want.stale) > 0 {
+		n.s.mu.Lock()
+		h.st.node.stale = slices.DeleteFunc(h.st.node.stale, func(s string) bool { return slices.Contains(want.stale, s) })
+		n.s.mu.Unlock()
+	}
+	switch want.state {
+	case nodeReady:
+		return n.ready(ctx, hostName, want)
+	case nodeNotReady:
+		return n.notReady(ctx, want.name)
+	case nodeAbsent:
+		return n.delete(ctx, want.name)
+	}
+	return nil
+}
+
+func (n *nodeSyncer) delete(ctx context.Context, name string) error {
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	err := n.c.Delete(ctx, node)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil
+	case err != nil:
+		return fmt.Errorf("deleting %s: %w", name, err)
+	}
+	n.s.logger.Printf("Node %s deleted", name)
+	return nil
+}
+
+// ready creates or updates the Node and hands it to kwok.
+func (n *nodeSyncer) ready(ctx context.Context, hostName string, want nodeWant) error {
+	node := &corev1.Node{}
+	err := n.c.Get(ctx, client.ObjectKey{Name: want.name}, node)
+	switch {
+	case apierrors.IsNotFound(err):
+		node = &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: want.name}}
+		setNodeMeta(node, hostName, want)
+		node.Spec.ProviderID = want.providerID
+		if err := n.c.Create(ctx, node); err != nil {
+			return fmt.Errorf("creating %s: %w", want.name, err)
+		}
+		n.s.logger.Printf("%s: Node %s created", hostName, want.name)
+	case err != nil:
+		return fmt.Errorf("reading %s: %w", want.name, err)
+	default:
+		if node.Spec.ProviderID != "" && want.providerID != "" && node.Spec.ProviderID != want.providerID {
+			// spec.providerID cannot change: a Node of another
+			// provisioning; start over.
+			if err := n.delete(ctx, want.name); err != nil {
+				return err
+			}
+			return fmt.Errorf("%s had another providerID; deleted to be created again", want.name)
+		}
+		before := node.DeepCopy()
+		setNodeMeta(node, hostName, want)
+		if node.Spec.ProviderID == "" {
+			node.Spec.ProviderID = want.providerID
+		}
+		if !equalMetaSpec(before, node) {
+			if err := n.c.Update(ctx, node); err != nil {
+				return fmt.Errorf("updating %s: %w", want.name, err)
+			}
+		}
+	}
+	before := node.DeepCopy()
+	node.Status.Addresses = nodeAddresses(want)
+	if c := readyCondition(node); c != nil && c.Status != corev1.ConditionTrue && c.Reason == PoweredOffReason {
+		setReady(node, corev1.ConditionUnknown, PoweredOnReason, "the host powered on and booted; kwok takes the Node over")
+	}
+	if !equalStatus(before, node) {
+		if err := n.c.Status().Update(ctx, node); err != nil {
+			return fmt.Errorf("updating the status of %s: %w", want.name, err)
+		}
+	}
+	return nil
+}
+
+// notReady takes the Node from kwok, then marks it not Ready.
+func (n *nodeSyncer) notReady(ctx context.Context, name string) error {
+	node := &corev1.Node{}
+	if err := n.c.Get(ctx, client.ObjectKey{Name: name}, node); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("reading %s: %w", name, err)
+	}
+	if _, ok := node.Annotations[KwokAnnotation]; ok {
+		delete(node.Annotations, KwokAnnotation)
+		if err := n.c.Update(ctx, node); err != nil {
+			return fmt.Errorf("updating %s: %w", name, err)
+		}
+	}
+	if c := readyCondition(node); c == nil || c.Status != corev1.ConditionFalse || c.Reason != PoweredOffReason {
+		setReady(node, corev1.ConditionFalse, PoweredOffReason, "the host is powered off")
+		if err := n.c.Status().Update(ctx, node); err != nil {
+			return fmt.Errorf("updating the status of %s: %w", name, err)
+		}
+		n.s.logger.Printf("Node %s not ready: host powered off", name)
+	}
+	return nil
+}
+
+func setNodeMeta(node *corev1.Node, hostName string, want nodeWant) {
+	if node.Labels == nil {
+		node.Labels = map[string]string{}
+	}
+	maps.Copy(node.Labels, map[string]string{
+		"kubernetes.io/hostname": want.name,
+		"kubernetes.io/os":       "linux",
+		"kubernetes.io/arch":     "amd64",
+		"type":                   "kwok",
+	})
+	maps.Copy(node.Labels, want.labels)
+	if node.Annotations == nil {
+		node.Annotations = map[string]string{}
+	}
+	node.Annotations[KwokAnnotation] = "fake"
+	node.Annotations[HostAnnotation] = hostName
+}
+
+func nodeAddresses(want nodeWant) []corev1.NodeAddress {
+	var out []corev1.NodeAddress
+	if want.ip != "" {
+		out = append(out, corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: want.ip})
+	}
+	return append(out, corev1.NodeAddress{Type: corev1.NodeHostName, Address: want.name})
+}
+
+func readyCondition(node *corev1.Node) *corev1.NodeCondition {
+	for i := range node.Status.Conditions {
+		if node.Status.Conditions[i].Type == corev1.NodeReady {
+			return &node.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+func setReady(node *corev1.Node, status corev1.ConditionStatus, reason, message string) {
+	now := metav1.Now()
+	c := corev1.NodeCondition{Type: corev1.NodeReady, Status: status, Reason: reason, Message: message, LastHeartbeatTime: now, LastTransitionTime: now}
+	if old := readyCondition(node); old != nil {
+		if old.Status == status {
+			c.LastTransitionTime = old.LastTransitionTime
+		}
+		*old = c
+		return
+	}
+	node.Status.Conditions = append(node.Status.Conditions, c)
+}
+
+func equalMetaSpec(a, b *corev1.Node) bool {
+	return maps.Equal(a.Labels, b.Labels) && maps.Equal(a.Annotations, b.Annotations) && a.Spec.ProviderID == b.Spec.ProviderID
+}
+
+func equalStatus(a, b *corev1.Node) bool {
+	if !slices.Equal(a.Status.Addresses, b.Status.Addresses) || len(a.Status.Conditions) != len(b.Status.Conditions) {
+		return false
+	}
+	for i := range a.Status.Conditions {
+		x, y := a.Status.Conditions[i], b.Status.Conditions[i]
+		if x.Type != y.Type || x.Status != y.Status || x.Reason != y.Reason {
+			return false
+		}
+	}
+	return true
+}

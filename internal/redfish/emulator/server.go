@@ -1,0 +1,388 @@
+package emulator
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Options are how a Server runs, beside what it serves.
+type Options struct {
+	// Target is the cluster where booted hosts get their kwok Nodes.
+	// TargetConfig is the same given as a REST config. Neither: no Nodes.
+	Target       client.Client
+	TargetConfig *rest.Config
+	// Log receives one line per state change (power, media, boot, Node)
+	// and per refused login. Never a password or user-data.
+	Log io.Writer
+	// TLSCertFile and TLSKeyFile make Start serve HTTPS.
+	TLSCertFile, TLSKeyFile string
+}
+
+// HostState is what a host's BMC has been told and what the host did.
+type HostState struct {
+	PowerOn      bool
+	BootOverride BootOverride
+	Media        Media
+	// Booted is true once a powered-on host has booted (BootDelay after
+	// power-on): from its virtual CD, or from disk once provisioned.
+	Booted bool
+	// BootedFrom is "Cd" or "Hdd" while Booted.
+	BootedFrom string
+	// Resets counts accepted ComputerSystem.Reset requests.
+	Resets int
+	// Node names the host's Node in the target cluster while the host is
+	// provisioned (booted from media and not deprovisioned since).
+	Node string
+}
+
+// BootOverride is the system's Boot property.
+type BootOverride struct {
+	// Target is BootSourceOverrideTarget: None, Pxe, Cd or Hdd.
+	Target string
+	// Enabled is BootSourceOverrideEnabled: Disabled, Once or Continuous.
+	Enabled string
+	// Mode is BootSourceOverrideMode: UEFI or Legacy.
+	Mode string
+}
+
+// Media is the host's virtual CD.
+type Media struct {
+	Inserted       bool
+	Image          string
+	WriteProtected bool
+	TransferMethod string
+	// Checksum, ChecksumType (md5, sha256, sha512, auto) and Format (raw,
+	// qcow2, vdi, vmdk, iso, live-iso) come from the request's
+	// Oem.Airship section, as UserData, NetworkData and MetaData (decoded
+	// from base64) do.
+	Checksum, ChecksumType, Format  string
+	UserData, NetworkData, MetaData []byte
+}
+
+// Fault makes a host's BMC misbehave, for tests.
+type Fault struct {
+	// Unreachable closes the connection of every request for the host
+	// (503 when the connection cannot be taken over, as with HTTP/2).
+	Unreachable bool
+	// Delay holds every request for the host this long first.
+	Delay time.Duration
+	// FailResets answers ComputerSystem.Reset with 500.
+	FailResets bool
+	// WrongCredentials answers 401 to every request for the host, even
+	// with the right credentials.
+	WrongCredentials bool
+}
+
+// Server is a running emulator.
+type Server struct {
+	cfg     Config
+	opts    Options
+	hosts   []*hostEntry
+	byName  map[string]*hostEntry
+	valid   map[string]bool // credential keys that open at least one host
+	handler http.Handler
+	logger  *lineLogger
+	tlsCert *tls.Certificate
+	nodes   *nodeSyncer
+
+	mu          sync.Mutex
+	sessions    map[string]*session // by token
+	sessionIDs  map[string]*session // by id
+	nextSession int
+	lastSweep   time.Time // of expired sessions
+	baseURL     string
+	started     bool
+	closed      bool
+	closeOnce   sync.Once
+}
+
+// hostEntry is a host and its state; st is guarded by Server.mu.
+type hostEntry struct {
+	*host
+	st hostStatus
+}
+
+// New checks cfg and returns a server for it. Call Start to serve, or use
+// Handler with a server of your own; Close (or the end of Start's
+// context) stops its timers and Node updates.
+func New(cfg Config, opts Options) (*Server, error) {
+	hosts, err := normalize(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("emulator config: %w", err)
+	}
+	s := &Server{
+		cfg:        cfg,
+		opts:       opts,
+		byName:     make(map[string]*hostEntry, len(hosts)),
+		valid:      map[string]bool{},
+		logger:     &lineLogger{w: opts.Log},
+		sessions:   map[string]*session{},
+		sessionIDs: map[string]*session{},
+	}
+	for _, h := range hosts {
+		e := &hostEntry{host: h, st: hostStatus{override: BootOverride{Target: "None", Enabled: "Disabled", Mode: "UEFI"}}}
+		s.hosts = append(s.hosts, e)
+		s.byName[h.Name] = e
+		s.valid[h.credsKey] = true
+	}
+	if (opts.TLSCertFile == "") != (opts.TLSKeyFile == "") {
+		return nil, errors.New("the TLS certificate and key go together")
+	}
+	if opts.TLSCertFile != "" {
+		cert, err := tls.LoadX509KeyPair(opts.TLSCertFile, opts.TLSKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("TLS certificate %s: %w", opts.TLSCertFile, err)
+		}
+		s.tlsCert = &cert
+	}
+	target := opts.Target
+	if target == nil && opts.TargetConfig != nil {
+		target, err = client.New(opts.TargetConfig, client.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("target cluster client: %w", err)
+		}
+	}
+	if target != nil {
+		s.nodes = newNodeSyncer(s, target)
+	}
+	s.handler = s.routes()
+	return s, nil
+}
+
+// Handler serves the Redfish API.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Hosts returns the hosts served, defaults filled in, in the config's order.
+func (s *Server) Hosts() []Host {
+	out := make([]Host, len(s.hosts))
+	for i, h := range s.hosts {
+		c := h.Host
+		c.Labels = copyMap(h.Labels)
+		c.NICs = append([]NIC(nil), h.NICs...)
+		c.Disks = append([]Disk(nil), h.Disks...)
+		out[i] = c
+	}
+	return out
+}
+
+// Credentials returns the username and password of a host's BMC.
+func (s *Server) Credentials(host string) (username, password string, ok bool) {
+	h, ok := s.byName[host]
+	if !ok {
+		return "", "", false
+	}
+	username, password = s.cfg.Username, s.cfg.Password
+	if h.Username != "" {
+		username = h.Username
+	}
+	if h.Password != "" {
+		password = h.Password
+	}
+	return username, password, true
+}
+
+// Start serves on addr (such as 127.0.0.1:0) until ctx ends and returns
+// the base URL (http://127.0.0.1:PORT, https with TLS). Beyond loopback it
+// serves only with TLS: credentials and user-data cross the network.
+func (s *Server) Start(ctx context.Context, addr string) (string, error) {
+	s.mu.Lock()
+	if s.started || s.closed {
+		s.mu.Unlock()
+		return "", errors.New("the emulator is already started or closed")
+	}
+	s.started = true
+	s.mu.Unlock()
+	if err := CheckListen(addr, s.tlsCert != nil); err != nil {
+		return "", err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", fmt.Errorf("listening on %s: %w", addr, err)
+	}
+	scheme := "http"
+	if s.tlsCert != nil {
+		scheme = "https"
+		ln = tls.NewListener(ln, &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{*s.tlsCert}})
+	}
+	tcp := ln.Addr().(*net.TCPAddr)
+	host := tcp.IP.String()
+	if tcp.IP.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	base := scheme + "://" + net.JoinHostPort(host, fmt.Sprint(tcp.Port))
+	s.mu.Lock()
+	s.baseURL = base
+	s.mu.Unlock()
+	srv := &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          log.New(s.logger, "http: ", 0),
+	}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.logger.Printf("serving: %v", err)
+		}
+	}()
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(sctx); err != nil {
+			_ = srv.Close() // requests held by a Delay fault
+		}
+		s.Close()
+	}()
+	return base, nil
+}
+
+// CheckListen refuses an address beyond loopback without TLS.
+func CheckListen(addr string, tls bool) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("listen address %q: %w", addr, err)
+	}
+	if tls || IsLoopback(host) {
+		return nil
+	}
+	return fmt.Errorf("listen address %s is not a loopback address: BMC credentials and user-data must not cross the network in clear; serve TLS", addr)
+}
+
+// IsLoopback reports whether a host part of a listen address is loopback.
+func IsLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// BaseURL is what Start returned; empty before.
+func (s *Server) BaseURL() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.baseURL
+}
+
+// Address is the BareMetalHost spec.bmc.address of a host:
+// redfish-virtualmedia+http://127.0.0.1:PORT/redfish/v1/Systems/<host>
+// (+https with TLS). Empty before Start or for an unknown host.
+func (s *Server) Address(host string) string {
+	base := s.BaseURL()
+	if base == "" || s.byName[host] == nil {
+		return ""
+	}
+	return "redfish-virtualmedia+" + base + systemsPath + "/" + host
+}
+
+// State returns a host's state.
+func (s *Server) State(host string) (HostState, bool) {
+	h, ok := s.byName[host]
+	if !ok {
+		return HostState{}, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := &h.st
+	m := st.media
+	m.UserData = clone(m.UserData)
+	m.NetworkData = clone(m.NetworkData)
+	m.MetaData = clone(m.MetaData)
+	out := HostState{
+		PowerOn:      st.power,
+		BootOverride: st.override,
+		Media:        m,
+		Booted:       st.booted,
+		BootedFrom:   st.bootedFrom,
+		Resets:       st.resets,
+	}
+	if st.provisioned {
+		out.Node = st.node.name
+	}
+	return out, true
+}
+
+// SetFault sets (replaces) a host's fault; the zero Fault clears it.
+func (s *Server) SetFault(host string, f Fault) {
+	h, ok := s.byName[host]
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	h.st.fault = f
+	s.mu.Unlock()
+	s.logger.Printf("%s: fault set: unreachable=%v delay=%s failResets=%v wrongCredentials=%v", host, f.Unreachable, f.Delay, f.FailResets, f.WrongCredentials)
+}
+
+// Close stops boot timers and Node updates. Start calls it when its
+// context ends.
+func (s *Server) Close() {
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		s.closed = true
+		for _, h := range s.hosts {
+			if h.st.timer != nil {
+				h.st.timer.Stop()
+			}
+		}
+		s.mu.Unlock()
+		if s.nodes != nil {
+			s.nodes.stop()
+		}
+	})
+}
+
+func clone(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	return append([]byte(nil), b...)
+}
+
+// redactURL drops a URL's user information and query, which may hold
+// credentials, for logs.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	u.User = nil
+	if u.RawQuery != "" {
+		u.RawQuery = "..."
+	}
+	return u.String()
+}
+
+// lineLogger writes whole lines, prefixed, to a writer that may be nil.
+type lineLogger struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lineLogger) Printf(format string, args ...any) {
+	if l.w == nil {
+		return
+	}
+	line := "redfish-emulator: " + strings.TrimRight(fmt.Sprintf(format, args...), "\n") + "\n"
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, _ = io.WriteString(l.w, line)
+}
+
+// Write lets the http.Server's error log go through the logger.
+func (l *lineLogger) Write(p []byte) (int, error) {
+	l.Printf("%s", p)
+	return len(p), nil
+}
