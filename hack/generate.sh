@@ -27,3 +27,17 @@ done
 
 # RBAC of the operators, from the +kubebuilder:rbac markers of their controllers.
 go tool controller-gen rbac:roleName=armada-operator-manager paths=./internal/armada/... output:rbac:artifacts:config=config/armada/rbac
+
+# BareMetalHost (metal3.io/v1alpha1) is the upstream type, from the module
+# github.com/metal3-io/baremetal-operator/apis: its CRD is generated from that
+# package as upstream does (its hardware types hold floats, hence
+# allowDangerousTypes). Only the kinds this project serves are kept.
+metal3_tmp="$(mktemp -d)"
+trap 'rm -rf "${metal3_tmp}"' EXIT
+go tool controller-gen crd:allowDangerousTypes=true paths=github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1 output:crd:artifacts:config="${metal3_tmp}"
+mkdir -p config/metal3/crd/bases
+rm -f config/metal3/crd/bases/*.yaml
+cp "${metal3_tmp}/metal3.io_baremetalhosts.yaml" config/metal3/crd/bases/
+
+# RBAC of the metal3 operator.
+go tool controller-gen rbac:roleName=metal3-operator-manager paths=./internal/metal3/... output:rbac:artifacts:config=config/metal3/rbac

@@ -1,0 +1,272 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	"github.com/airshipit/airship-go/internal/metal3/bmc"
+	"github.com/airshipit/airship-go/internal/metal3/provisioner"
+)
+
+// credentialsIndex indexes hosts by the name of their BMC Secret, so a
+// changed Secret wakes the hosts that use it.
+const credentialsIndex = "spec.bmc.credentialsName"
+
+// Defaults of the Reconciler's timings.
+const (
+	DefaultPowerPollInterval = time.Minute
+	DefaultMaxBackoff        = 5 * time.Minute
+	baseBackoff              = 2 * time.Second
+)
+
+// Reconciler reconciles BareMetalHosts.
+type Reconciler struct {
+	Client   client.Client
+	Factory  provisioner.Factory
+	Recorder recorder.EventRecorder
+	// Clock stamps lastUpdated and the operation history; nil is the real clock.
+	Clock clock.PassiveClock
+	// PowerPollInterval is how often a settled host's power state is read
+	// again to notice changes made behind the controller's back.
+	PowerPollInterval time.Duration
+	// MaxBackoff bounds the wait between retries of a failing step.
+	MaxBackoff time.Duration
+	// Concurrency is how many hosts are reconciled at once.
+	Concurrency int
+}
+
+// +kubebuilder:rbac:groups=metal3.io,resources=baremetalhosts,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=metal3.io,resources=baremetalhosts/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=metal3.io,resources=baremetalhosts/finalizers,verbs=update
+// BMC credentials, user-data, network-data and meta-data are Secrets the hosts name.
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// SetupWithManager registers the controller, its Secret index and watches.
+func (r *Reconciler) SetupWithManager(ctx context.Context, mgr manager.Manager, skipNameValidation bool) error {
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
+	}
+	if r.PowerPollInterval <= 0 {
+		r.PowerPollInterval = DefaultPowerPollInterval
+	}
+	if r.MaxBackoff <= 0 {
+		r.MaxBackoff = DefaultMaxBackoff
+	}
+	if r.Concurrency < 1 {
+		r.Concurrency = 1
+	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &metal3v1alpha1.BareMetalHost{}, credentialsIndex, func(o client.Object) []string {
+		h := o.(*metal3v1alpha1.BareMetalHost)
+		if h.Spec.BMC.CredentialsName == "" {
+			return nil
+		}
+		return []string{h.Spec.BMC.CredentialsName}
+	}); err != nil {
+		return fmt.Errorf("indexing BareMetalHosts by credentials Secret: %w", err)
+	}
+	skip := skipNameValidation
+	return builder.ControllerManagedBy(mgr).
+		// Status writes of the controller itself must not wake it: a
+		// failing step waits for its backoff.
+		For(&metal3v1alpha1.BareMetalHost{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.hostsOfSecret)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.Concurrency, SkipNameValidation: &skip}).
+		Named("baremetalhost").
+		Complete(r)
+}
+
+// hostsOfSecret maps a Secret to the hosts whose BMC credentials it holds.
+func (r *Reconciler) hostsOfSecret(ctx context.Context, o client.Object) []reconcile.Request {
+	var hosts metal3v1alpha1.BareMetalHostList
+	if err := r.Client.List(ctx, &hosts, client.InNamespace(o.GetNamespace()), client.MatchingFields{credentialsIndex: o.GetName()}); err != nil {
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(hosts.Items))
+	for _, h := range hosts.Items {
+		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: h.Namespace, Name: h.Name}})
+	}
+	return out
+}
+
+// Reconcile moves one host one step on.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	host := &metal3v1alpha1.BareMetalHost{}
+	if err := r.Client.Get(ctx, req.NamespacedName, host); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	logger := log.FromContext(ctx).WithValues("state", host.Status.Provisioning.State)
+	ctx = log.IntoContext(ctx, logger)
+
+	// A host moved from another cluster carries its status in an
+	// annotation: restore it before anything else looks at the status.
+	if restored, err := r.restoreStatus(ctx, host); err != nil || restored {
+		return reconcile.Result{}, err
+	}
+	if _, paused := host.Annotations[metal3v1alpha1.PausedAnnotation]; paused {
+		logger.V(1).Info("paused: not reconciling")
+		return reconcile.Result{}, nil
+	}
+	deleting := !host.DeletionTimestamp.IsZero()
+	if !deleting && !controllerutil.ContainsFinalizer(host, metal3v1alpha1.BareMetalHostFinalizer) {
+		patch := client.MergeFromWithOptions(host.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		controllerutil.AddFinalizer(host, metal3v1alpha1.BareMetalHostFinalizer)
+		if err := r.Client.Patch(ctx, host, patch); err != nil {
+			return reconcile.Result{}, fmt.Errorf("adding the finalizer: %w", err)
+		}
+	}
+	if deleting && !controllerutil.ContainsFinalizer(host, metal3v1alpha1.BareMetalHostFinalizer) {
+		return reconcile.Result{}, nil
+	}
+
+	before := host.Status.DeepCopy()
+	s := &step{r: r, host: host, ctx: ctx}
+	res := s.run(deleting)
+
+	if s.removeFinalizer {
+		patch := client.MergeFromWithOptions(host.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		controllerutil.RemoveFinalizer(host, metal3v1alpha1.BareMetalHostFinalizer)
+		if err := r.Client.Patch(ctx, host, patch); err != nil {
+			return reconcile.Result{}, client.IgnoreNotFound(fmt.Errorf("removing the finalizer: %w", err))
+		}
+		return reconcile.Result{}, nil
+	}
+	if s.clearRebootAnnotation != "" {
+		patch := client.MergeFromWithOptions(host.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		delete(host.Annotations, s.clearRebootAnnotation)
+		if err := r.Client.Patch(ctx, host, patch); err != nil {
+			return reconcile.Result{}, fmt.Errorf("removing annotation %s: %w", s.clearRebootAnnotation, err)
+		}
+	}
+	if !statusEqual(before, &host.Status) {
+		now := metav1.NewTime(r.Clock.Now())
+		host.Status.LastUpdated = &now
+		if err := r.Client.Status().Update(ctx, host); err != nil {
+			if apierrors.IsConflict(err) {
+				return reconcile.Result{Requeue: true}, nil
+			}
+			return reconcile.Result{}, fmt.Errorf("writing status: %w", err)
+		}
+		for _, e := range s.events {
+			r.event(host, e)
+		}
+		if s.stateChanged {
+			// Go straight on to the next state's handler.
+			return reconcile.Result{Requeue: true}, nil
+		}
+	}
+	return res, nil
+}
+
+// restoreStatus copies the status annotation into an empty status (a host
+// that moved between clusters), then drops the annotation.
+func (r *Reconciler) restoreStatus(ctx context.Context, host *metal3v1alpha1.BareMetalHost) (bool, error) {
+	raw, ok := host.Annotations[metal3v1alpha1.StatusAnnotation]
+	if !ok {
+		return false, nil
+	}
+	if host.Status.LastUpdated.IsZero() {
+		var st metal3v1alpha1.BareMetalHostStatus
+		if err := json.Unmarshal([]byte(raw), &st); err != nil {
+			log.FromContext(ctx).Error(err, "the status annotation is not a BareMetalHost status; ignoring it", "annotation", metal3v1alpha1.StatusAnnotation)
+		} else {
+			host.Status = st
+			if host.Status.LastUpdated.IsZero() {
+				now := metav1.NewTime(r.Clock.Now())
+				host.Status.LastUpdated = &now
+			}
+			if err := r.Client.Status().Update(ctx, host); err != nil {
+				return false, fmt.Errorf("restoring status from annotation %s: %w", metal3v1alpha1.StatusAnnotation, err)
+			}
+		}
+	}
+	patch := client.MergeFromWithOptions(host.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	delete(host.Annotations, metal3v1alpha1.StatusAnnotation)
+	if err := r.Client.Patch(ctx, host, patch); err != nil {
+		return false, fmt.Errorf("removing annotation %s: %w", metal3v1alpha1.StatusAnnotation, err)
+	}
+	return true, nil
+}
+
+// event records e on the host. Messages are built by this package and
+// never hold credentials or user-data.
+func (r *Reconciler) event(host *metal3v1alpha1.BareMetalHost, e hostEvent) {
+	if r.Recorder == nil {
+		return
+	}
+	typ := corev1.EventTypeNormal
+	if e.warning {
+		typ = corev1.EventTypeWarning
+	}
+	r.Recorder.Eventf(host, nil, typ, e.reason, e.reason, "%s", e.message)
+}
+
+// credentials reads the host's BMC Secret. A missing or incomplete Secret
+// is the host's registration error, not the controller's.
+func (r *Reconciler) credentials(ctx context.Context, host *metal3v1alpha1.BareMetalHost) (*corev1.Secret, provisioner.Credentials, error) {
+	if host.Spec.BMC.CredentialsName == "" {
+		return nil, provisioner.Credentials{}, errors.New("spec.bmc.credentialsName is empty")
+	}
+	sec := &corev1.Secret{}
+	if err := r.Client.Get(ctx, host.CredentialsKey(), sec); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, provisioner.Credentials{}, fmt.Errorf("BMC credentials Secret %s/%s (spec.bmc.credentialsName) not found", host.Namespace, host.Spec.BMC.CredentialsName)
+		}
+		return nil, provisioner.Credentials{}, fmt.Errorf("reading BMC credentials Secret %s/%s: %w", host.Namespace, host.Spec.BMC.CredentialsName, err)
+	}
+	c := provisioner.Credentials{Username: string(sec.Data["username"]), Password: string(sec.Data["password"])}
+	switch {
+	case c.Username == "":
+		return sec, c, fmt.Errorf("BMC credentials Secret %s/%s has no username", sec.Namespace, sec.Name)
+	case c.Password == "":
+		return sec, c, fmt.Errorf("BMC credentials Secret %s/%s has no password", sec.Namespace, sec.Name)
+	}
+	return sec, c, nil
+}
+
+// open parses the host's BMC address and opens its provisioner.
+func (r *Reconciler) open(ctx context.Context, host *metal3v1alpha1.BareMetalHost, c provisioner.Credentials) (provisioner.Provisioner, error) {
+	access, err := bmc.Parse(host.Spec.BMC.Address)
+	if err != nil {
+		return nil, fmt.Errorf("spec.bmc.address: %w", err)
+	}
+	return r.Factory.Open(ctx, provisioner.Target{Access: access, Credentials: c, InsecureSkipVerify: host.Spec.BMC.DisableCertificateVerification})
+}
+
+// backoff is the wait before the n-th retry of a failing step.
+func (r *Reconciler) backoff(n int) time.Duration {
+	d := baseBackoff
+	for i := 1; i < n && d < r.MaxBackoff; i++ {
+		d *= 2
+	}
+	return min(d, r.MaxBackoff)
+}
+
+// statusEqual compares statuses ignoring lastUpdated.
+func statusEqual(a, b *metal3v1alpha1.BareMetalHostStatus) bool {
+	a, b = a.DeepCopy(), b.DeepCopy()
+	a.LastUpdated, b.LastUpdated = nil, nil
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	return string(ja) == string(jb)
+}

@@ -1,0 +1,481 @@
+package controller_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr/funcr"
+	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/airshipit/airship-go/internal/metal3/operator"
+	"github.com/airshipit/airship-go/internal/redfish/emulator"
+	"github.com/airshipit/airship-go/internal/test/testenv"
+)
+
+const (
+	username = "admin"
+	password = "s3cret-BMC-password"
+)
+
+// logSink keeps every log line of the operator, to look for decisions and
+// for secrets.
+type logSink struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *logSink) add(prefix, args string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, prefix+" "+args)
+}
+
+func (l *logSink) all() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.lines, "\n")
+}
+
+// rig is a real API server, the emulator over HTTP and the operator.
+type rig struct {
+	t    *testing.T
+	c    client.Client
+	emu  *emulator.Server
+	logs *logSink
+	ns   string
+}
+
+func newRig(t *testing.T, hosts int) *rig {
+	t.Helper()
+	env := testenv.StartAPI(t, testenv.Options{CRDDirs: []string{"config/metal3/crd/bases"}, AddToScheme: []func(*runtime.Scheme) error{metal3v1alpha1.AddToScheme}})
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	emu, err := emulator.New(emulator.Config{Username: username, Password: password, Hosts: emulator.Generate(hosts, 2)}, emulator.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := emu.Start(ctx, "127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	logs := &logSink{}
+	log := funcr.New(logs.add, funcr.Options{Verbosity: 1})
+	o := operator.DefaultOptions()
+	o.LeaderElection = false
+	o.MetricsAddr, o.ProbeAddr = "0", "0"
+	o.SkipControllerNameValidation = true
+	o.PowerPollInterval = 300 * time.Millisecond
+	o.BMCTimeout = 2 * time.Second
+	mgr, err := operator.NewManager(ctx, env.Config, o, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	})
+	r := &rig{t: t, c: env.Client, emu: emu, logs: logs, ns: "metal3"}
+	if err := r.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: r.ns}}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.checkNoSecrets() })
+	return r
+}
+
+// host creates a host's BMC Secret and BareMetalHost for emulated host i.
+func (r *rig) host(i int, secretPassword string, mutate func(*metal3v1alpha1.BareMetalHost)) *metal3v1alpha1.BareMetalHost {
+	r.t.Helper()
+	name := fmt.Sprintf("host-%04d", i)
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: r.ns, Name: name + "-bmc-secret"}, Data: map[string][]byte{"username": []byte(username), "password": []byte(secretPassword)}}
+	if err := r.c.Create(context.Background(), sec); err != nil {
+		r.t.Fatal(err)
+	}
+	h := &metal3v1alpha1.BareMetalHost{
+		ObjectMeta: metav1.ObjectMeta{Namespace: r.ns, Name: name},
+		Spec: metal3v1alpha1.BareMetalHostSpec{
+			BMC:            metal3v1alpha1.BMCDetails{Address: r.emu.Address(name), CredentialsName: sec.Name},
+			BootMACAddress: "",
+		},
+	}
+	if mutate != nil {
+		mutate(h)
+	}
+	if err := r.c.Create(context.Background(), h); err != nil {
+		r.t.Fatal(err)
+	}
+	return h
+}
+
+// wait polls the host until ok says so.
+func (r *rig) wait(name, what string, ok func(h *metal3v1alpha1.BareMetalHost) bool) *metal3v1alpha1.BareMetalHost {
+	r.t.Helper()
+	h := &metal3v1alpha1.BareMetalHost{}
+	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		if err := r.c.Get(ctx, types.NamespacedName{Namespace: r.ns, Name: name}, h); err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+		return ok(h), nil
+	})
+	if err != nil {
+		st, _ := json.Marshal(h.Status)
+		r.t.Fatalf("host %s never %s: status %s", name, what, st)
+	}
+	return h
+}
+
+func (r *rig) waitState(name string, s metal3v1alpha1.ProvisioningState) *metal3v1alpha1.BareMetalHost {
+	r.t.Helper()
+	return r.wait(name, "reached "+string(s), func(h *metal3v1alpha1.BareMetalHost) bool {
+		return h.Status.Provisioning.State == s && h.Status.ErrorType == ""
+	})
+}
+
+func (r *rig) update(name string, mutate func(*metal3v1alpha1.BareMetalHost)) {
+	r.t.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		h := &metal3v1alpha1.BareMetalHost{}
+		if err := r.c.Get(ctx, types.NamespacedName{Namespace: r.ns, Name: name}, h); err != nil {
+			return false, err
+		}
+		mutate(h)
+		if err := r.c.Update(ctx, h); err != nil {
+			if apierrors.IsConflict(err) {
+				return false, nil
+			}
+			return false, err
+		}
+		return true, nil
+	})
+	if err != nil {
+		r.t.Fatalf("updating %s: %v", name, err)
+	}
+}
+
+func (r *rig) waitEmu(name, what string, ok func(emulator.HostState) bool) emulator.HostState {
+	r.t.Helper()
+	var st emulator.HostState
+	err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		var found bool
+		st, found = r.emu.State(name)
+		return found && ok(st), nil
+	})
+	if err != nil {
+		r.t.Fatalf("emulated host %s never %s: %+v", name, what, st)
+	}
+	return st
+}
+
+// checkNoSecrets greps logs, events and statuses for the BMC passwords
+// and the user-data.
+func (r *rig) checkNoSecrets() {
+	ctx := context.Background()
+	var hosts metal3v1alpha1.BareMetalHostList
+	_ = r.c.List(ctx, &hosts)
+	st, _ := json.Marshal(hosts)
+	var evs eventsv1.EventList
+	_ = r.c.List(ctx, &evs)
+	ev, _ := json.Marshal(evs)
+	for _, secret := range []string{password, "wrong-password", userData} {
+		for what, text := range map[string]string{"logs": r.logs.all(), "events": string(ev), "hosts": string(st)} {
+			if strings.Contains(text, secret) {
+				r.t.Errorf("the %s show a secret (%q)", what, secret)
+			}
+		}
+	}
+}
+
+const userData = "#cloud-config\nruncmd: [echo user-data-SECRET]\n"
+
+func (r *rig) provisionOn(name string) {
+	r.t.Helper()
+	ctx := context.Background()
+	for _, s := range []*corev1.Secret{
+		{ObjectMeta: metav1.ObjectMeta{Namespace: r.ns, Name: name + "-user-data"}, Data: map[string][]byte{"userData": []byte(userData)}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: r.ns, Name: name + "-meta-data"}, Data: map[string][]byte{"metaData": []byte(`{"local-hostname": "` + name + `"}`)}},
+	} {
+		if err := r.c.Create(ctx, s); err != nil && !apierrors.IsAlreadyExists(err) {
+			r.t.Fatal(err)
+		}
+	}
+	r.update(name, func(h *metal3v1alpha1.BareMetalHost) {
+		h.Spec.Online = true
+		h.Spec.Image = &metal3v1alpha1.Image{URL: "http://172.22.0.1/images/" + name + ".img", Checksum: "http://172.22.0.1/images/" + name + ".img.md5sum", ChecksumType: metal3v1alpha1.MD5}
+		h.Spec.UserData = &corev1.SecretReference{Name: name + "-user-data"}
+		h.Spec.MetaData = &corev1.SecretReference{Name: name + "-meta-data"}
+	})
+}
+
+// TestLifecycle walks one host through every state: registering,
+// inspecting, preparing, available, provisioning, provisioned,
+// deprovisioning, available again, provisioned again, then deleted through
+// deprovisioning, powering off before delete and deleting.
+func TestLifecycle(t *testing.T) {
+	r := newRig(t, 2)
+	r.host(0, password, nil)
+	h := r.waitState("host-0000", metal3v1alpha1.StateAvailable)
+
+	// Registered with the Secret it was given, inspected from the BMC.
+	if h.Status.GoodCredentials.Reference == nil || h.Status.GoodCredentials.Reference.Name != "host-0000-bmc-secret" || h.Status.GoodCredentials.Version == "" {
+		t.Errorf("goodCredentials %+v", h.Status.GoodCredentials)
+	}
+	if h.Status.TriedCredentials != h.Status.GoodCredentials && h.Status.TriedCredentials.Version != h.Status.GoodCredentials.Version {
+		t.Errorf("triedCredentials %+v, goodCredentials %+v", h.Status.TriedCredentials, h.Status.GoodCredentials)
+	}
+	if h.Status.OperationalStatus != metal3v1alpha1.OperationalStatusOK || h.Status.PoweredOn {
+		t.Errorf("operationalStatus %q poweredOn %v", h.Status.OperationalStatus, h.Status.PoweredOn)
+	}
+	oh := h.Status.OperationHistory
+	if oh.Register.Start.IsZero() || oh.Register.End.IsZero() || oh.Inspect.Start.IsZero() || oh.Inspect.End.IsZero() || oh.Inspect.End.Before(&oh.Register.Start) {
+		t.Errorf("operationHistory %+v", oh)
+	}
+	want := emulator.Generate(2, 2)[0]
+	hw := h.Status.HardwareDetails
+	if hw == nil {
+		t.Fatal("no status.hardware")
+	}
+	if hw.CPU.Count != want.CPUs || hw.RAMMebibytes != want.MemoryMiB || len(hw.NIC) != len(want.NICs) || !strings.EqualFold(hw.NIC[0].MAC, want.NICs[0].MAC) || len(hw.Storage) != len(want.Disks) {
+		t.Errorf("hardware %+v does not match the emulator's inventory %+v", hw, want)
+	}
+	if h.Status.HardwareProfile != "unknown" {
+		t.Errorf("hardwareProfile %q", h.Status.HardwareProfile)
+	}
+	if !slices.Contains(h.Finalizers, metal3v1alpha1.BareMetalHostFinalizer) {
+		t.Errorf("finalizers %v", h.Finalizers)
+	}
+
+	// Provisioning: the BMC sees the image, checksum and user-data.
+	r.provisionOn("host-0000")
+	h = r.waitState("host-0000", metal3v1alpha1.StateProvisioned)
+	st := r.waitEmu("host-0000", "booted the image", func(s emulator.HostState) bool { return s.PowerOn && s.Media.Inserted })
+	if st.Media.Image != "http://172.22.0.1/images/host-0000.img" || st.Media.Checksum != "http://172.22.0.1/images/host-0000.img.md5sum" || st.Media.ChecksumType != "md5" || string(st.Media.UserData) != userData || !strings.Contains(string(st.Media.MetaData), "host-0000") {
+		t.Errorf("the BMC got %+v", st.Media)
+	}
+	if h.Status.Provisioning.Image.URL != "http://172.22.0.1/images/host-0000.img" || h.Status.Provisioning.ID != string(h.UID) || !h.Status.PoweredOn {
+		t.Errorf("provisioning status %+v poweredOn %v", h.Status.Provisioning, h.Status.PoweredOn)
+	}
+	if h.Status.OperationHistory.Provision.End.IsZero() {
+		t.Error("no provision end time")
+	}
+
+	// The reboot annotation reboots once and goes away.
+	resets := st.Resets
+	r.update("host-0000", func(h *metal3v1alpha1.BareMetalHost) {
+		metav1.SetMetaDataAnnotation(&h.ObjectMeta, metal3v1alpha1.RebootAnnotationPrefix, `{"mode":"hard"}`)
+	})
+	r.wait("host-0000", "dropped the reboot annotation", func(h *metal3v1alpha1.BareMetalHost) bool {
+		_, ok := h.Annotations[metal3v1alpha1.RebootAnnotationPrefix]
+		return !ok
+	})
+	if st := r.waitEmu("host-0000", "was reset", func(s emulator.HostState) bool { return s.Resets > resets }); !st.PowerOn {
+		t.Error("the host is off after a reboot")
+	}
+
+	// online: false powers off a provisioned host and keeps it provisioned.
+	r.update("host-0000", func(h *metal3v1alpha1.BareMetalHost) { h.Spec.Online = false })
+	r.wait("host-0000", "powered off", func(h *metal3v1alpha1.BareMetalHost) bool { return !h.Status.PoweredOn })
+	r.waitEmu("host-0000", "powered off", func(s emulator.HostState) bool { return !s.PowerOn })
+	r.update("host-0000", func(h *metal3v1alpha1.BareMetalHost) { h.Spec.Online = true })
+	r.wait("host-0000", "powered on", func(h *metal3v1alpha1.BareMetalHost) bool { return h.Status.PoweredOn })
+
+	// Taking the image away deprovisions: media ejected, host off, available.
+	// online goes false with it: an available host that is online is
+	// powered on again, as upstream's are.
+	r.update("host-0000", func(h *metal3v1alpha1.BareMetalHost) { h.Spec.Image = nil; h.Spec.Online = false })
+	h = r.waitState("host-0000", metal3v1alpha1.StateAvailable)
+	if st := r.waitEmu("host-0000", "ejected and off", func(s emulator.HostState) bool { return !s.PowerOn && !s.Media.Inserted }); st.Media.Image != "" {
+		t.Errorf("media after deprovisioning %+v", st.Media)
+	}
+	if h.Status.Provisioning.Image.URL != "" || h.Status.OperationHistory.Deprovision.End.IsZero() {
+		t.Errorf("after deprovisioning: provisioning %+v history %+v", h.Status.Provisioning, h.Status.OperationHistory.Deprovision)
+	}
+
+	// Deleting a provisioned host deprovisions it first.
+	r.provisionOn("host-0000")
+	r.waitState("host-0000", metal3v1alpha1.StateProvisioned)
+	r.waitEmu("host-0000", "booted again", func(s emulator.HostState) bool { return s.PowerOn && s.Media.Inserted })
+	if err := r.c.Delete(context.Background(), &metal3v1alpha1.BareMetalHost{ObjectMeta: metav1.ObjectMeta{Namespace: r.ns, Name: "host-0000"}}); err != nil {
+		t.Fatal(err)
+	}
+	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		err := r.c.Get(ctx, types.NamespacedName{Namespace: r.ns, Name: "host-0000"}, &metal3v1alpha1.BareMetalHost{})
+		return apierrors.IsNotFound(err), nil
+	})
+	if err != nil {
+		t.Fatal("the deleted host never went away")
+	}
+	if st, _ := r.emu.State("host-0000"); st.PowerOn || st.Media.Inserted {
+		t.Errorf("a deleted host was left %+v", st)
+	}
+	// The states it went through, from the controller's own log.
+	var seen []string
+	for _, l := range strings.Split(r.logs.all(), "\n") {
+		if strings.Contains(l, "state changed") && strings.Contains(l, "host-0000") {
+			// "to"="<state>": states may hold spaces.
+			if _, rest, ok := strings.Cut(l, `"to"="`); ok {
+				state, _, _ := strings.Cut(rest, `"`)
+				seen = append(seen, state)
+			}
+		}
+	}
+	for _, s := range []metal3v1alpha1.ProvisioningState{metal3v1alpha1.StateRegistering, metal3v1alpha1.StateInspecting, metal3v1alpha1.StatePreparing, metal3v1alpha1.StateAvailable, metal3v1alpha1.StateProvisioning, metal3v1alpha1.StateProvisioned, metal3v1alpha1.StateDeprovisioning, metal3v1alpha1.StatePoweringOffBeforeDelete, metal3v1alpha1.StateDeleting} {
+		if !slices.Contains(seen, string(s)) {
+			t.Errorf("never went through %q (went through %v)", s, seen)
+		}
+	}
+}
+
+// TestWrongCredentialsThenFixed: a registration error naming the problem,
+// then recovery once the Secret is fixed.
+func TestWrongCredentialsThenFixed(t *testing.T) {
+	r := newRig(t, 1)
+	r.host(0, "wrong-password", nil)
+	h := r.wait("host-0000", "failed to register", func(h *metal3v1alpha1.BareMetalHost) bool {
+		return h.Status.ErrorType == metal3v1alpha1.RegistrationError
+	})
+	if h.Status.OperationalStatus != metal3v1alpha1.OperationalStatusError || !strings.Contains(h.Status.ErrorMessage, "credentials") || h.Status.ErrorCount < 1 {
+		t.Errorf("status %+v", h.Status)
+	}
+	if h.Status.GoodCredentials.Reference != nil || h.Status.TriedCredentials.Reference == nil {
+		t.Errorf("tried %+v good %+v", h.Status.TriedCredentials, h.Status.GoodCredentials)
+	}
+	sec := &corev1.Secret{}
+	if err := r.c.Get(context.Background(), types.NamespacedName{Namespace: r.ns, Name: "host-0000-bmc-secret"}, sec); err != nil {
+		t.Fatal(err)
+	}
+	sec.Data["password"] = []byte(password)
+	if err := r.c.Update(context.Background(), sec); err != nil {
+		t.Fatal(err)
+	}
+	h = r.waitState("host-0000", metal3v1alpha1.StateAvailable)
+	if h.Status.ErrorMessage != "" || h.Status.ErrorCount != 0 || h.Status.GoodCredentials.Version != sec.ResourceVersion && h.Status.GoodCredentials.Version == "" {
+		t.Errorf("status after the fix %+v", h.Status)
+	}
+}
+
+// TestUnsupportedScheme: the seed's ipmi:// address is a registration
+// error naming the scheme and the supported ones.
+func TestUnsupportedScheme(t *testing.T) {
+	r := newRig(t, 1)
+	r.host(0, password, func(h *metal3v1alpha1.BareMetalHost) { h.Spec.BMC.Address = "ipmi://192.168.111.1:6231" })
+	h := r.wait("host-0000", "failed to register", func(h *metal3v1alpha1.BareMetalHost) bool {
+		return h.Status.ErrorType == metal3v1alpha1.RegistrationError
+	})
+	if !strings.Contains(h.Status.ErrorMessage, `"ipmi"`) || !strings.Contains(h.Status.ErrorMessage, "redfish-virtualmedia+http://") {
+		t.Errorf("errorMessage %q", h.Status.ErrorMessage)
+	}
+}
+
+// TestUnreachableMidProvisioning: the BMC goes away while a host is being
+// provisioned: error state, then recovery when it is back.
+func TestUnreachableMidProvisioning(t *testing.T) {
+	r := newRig(t, 1)
+	r.host(0, password, nil)
+	r.waitState("host-0000", metal3v1alpha1.StateAvailable)
+	r.emu.SetFault("host-0000", emulator.Fault{Unreachable: true})
+	r.provisionOn("host-0000")
+	h := r.wait("host-0000", "failed to provision", func(h *metal3v1alpha1.BareMetalHost) bool {
+		return h.Status.ErrorType != "" && h.Status.Provisioning.State == metal3v1alpha1.StateProvisioning
+	})
+	if h.Status.OperationalStatus != metal3v1alpha1.OperationalStatusError || !strings.Contains(h.Status.ErrorMessage, "unreachable") {
+		t.Errorf("status %+v", h.Status)
+	}
+	r.emu.SetFault("host-0000", emulator.Fault{})
+	r.waitState("host-0000", metal3v1alpha1.StateProvisioned)
+	r.waitEmu("host-0000", "booted", func(s emulator.HostState) bool { return s.PowerOn && s.Media.Inserted })
+}
+
+// TestPausedAndDetached: a paused host is not touched at all; a detached
+// one is marked detached and its BMC left alone, deletion included.
+func TestPausedAndDetached(t *testing.T) {
+	r := newRig(t, 2)
+	r.host(0, password, func(h *metal3v1alpha1.BareMetalHost) {
+		h.Annotations = map[string]string{metal3v1alpha1.PausedAnnotation: ""}
+		h.Spec.Online = true
+	})
+	r.host(1, password, func(h *metal3v1alpha1.BareMetalHost) { h.Spec.Online = true })
+	r.waitState("host-0001", metal3v1alpha1.StateAvailable)
+	r.waitEmu("host-0001", "powered on", func(s emulator.HostState) bool { return s.PowerOn })
+	// The controller's decision for the paused host, from its log.
+	if err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		return strings.Contains(r.logs.all(), "paused: not reconciling") && strings.Contains(r.logs.all(), "host-0000"), nil
+	}); err != nil {
+		t.Fatal("the paused host was never looked at")
+	}
+	h := &metal3v1alpha1.BareMetalHost{}
+	if err := r.c.Get(context.Background(), types.NamespacedName{Namespace: r.ns, Name: "host-0000"}, h); err != nil {
+		t.Fatal(err)
+	}
+	if h.Status.Provisioning.State != "" || len(h.Finalizers) != 0 {
+		t.Errorf("a paused host was changed: %+v finalizers %v", h.Status, h.Finalizers)
+	}
+	if st, _ := r.emu.State("host-0000"); st.PowerOn || st.Resets != 0 {
+		t.Errorf("a paused host's BMC was used: %+v", st)
+	}
+	// Unpausing lets it go on.
+	r.update("host-0000", func(h *metal3v1alpha1.BareMetalHost) { delete(h.Annotations, metal3v1alpha1.PausedAnnotation) })
+	r.waitState("host-0000", metal3v1alpha1.StateAvailable)
+	r.waitEmu("host-0000", "powered on", func(s emulator.HostState) bool { return s.PowerOn })
+
+	// Detached: status says so; power is left as it is, even on delete
+	// (which would power a managed host off).
+	r.update("host-0001", func(h *metal3v1alpha1.BareMetalHost) {
+		metav1.SetMetaDataAnnotation(&h.ObjectMeta, metal3v1alpha1.DetachedAnnotation, "")
+	})
+	r.wait("host-0001", "detached", func(h *metal3v1alpha1.BareMetalHost) bool {
+		return h.Status.OperationalStatus == metal3v1alpha1.OperationalStatusDetached
+	})
+	if err := r.c.Delete(context.Background(), &metal3v1alpha1.BareMetalHost{ObjectMeta: metav1.ObjectMeta{Namespace: r.ns, Name: "host-0001"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		return apierrors.IsNotFound(r.c.Get(ctx, types.NamespacedName{Namespace: r.ns, Name: "host-0001"}, &metal3v1alpha1.BareMetalHost{})), nil
+	}); err != nil {
+		t.Fatal("a deleted detached host was kept")
+	}
+	if after, _ := r.emu.State("host-0001"); !after.PowerOn {
+		t.Error("a detached host was powered off on delete")
+	}
+}
+
+// TestStatusAnnotationRestored: a host moved from another cluster gets its
+// status back from the status annotation and carries on from there.
+func TestStatusAnnotationRestored(t *testing.T) {
+	r := newRig(t, 1)
+	moved := metal3v1alpha1.BareMetalHostStatus{
+		OperationalStatus: metal3v1alpha1.OperationalStatusOK,
+		HardwareProfile:   "unknown",
+		HardwareDetails:   &metal3v1alpha1.HardwareDetails{Hostname: "from-the-old-cluster"},
+		Provisioning:      metal3v1alpha1.ProvisionStatus{State: metal3v1alpha1.StateAvailable},
+	}
+	raw, err := json.Marshal(moved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.host(0, password, func(h *metal3v1alpha1.BareMetalHost) {
+		h.Annotations = map[string]string{metal3v1alpha1.StatusAnnotation: string(raw)}
+	})
+	h := r.wait("host-0000", "restored and registered", func(h *metal3v1alpha1.BareMetalHost) bool {
+		_, ann := h.Annotations[metal3v1alpha1.StatusAnnotation]
+		return !ann && h.Status.GoodCredentials.Reference != nil && h.Status.Provisioning.State == metal3v1alpha1.StateAvailable
+	})
+	if h.Status.HardwareDetails == nil || h.Status.HardwareDetails.Hostname != "from-the-old-cluster" || !h.Status.OperationHistory.Inspect.Start.IsZero() {
+		t.Errorf("the moved status was not kept (re-inspected?): %+v", h.Status)
+	}
+}

@@ -1,0 +1,7 @@
+package controller
+
+import "k8s.io/apimachinery/pkg/types"
+
+func clientKey(namespace, name string) types.NamespacedName {
+	return types.NamespacedName{Namespace: namespace, Name: name}
+}

@@ -1,0 +1,526 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+
+	"fmt"
+	"strings"
+
+	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/airshipit/airship-go/internal/metal3/provisioner"
+)
+
+// hostEvent is an event to record once the status is written.
+type hostEvent struct {
+	reason, message string
+	warning         bool
+}
+
+// step is one reconcile of one host: the handlers change host.Status and
+// say what Reconcile must do besides writing it.
+type step struct {
+	r    *Reconciler
+	host *metal3v1alpha1.BareMetalHost
+	ctx  context.Context
+	prov provisioner.Provisioner
+
+	events                []hostEvent
+	stateChanged          bool
+	removeFinalizer       bool
+	clearRebootAnnotation string
+}
+
+// run dispatches on the host's state. Deleting hosts go through
+// deprovisioning and powering off before they are let go.
+func (s *step) run(deleting bool) reconcile.Result {
+	h := s.host
+	st := &h.Status
+
+	if _, detached := h.Annotations[metal3v1alpha1.DetachedAnnotation]; detached {
+		// Detached: no BMC action at all, deletion included.
+		if deleting {
+			s.removeFinalizer = true
+			return reconcile.Result{}
+		}
+		if st.OperationalStatus != metal3v1alpha1.OperationalStatusDetached {
+			st.OperationalStatus = metal3v1alpha1.OperationalStatusDetached
+			s.event("Detached", "the detached annotation is set: the host is not managed", false)
+		}
+		return reconcile.Result{}
+	}
+	if st.OperationalStatus == metal3v1alpha1.OperationalStatusDetached {
+		// The annotation is gone: manage the host again from where it was.
+		st.OperationalStatus = metal3v1alpha1.OperationalStatusOK
+		if st.ErrorType != "" {
+			st.OperationalStatus = metal3v1alpha1.OperationalStatusError
+		}
+	}
+
+	if deleting {
+		return s.runDeleting()
+	}
+
+	switch st.Provisioning.State {
+	case metal3v1alpha1.StateNone, metal3v1alpha1.StateUnmanaged:
+		return s.handleUnmanaged()
+	}
+	// Every managed state needs working credentials; a changed Secret is
+	// tried again from registering, as upstream.
+	if res, ok := s.connect(); !ok {
+		return res
+	}
+	switch st.Provisioning.State {
+	case metal3v1alpha1.StateRegistering:
+		return s.handleRegistering()
+	case metal3v1alpha1.StateInspecting:
+		return s.handleInspecting()
+	case metal3v1alpha1.StatePreparing, metal3v1alpha1.StateMatchProfile, metal3v1alpha1.StateReady:
+		return s.handlePreparing()
+	case metal3v1alpha1.StateAvailable:
+		return s.handleAvailable()
+	case metal3v1alpha1.StateProvisioning:
+		return s.handleProvisioning()
+	case metal3v1alpha1.StateProvisioned, metal3v1alpha1.StateExternallyProvisioned:
+		return s.handleProvisioned()
+	case metal3v1alpha1.StateDeprovisioning:
+		return s.handleDeprovisioning(false)
+	default:
+		s.setError(metal3v1alpha1.RegistrationError, fmt.Sprintf("unknown provisioning state %q", st.Provisioning.State))
+		return reconcile.Result{}
+	}
+}
+
+// runDeleting takes a deleted host through deprovisioning (when it was
+// provisioned), powering off before delete and deleting.
+func (s *step) runDeleting() reconcile.Result {
+	st := &s.host.Status
+	switch st.Provisioning.State {
+	case metal3v1alpha1.StateNone, metal3v1alpha1.StateUnmanaged, metal3v1alpha1.StateDeleting:
+		s.removeFinalizer = true
+		return reconcile.Result{}
+	}
+	if st.GoodCredentials.Reference == nil {
+		// Never registered: nothing on the BMC to undo.
+		s.setState(metal3v1alpha1.StateDeleting)
+		s.removeFinalizer = true
+		return reconcile.Result{}
+	}
+	if res, ok := s.connect(); !ok {
+		return res
+	}
+	switch st.Provisioning.State {
+	case metal3v1alpha1.StateProvisioning, metal3v1alpha1.StateProvisioned:
+		s.setState(metal3v1alpha1.StateDeprovisioning)
+		return reconcile.Result{}
+	case metal3v1alpha1.StateDeprovisioning:
+		return s.handleDeprovisioning(true)
+	case metal3v1alpha1.StatePoweringOffBeforeDelete:
+		if err := s.prov.PowerOff(s.ctx, true); err != nil {
+			return s.fail(metal3v1alpha1.PowerManagementError, "powering off before delete", err)
+		}
+		st.PoweredOn = false
+		s.clearError()
+		s.setState(metal3v1alpha1.StateDeleting)
+		s.removeFinalizer = true
+		return reconcile.Result{}
+	default:
+		s.setState(metal3v1alpha1.StatePoweringOffBeforeDelete)
+		return reconcile.Result{}
+	}
+}
+
+// handleUnmanaged waits for BMC details, then starts registering.
+func (s *step) handleUnmanaged() reconcile.Result {
+	h := s.host
+	if !h.HasBMCDetails() {
+		if h.Status.Provisioning.State != metal3v1alpha1.StateUnmanaged || h.Status.OperationalStatus != metal3v1alpha1.OperationalStatusDiscovered {
+			h.Status.OperationalStatus = metal3v1alpha1.OperationalStatusDiscovered
+			s.setState(metal3v1alpha1.StateUnmanaged)
+		}
+		return reconcile.Result{}
+	}
+	if h.Status.OperationalStatus == "" || h.Status.OperationalStatus == metal3v1alpha1.OperationalStatusDiscovered {
+		h.Status.OperationalStatus = metal3v1alpha1.OperationalStatusOK
+	}
+	s.start(metal3v1alpha1.StateRegistering)
+	return reconcile.Result{}
+}
+
+// connect resolves the credentials and opens the provisioner. New or
+// changed credentials are registered before anything else happens.
+func (s *step) connect() (reconcile.Result, bool) {
+	h := s.host
+	sec, creds, err := s.r.credentials(s.ctx, h)
+	if sec != nil {
+		h.UpdateTriedCredentials(*sec)
+	}
+	if err != nil {
+		return s.fail(s.registrationErrorType(), "reading the BMC credentials", err), false
+	}
+	prov, err := s.r.open(s.ctx, h, creds)
+	if err != nil {
+		return s.fail(s.registrationErrorType(), "opening the BMC", err), false
+	}
+	s.prov = prov
+	good := h.Status.GoodCredentials
+	if good.Reference == nil || good.Reference.Name != sec.Name || good.Version != sec.ResourceVersion {
+		if err := prov.Register(s.ctx); err != nil {
+			return s.fail(s.registrationErrorType(), "registering with the BMC", err), false
+		}
+		h.UpdateGoodCredentials(*sec)
+		if isRegistrationError(h.Status.ErrorType) {
+			s.clearError()
+		}
+		s.event("BMCAccessValidated", "the BMC accepted the credentials", false)
+	}
+	return reconcile.Result{}, true
+}
+
+func (s *step) registrationErrorType() metal3v1alpha1.ErrorType {
+	if s.host.WasProvisioned() {
+		return metal3v1alpha1.ProvisionedRegistrationError
+	}
+	return metal3v1alpha1.RegistrationError
+}
+
+func isRegistrationError(t metal3v1alpha1.ErrorType) bool {
+	return t == metal3v1alpha1.RegistrationError || t == metal3v1alpha1.ProvisionedRegistrationError
+}
+
+// handleRegistering: connect registered the credentials; move on to
+// inspection, or straight to externally provisioned or preparing.
+func (s *step) handleRegistering() reconcile.Result {
+	h := s.host
+	s.finish(metal3v1alpha1.StateRegistering)
+	s.clearError()
+	s.event("Registered", "registered with the BMC", false)
+	switch {
+	case h.Spec.ExternallyProvisioned:
+		s.setState(metal3v1alpha1.StateExternallyProvisioned)
+	case h.NeedsHardwareInspection():
+		s.start(metal3v1alpha1.StateInspecting)
+	default:
+		s.setState(metal3v1alpha1.StatePreparing)
+	}
+	return reconcile.Result{}
+}
+
+// handleInspecting reads the inventory into status.hardware.
+func (s *step) handleInspecting() reconcile.Result {
+	h := s.host
+	hw, err := s.prov.Inspect(s.ctx)
+	if err != nil {
+		return s.fail(metal3v1alpha1.InspectionError, "inspecting", err)
+	}
+	h.Status.HardwareDetails = hw
+	h.SetHardwareProfile("unknown")
+	s.finish(metal3v1alpha1.StateInspecting)
+	s.clearError()
+	s.event("InspectionComplete", "hardware inventory read from the BMC", false)
+	s.setState(metal3v1alpha1.StatePreparing)
+	return reconcile.Result{}
+}
+
+// handlePreparing has nothing to apply (no RAID or firmware settings
+// through Redfish here) and records the boot mode the host will use.
+func (s *step) handlePreparing() reconcile.Result {
+	h := s.host
+	h.Status.Provisioning.BootMode = h.BootMode()
+	h.Status.Provisioning.RootDeviceHints = h.Spec.RootDeviceHints.DeepCopy()
+	s.clearError()
+	s.setState(metal3v1alpha1.StateAvailable)
+	return reconcile.Result{}
+}
+
+// handleAvailable starts provisioning when an image is set and the host is
+// to be online; otherwise it keeps the power as spec.online asks.
+func (s *step) handleAvailable() reconcile.Result {
+	h := s.host
+	if h.Spec.ExternallyProvisioned {
+		s.setState(metal3v1alpha1.StateExternallyProvisioned)
+		return reconcile.Result{}
+	}
+	if h.NeedsProvisioning() {
+		s.start(metal3v1alpha1.StateProvisioning)
+		return reconcile.Result{}
+	}
+	return s.managePower()
+}
+
+// handleProvisioning boots the image from virtual media with the host's
+// user-data, network-data and meta-data, then checks the BMC has it.
+func (s *step) handleProvisioning() reconcile.Result {
+	h := s.host
+	if h.Spec.Image == nil || h.Spec.Image.URL == "" {
+		// The image was taken away before it was written: undo.
+		s.setState(metal3v1alpha1.StateDeprovisioning)
+		return reconcile.Result{}
+	}
+	media, err := s.bootMedia()
+	if err != nil {
+		return s.fail(metal3v1alpha1.ProvisioningError, "reading the host's data Secrets", err)
+	}
+	state, err := s.prov.Media(s.ctx)
+	if err != nil {
+		return s.fail(metal3v1alpha1.ProvisioningError, "reading the virtual media", err)
+	}
+	if !state.Inserted || state.Image != media.Image.URL {
+		if err := s.prov.Boot(s.ctx, media); err != nil {
+			return s.fail(metal3v1alpha1.ProvisioningError, "booting the image from virtual media", err)
+		}
+	}
+	power, err := s.prov.PowerState(s.ctx)
+	if err != nil {
+		return s.fail(metal3v1alpha1.ProvisioningError, "reading the power state", err)
+	}
+	if power != provisioner.PowerOn {
+		if err := s.prov.PowerOn(s.ctx); err != nil {
+			return s.fail(metal3v1alpha1.ProvisioningError, "powering on", err)
+		}
+	}
+	h.Status.PoweredOn = true
+	h.Status.Provisioning.Image = *h.Spec.Image.DeepCopy()
+	h.Status.Provisioning.ID = string(h.UID)
+	h.Status.Provisioning.CustomDeploy = h.Spec.CustomDeploy.DeepCopy()
+	s.finish(metal3v1alpha1.StateProvisioning)
+	s.clearError()
+	s.event("ProvisioningComplete", "image "+h.Spec.Image.URL+" booted", false)
+	s.setState(metal3v1alpha1.StateProvisioned)
+	return reconcile.Result{}
+}
+
+// handleProvisioned keeps the power as asked and deprovisions when the
+// image is taken away.
+func (s *step) handleProvisioned() reconcile.Result {
+	h := s.host
+	if h.Status.Provisioning.State == metal3v1alpha1.StateProvisioned && (h.Spec.Image == nil || h.Spec.Image.URL == "") && h.Spec.CustomDeploy == nil {
+		s.start(metal3v1alpha1.StateDeprovisioning)
+		return reconcile.Result{}
+	}
+	if h.Status.Provisioning.State == metal3v1alpha1.StateExternallyProvisioned && !h.Spec.ExternallyProvisioned {
+		s.setState(metal3v1alpha1.StatePreparing)
+		return reconcile.Result{}
+	}
+	return s.managePower()
+}
+
+// handleDeprovisioning ejects the media and powers off. Automated cleaning
+// ("metadata") has no disk to wipe over Redfish alone: the host's image is
+// only ever on virtual media here, so ejecting it is the cleaning.
+func (s *step) handleDeprovisioning(deleting bool) reconcile.Result {
+	h := s.host
+	if h.OperationMetricForState(metal3v1alpha1.StateDeprovisioning).Start.IsZero() {
+		s.startMetric(metal3v1alpha1.StateDeprovisioning)
+	}
+	if err := s.prov.EjectMedia(s.ctx); err != nil {
+		return s.fail(metal3v1alpha1.ProvisioningError, "ejecting the virtual media", err)
+	}
+	if err := s.prov.PowerOff(s.ctx, true); err != nil {
+		return s.fail(metal3v1alpha1.PowerManagementError, "powering off", err)
+	}
+	h.Status.PoweredOn = false
+	h.Status.Provisioning.Image = metal3v1alpha1.Image{}
+	h.Status.Provisioning.CustomDeploy = nil
+	h.Status.Provisioning.ID = ""
+	s.finish(metal3v1alpha1.StateDeprovisioning)
+	s.clearError()
+	s.event("DeprovisioningComplete", "virtual media ejected and host powered off", false)
+	if deleting {
+		s.setState(metal3v1alpha1.StatePoweringOffBeforeDelete)
+	} else {
+		s.setState(metal3v1alpha1.StateAvailable)
+	}
+	return reconcile.Result{}
+}
+
+// managePower makes the power state what spec.online and the reboot
+// annotations ask: an unsuffixed reboot annotation reboots once and is
+// removed; a suffixed one keeps the host off until it is removed.
+func (s *step) managePower() reconcile.Result {
+	h := s.host
+	power, err := s.prov.PowerState(s.ctx)
+	if err != nil {
+		return s.fail(metal3v1alpha1.PowerManagementError, "reading the power state", err)
+	}
+	h.Status.PoweredOn = power == provisioner.PowerOn
+	want, rebootNow, force, keepOff := h.Spec.Online, "", false, false
+	for k, v := range h.Annotations {
+		if k != metal3v1alpha1.RebootAnnotationPrefix && !strings.HasPrefix(k, metal3v1alpha1.RebootAnnotationPrefix+"/") {
+			continue
+		}
+		var args metal3v1alpha1.RebootAnnotationArguments
+		if v != "" {
+			if err := json.Unmarshal([]byte(v), &args); err != nil {
+				log.FromContext(s.ctx).Info("ignoring a reboot annotation that is not JSON", "annotation", k)
+			}
+		}
+		force = force || args.Mode == metal3v1alpha1.RebootModeHard || args.Force
+		if k == metal3v1alpha1.RebootAnnotationPrefix {
+			rebootNow = k
+		} else {
+			keepOff = true
+		}
+	}
+	if keepOff {
+		want = false
+	}
+	switch {
+	case rebootNow != "" && !keepOff:
+		if err := s.prov.Reboot(s.ctx, force); err != nil {
+			return s.fail(metal3v1alpha1.PowerManagementError, "rebooting", err)
+		}
+		h.Status.PoweredOn = h.Spec.Online
+		if !h.Spec.Online {
+			if err := s.prov.PowerOff(s.ctx, force); err != nil {
+				return s.fail(metal3v1alpha1.PowerManagementError, "powering off after the reboot", err)
+			}
+		}
+		s.clearRebootAnnotation = rebootNow
+		s.event("Rebooted", "rebooted as the "+metal3v1alpha1.RebootAnnotationPrefix+" annotation asked", false)
+	case want && power != provisioner.PowerOn:
+		if err := s.prov.PowerOn(s.ctx); err != nil {
+			return s.fail(metal3v1alpha1.PowerManagementError, "powering on", err)
+		}
+		h.Status.PoweredOn = true
+		s.event("PowerOn", "host powered on", false)
+	case !want && power == provisioner.PowerOn:
+		if err := s.prov.PowerOff(s.ctx, force); err != nil {
+			return s.fail(metal3v1alpha1.PowerManagementError, "powering off", err)
+		}
+		h.Status.PoweredOn = false
+		s.event("PowerOff", "host powered off", false)
+	}
+	if h.Status.ErrorType == metal3v1alpha1.PowerManagementError || isRegistrationError(h.Status.ErrorType) {
+		s.clearError()
+	}
+	return reconcile.Result{RequeueAfter: s.r.PowerPollInterval}
+}
+
+// bootMedia gathers the image and the contents of the data Secrets.
+func (s *step) bootMedia() (provisioner.BootMedia, error) {
+	h := s.host
+	m := provisioner.BootMedia{Image: *h.Spec.Image.DeepCopy()}
+	var err error
+	if m.UserData, err = s.secretData(h.Spec.UserData, "spec.userData", "userData", "value"); err != nil {
+		return m, err
+	}
+	if m.NetworkData, err = s.secretData(h.Spec.NetworkData, "spec.networkData", "networkData", "nmstate"); err != nil {
+		return m, err
+	}
+	if m.MetaData, err = s.secretData(h.Spec.MetaData, "spec.metaData", "metaData"); err != nil {
+		return m, err
+	}
+	return m, nil
+}
+
+// secretData reads the first of keys from the referenced Secret (in the
+// host's namespace when the reference names none).
+func (s *step) secretData(ref *corev1.SecretReference, field string, keys ...string) ([]byte, error) {
+	if ref == nil || ref.Name == "" {
+		return nil, nil
+	}
+	ns := ref.Namespace
+	if ns == "" {
+		ns = s.host.Namespace
+	}
+	sec := &corev1.Secret{}
+	if err := s.r.Client.Get(s.ctx, clientKey(ns, ref.Name), sec); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("%s: Secret %s/%s not found", field, ns, ref.Name)
+		}
+		return nil, fmt.Errorf("%s: reading Secret %s/%s: %w", field, ns, ref.Name, err)
+	}
+	for _, k := range keys {
+		if v, ok := sec.Data[k]; ok {
+			return v, nil
+		}
+	}
+	return nil, fmt.Errorf("%s: Secret %s/%s has none of the keys %s", field, ns, ref.Name, strings.Join(keys, ", "))
+}
+
+// setState moves the host to a new state.
+func (s *step) setState(state metal3v1alpha1.ProvisioningState) {
+	if s.host.Status.Provisioning.State == state {
+		return
+	}
+	log.FromContext(s.ctx).Info("state changed", "from", s.host.Status.Provisioning.State, "to", state)
+	s.host.Status.Provisioning.State = state
+	s.stateChanged = true
+}
+
+// start enters a timed state, stamping its operation history start.
+func (s *step) start(state metal3v1alpha1.ProvisioningState) {
+	s.startMetric(state)
+	s.setState(state)
+}
+
+func (s *step) startMetric(state metal3v1alpha1.ProvisioningState) {
+	if m := s.host.OperationMetricForState(state); m != nil {
+		m.Start = metav1.NewTime(s.r.Clock.Now())
+		m.End = metav1.Time{}
+	}
+}
+
+// finish stamps the end of a timed state.
+func (s *step) finish(state metal3v1alpha1.ProvisioningState) {
+	if m := s.host.OperationMetricForState(state); m != nil {
+		if m.Start.IsZero() {
+			m.Start = metav1.NewTime(s.r.Clock.Now())
+		}
+		m.End = metav1.NewTime(s.r.Clock.Now())
+	}
+}
+
+// fail records an error of the given type and asks for a retry after a
+// backoff that grows with the host's error count. The message is built
+// from the provisioner's error, which never holds a password.
+func (s *step) fail(t metal3v1alpha1.ErrorType, doing string, err error) reconcile.Result {
+	h := s.host
+	msg := doing + ": " + err.Error()
+	if h.Status.ErrorType != t || h.Status.ErrorMessage != msg {
+		s.event(eventReason(t), msg, true)
+	}
+	h.Status.ErrorType = t
+	h.Status.ErrorMessage = msg
+	h.Status.ErrorCount++
+	h.Status.OperationalStatus = metal3v1alpha1.OperationalStatusError
+	log.FromContext(s.ctx).Info("step failed; will retry", "errorType", t, "error", msg, "errorCount", h.Status.ErrorCount)
+	return reconcile.Result{RequeueAfter: s.r.backoff(h.Status.ErrorCount)}
+}
+
+func (s *step) setError(t metal3v1alpha1.ErrorType, msg string) {
+	s.host.Status.ErrorType = t
+	s.host.Status.ErrorMessage = msg
+	s.host.Status.OperationalStatus = metal3v1alpha1.OperationalStatusError
+}
+
+// clearError resets the error fields after a step succeeded.
+func (s *step) clearError() {
+	h := s.host
+	h.Status.ErrorType = ""
+	h.Status.ErrorMessage = ""
+	h.Status.ErrorCount = 0
+	if h.Status.OperationalStatus == metal3v1alpha1.OperationalStatusError || h.Status.OperationalStatus == "" {
+		h.Status.OperationalStatus = metal3v1alpha1.OperationalStatusOK
+	}
+}
+
+func (s *step) event(reason, message string, warning bool) {
+	s.events = append(s.events, hostEvent{reason: reason, message: message, warning: warning})
+}
+
+// eventReason turns an error type into an event reason.
+func eventReason(t metal3v1alpha1.ErrorType) string {
+	words := strings.Fields(string(t))
+	for i, w := range words {
+		words[i] = strings.ToUpper(w[:1]) + w[1:]
+	}
+	return strings.Join(words, "")
+}

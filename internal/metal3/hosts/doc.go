@@ -1,0 +1,12 @@
+// Package hosts selects BareMetalHosts in a cluster and runs one operation
+// on each through its BMC: reboot, power off, power on, boot an ISO from
+// virtual media (remote-direct) and eject virtual media. It is what the
+// BaremetalManager executor and `airshipctl baremetal` share.
+//
+// A host is reached with the address of its spec.bmc and the username and
+// password of the Secret spec.bmc.credentialsName names (same namespace),
+// through a provisioner.Factory. Hosts are worked on in parallel (bounded),
+// under one overall timeout; every operation waits until the host reports
+// the state it asked for. Results are per host; a password never appears
+// in an error or a progress message.
+package hosts

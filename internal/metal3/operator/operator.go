@@ -1,0 +1,122 @@
+package operator
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"time"
+
+	"github.com/go-logr/logr"
+	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/airshipit/airship-go/internal/metal3/controller"
+	"github.com/airshipit/airship-go/internal/metal3/provisioner"
+	"github.com/airshipit/airship-go/internal/metal3/provisioner/redfish"
+	"github.com/airshipit/airship-go/internal/operatorkit"
+)
+
+// LeaderElectionID names the Lease replicas compete for.
+const LeaderElectionID = "metal3-operator.metal3.io"
+
+// Options configure the operator process.
+type Options struct {
+	// Options are the manager settings every operator shares.
+	operatorkit.Options
+	// Concurrency is how many BareMetalHosts are reconciled at once.
+	Concurrency int
+	// PowerPollInterval is how often a settled host's power is read again.
+	PowerPollInterval time.Duration
+	// BMCTimeout bounds each request to a BMC.
+	BMCTimeout time.Duration
+	// Factory opens provisioners; nil is the Redfish one (tests replace it).
+	Factory provisioner.Factory
+}
+
+// DefaultOptions are the flag defaults.
+func DefaultOptions() Options {
+	return Options{Options: operatorkit.Defaults(), Concurrency: 20, PowerPollInterval: controller.DefaultPowerPollInterval, BMCTimeout: 30 * time.Second}
+}
+
+// BindFlags registers the options as flags on fs.
+func (o *Options) BindFlags(fs *flag.FlagSet) {
+	o.Options.BindFlags(fs)
+	fs.IntVar(&o.Concurrency, "concurrency", o.Concurrency, "BareMetalHosts reconciled at once")
+	fs.DurationVar(&o.PowerPollInterval, "power-poll-interval", o.PowerPollInterval, "how often a settled host's power state is read from its BMC again")
+	fs.DurationVar(&o.BMCTimeout, "bmc-timeout", o.BMCTimeout, "timeout of each request to a BMC")
+}
+
+// Validate reports options that cannot work.
+func (o Options) Validate() error {
+	if o.Concurrency < 1 {
+		return fmt.Errorf("--concurrency must be at least 1, got %d", o.Concurrency)
+	}
+	if o.PowerPollInterval <= 0 {
+		return fmt.Errorf("--power-poll-interval must be positive, got %s", o.PowerPollInterval)
+	}
+	if o.BMCTimeout <= 0 {
+		return fmt.Errorf("--bmc-timeout must be positive, got %s", o.BMCTimeout)
+	}
+	return o.Options.Validate()
+}
+
+// Scheme returns the kinds the operator reads and writes.
+func Scheme() (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		return nil, err
+	}
+	if err := metal3v1alpha1.AddToScheme(s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
+
+// NewManager builds the manager with the BareMetalHost controller.
+func NewManager(ctx context.Context, cfg *rest.Config, o Options, log logr.Logger) (ctrl.Manager, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	scheme, err := Scheme()
+	if err != nil {
+		return nil, err
+	}
+	mgr, err := operatorkit.NewManager(cfg, scheme, o.Options, LeaderElectionID, log)
+	if err != nil {
+		return nil, err
+	}
+	factory := o.Factory
+	if factory == nil {
+		factory = redfish.New(redfish.Options{HTTPTimeout: o.BMCTimeout, MaxConnsPerHost: 2})
+	}
+	r := &controller.Reconciler{
+		Client:            mgr.GetClient(),
+		Factory:           factory,
+		Recorder:          mgr.GetEventRecorder("metal3-operator"),
+		PowerPollInterval: o.PowerPollInterval,
+		Concurrency:       o.Concurrency,
+	}
+	if err := r.SetupWithManager(ctx, mgr, o.SkipControllerNameValidation); err != nil {
+		return nil, err
+	}
+	return mgr, nil
+}
+
+// Run starts the operator and blocks until ctx is done; it waits for the
+// BareMetalHost CRD first.
+func Run(ctx context.Context, cfg *rest.Config, o Options, log logr.Logger) error {
+	if err := operatorkit.WaitForKinds(ctx, cfg, metal3v1alpha1.GroupVersion.String(), []string{"BareMetalHost"}, log); err != nil {
+		return err
+	}
+	mgr, err := NewManager(ctx, cfg, o, log)
+	if err != nil {
+		return err
+	}
+	log.Info("starting metal3-operator", "leaderElection", o.LeaderElection, "concurrency", o.Concurrency)
+	return mgr.Start(ctx)
+}

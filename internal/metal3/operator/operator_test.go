@@ -1,0 +1,200 @@
+package operator
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/airshipit/airship-go/internal/redfish/emulator"
+	"github.com/airshipit/airship-go/internal/test/testenv"
+)
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(*Options)
+		want   string
+	}{
+		{"defaults", func(*Options) {}, ""},
+		{"no concurrency", func(o *Options) { o.Concurrency = 0 }, "--concurrency"},
+		{"no poll interval", func(o *Options) { o.PowerPollInterval = 0 }, "--power-poll-interval"},
+		{"no BMC timeout", func(o *Options) { o.BMCTimeout = -time.Second }, "--bmc-timeout"},
+		{"negative qps", func(o *Options) { o.QPS = -1 }, "--kube-api-qps"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := DefaultOptions()
+			tt.mutate(&o)
+			err := o.Validate()
+			if (err == nil) != (tt.want == "") || err != nil && !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Validate() = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// build renders a kustomization under config/metal3.
+func build(t *testing.T, dir string) []*unstructured.Unstructured {
+	t.Helper()
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	resMap, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), filepath.Join(root, "config", "metal3", dir))
+	if err != nil {
+		t.Fatalf("kustomize build config/metal3/%s: %v", dir, err)
+	}
+	var out []*unstructured.Unstructured
+	for _, r := range resMap.Resources() {
+		m, err := r.Map()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, &unstructured.Unstructured{Object: m})
+	}
+	return out
+}
+
+func TestDefaultKustomizationBuilds(t *testing.T) {
+	kinds := map[string]int{}
+	for _, u := range build(t, "default") {
+		kinds[u.GetKind()]++
+	}
+	want := map[string]int{"CustomResourceDefinition": 1, "ClusterRole": 1, "ClusterRoleBinding": 1, "ServiceAccount": 1, "Namespace": 1, "Deployment": 1}
+	for k, n := range want {
+		if kinds[k] != n {
+			t.Errorf("config/metal3/default has %d %s, want %d (all kinds: %v)", kinds[k], k, n, kinds)
+		}
+	}
+	if n := len(build(t, "samples")); n != 2 {
+		t.Errorf("config/metal3/samples has %d objects, want 2", n)
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// TestRBACIsEnough runs the operator as its ServiceAccount with only the
+// roles under config/metal3/rbac, leader election on, and takes a host from
+// created to available and then deleted against the emulator: any missing
+// permission fails the test. Probes answer, the Lease is held, events are
+// written.
+func TestRBACIsEnough(t *testing.T) {
+	env := testenv.StartAPI(t, testenv.Options{CRDDirs: []string{"config/metal3/crd/bases"}, AddToScheme: []func(*runtime.Scheme) error{metal3v1alpha1.AddToScheme}})
+	ctx := context.Background()
+	for _, ns := range []string{"metal3-system", "metal3"} {
+		if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, u := range build(t, "rbac") {
+		if err := env.Client.Create(ctx, u); err != nil {
+			t.Fatalf("creating %s %s: %v", u.GetKind(), u.GetName(), err)
+		}
+	}
+	emu, err := emulator.New(emulator.Config{Username: "admin", Password: "pw-rbac", Hosts: emulator.Generate(1, 1)}, emulator.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	if _, err := emu.Start(runCtx, "127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:metal3-system:metal3-operator"}
+	o := DefaultOptions()
+	o.SkipControllerNameValidation = true
+	o.MetricsAddr, o.ProbeAddr = "0", freeAddr(t)
+	o.LeaderElectionNamespace = "metal3-system"
+	done := make(chan error, 1)
+	go func() { done <- Run(runCtx, cfg, o, logr.Discard()) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+
+	name := emulator.Generate(1, 1)[0].Name
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "metal3", Name: "bmc"}, Data: map[string][]byte{"username": []byte("admin"), "password": []byte("pw-rbac")}}
+	host := &metal3v1alpha1.BareMetalHost{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "metal3", Name: "node-1"},
+		Spec:       metal3v1alpha1.BareMetalHostSpec{BMC: metal3v1alpha1.BMCDetails{Address: emu.Address(name), CredentialsName: "bmc"}},
+	}
+	for _, obj := range []client.Object{sec, host} {
+		if err := env.Client.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got metal3v1alpha1.BareMetalHost
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(host), &got); err != nil {
+			return false, err
+		}
+		return got.Status.Provisioning.State == metal3v1alpha1.StateAvailable, nil
+	}); err != nil {
+		t.Fatalf("not available as the ServiceAccount: %v; status %+v", err, got.Status)
+	}
+	var lease coordinationv1.Lease
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: "metal3-system", Name: LeaderElectionID}, &lease); err != nil || lease.Spec.HolderIdentity == nil {
+		t.Errorf("Lease %s: %v %+v", LeaderElectionID, err, lease.Spec)
+	}
+	for _, path := range []string{"/healthz", "/readyz"} {
+		resp, err := http.Get(fmt.Sprintf("http://%s%s", o.ProbeAddr, path))
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Errorf("GET %s: %v %v", path, err, resp)
+		}
+		if resp != nil {
+			resp.Body.Close()
+		}
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		var evs eventsv1.EventList
+		if err := env.Client.List(ctx, &evs, client.InNamespace("metal3")); err != nil {
+			return false, err
+		}
+		for _, e := range evs.Items {
+			if e.Regarding.Name == "node-1" && e.Reason == "Registered" {
+				return true, nil
+			}
+		}
+		return false, nil
+	}); err != nil {
+		t.Errorf("no Registered event written as the ServiceAccount: %v", err)
+	}
+	if err := env.Client.Delete(ctx, &got); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		err := env.Client.Get(ctx, client.ObjectKeyFromObject(host), &got)
+		return client.IgnoreNotFound(err) == nil && err != nil, nil
+	}); err != nil {
+		t.Fatalf("not deleted as the ServiceAccount: %v; status %+v", err, got.Status)
+	}
+}

@@ -1,0 +1,100 @@
+package provisioner
+
+import (
+	"context"
+	"errors"
+
+	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
+
+	"github.com/airshipit/airship-go/internal/metal3/bmc"
+)
+
+// Errors a Provisioner wraps so callers can tell what went wrong.
+var (
+	// ErrCredentials: the BMC refused the username or password (401/403).
+	ErrCredentials = errors.New("the BMC refused the credentials")
+	// ErrUnreachable: the BMC did not answer, timed out or failed (5xx).
+	ErrUnreachable = errors.New("the BMC is unreachable")
+	// ErrNoSystem: the BMC answers but has no such system.
+	ErrNoSystem = errors.New("the BMC has no such system")
+	// ErrRefused: the BMC answered a request with a client error other than
+	// the above (an action it does not allow, a bad body).
+	ErrRefused = errors.New("the BMC refused the request")
+)
+
+// Credentials log in to a BMC. They come from the Secret a BareMetalHost's
+// spec.bmc.credentialsName names (keys username and password).
+type Credentials struct {
+	Username string
+	Password string
+}
+
+// Target is one host's BMC.
+type Target struct {
+	// Access is the parsed spec.bmc.address.
+	Access bmc.Access
+	// Credentials log in.
+	Credentials Credentials
+	// InsecureSkipVerify is spec.bmc.disableCertificateVerification.
+	InsecureSkipVerify bool
+}
+
+// PowerState of a host.
+type PowerState string
+
+// Power states.
+const (
+	PowerOn  PowerState = "On"
+	PowerOff PowerState = "Off"
+)
+
+// BootMedia is what a host boots from virtual media. Image is the only
+// field a real BMC needs; the rest travel in the request's Oem section
+// ("Airship"), which the emulator reads and a real BMC ignores.
+type BootMedia struct {
+	// Image is spec.image (or the ISO of a remote-direct boot, URL only).
+	Image metal3v1alpha1.Image
+	// UserData, NetworkData and MetaData are the contents of the Secrets the
+	// host names (cloud-init user-data, network-data, meta-data).
+	UserData, NetworkData, MetaData []byte
+}
+
+// MediaState is the host's virtual CD.
+type MediaState struct {
+	Inserted bool
+	// Image is the inserted image's URL.
+	Image string
+}
+
+// Provisioner drives one host's BMC. Every method is bounded by ctx and
+// safe to retry.
+type Provisioner interface {
+	// Register checks the BMC answers, accepts the credentials and has the system.
+	Register(ctx context.Context) error
+	// Inspect reads the host's inventory.
+	Inspect(ctx context.Context) (*metal3v1alpha1.HardwareDetails, error)
+	// PowerState reports whether the host is on.
+	PowerState(ctx context.Context) (PowerState, error)
+	// PowerOn turns the host on; a host already on is left alone.
+	PowerOn(ctx context.Context) error
+	// PowerOff turns the host off, gracefully unless force; a host already
+	// off is left alone.
+	PowerOff(ctx context.Context, force bool) error
+	// Reboot restarts the host, gracefully unless force; a host that is off
+	// is turned on.
+	Reboot(ctx context.Context, force bool) error
+	// Boot inserts the media (ejecting other media first), sets the next
+	// boot to the virtual CD once, and powers the host on, restarting it
+	// when it was on.
+	Boot(ctx context.Context, m BootMedia) error
+	// EjectMedia ejects any virtual media; nothing inserted is fine.
+	EjectMedia(ctx context.Context) error
+	// Media reports the virtual CD.
+	Media(ctx context.Context) (MediaState, error)
+}
+
+// Factory opens a Provisioner for a host. Implementations may reuse
+// connections between calls for the same target.
+type Factory interface {
+	Open(ctx context.Context, t Target) (Provisioner, error)
+}

@@ -1,0 +1,214 @@
+package redfish
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/stmcginnis/gofish"
+
+	"github.com/airshipit/airship-go/internal/metal3/provisioner"
+)
+
+// Options tune the factory. The zero value is usable.
+type Options struct {
+	// HTTPTimeout bounds each request (connect, send, answer). Default 30s.
+	HTTPTimeout time.Duration
+	// MaxConnsPerHost bounds the connections to one BMC endpoint; requests
+	// beyond it wait. Default 16.
+	MaxConnsPerHost int
+	// MaxConcurrentRequests bounds the requests one client (one target) has
+	// in flight. Default MaxConnsPerHost.
+	MaxConcurrentRequests int
+	// MaxClients bounds the clients kept; the least recently used one goes
+	// first. Default 4096.
+	MaxClients int
+	// RootCAs verify BMC certificates; nil means the system's roots.
+	RootCAs *x509.CertPool
+}
+
+func (o Options) withDefaults() Options {
+	if o.HTTPTimeout <= 0 {
+		o.HTTPTimeout = 30 * time.Second
+	}
+	if o.MaxConnsPerHost <= 0 {
+		o.MaxConnsPerHost = 16
+	}
+	if o.MaxConcurrentRequests <= 0 {
+		o.MaxConcurrentRequests = o.MaxConnsPerHost
+	}
+	if o.MaxClients <= 0 {
+		o.MaxClients = 4096
+	}
+	return o
+}
+
+// New returns a Factory that opens Redfish provisioners, reusing one client
+// per target.
+func New(opts Options) provisioner.Factory {
+	opts = opts.withDefaults()
+	return &factory{
+		opts:     opts,
+		verified: &http.Client{Timeout: opts.HTTPTimeout, Transport: newTransport(opts, false)},
+		insecure: &http.Client{Timeout: opts.HTTPTimeout, Transport: newTransport(opts, true)},
+		clients:  map[string]*client{},
+	}
+}
+
+func newTransport(opts Options, insecure bool) *http.Transport {
+	dialer := &net.Dialer{Timeout: opts.HTTPTimeout, KeepAlive: 30 * time.Second}
+	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: opts.RootCAs}
+	if insecure {
+		tlsConfig = &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: true} //nolint:gosec // spec.bmc.disableCertificateVerification
+	}
+	return &http.Transport{
+		Proxy:               http.ProxyFromEnvironment,
+		DialContext:         dialer.DialContext,
+		TLSClientConfig:     tlsConfig,
+		TLSHandshakeTimeout: min(opts.HTTPTimeout, 10*time.Second),
+		MaxConnsPerHost:     opts.MaxConnsPerHost,
+		MaxIdleConnsPerHost: opts.MaxConnsPerHost,
+		IdleConnTimeout:     90 * time.Second,
+	}
+}
+
+// factory is the provisioner.Factory of this package.
+type factory struct {
+	opts               Options
+	verified, insecure *http.Client
+
+	mu      sync.Mutex
+	clients map[string]*client
+	tick    uint64 // orders uses for eviction
+}
+
+// client is one target's gofish client. ready is closed once api or err is
+// set; until then other callers for the target wait instead of connecting
+// too.
+type client struct {
+	key      string
+	endpoint string
+	ready    chan struct{}
+	api      *gofish.APIClient
+	err      error
+	lastUsed uint64 // under factory.mu
+
+	// slots caches each system's virtual CD path (system path -> slot path).
+	slots sync.Map
+}
+
+// Open returns the provisioner of a host, connecting to its BMC unless a
+// client for the same target is kept.
+func (f *factory) Open(ctx context.Context, t provisioner.Target) (provisioner.Provisioner, error) {
+	endpoint := strings.TrimRight(t.Access.Endpoint, "/")
+	if !strings.HasPrefix(endpoint, "http://") && !strings.HasPrefix(endpoint, "https://") {
+		return nil, newError(endpoint, "open", provisioner.ErrRefused, "the endpoint is not an http(s) URL")
+	}
+	c, err := f.client(ctx, endpoint, t)
+	if err != nil {
+		return nil, err
+	}
+	return &host{f: f, c: c, endpoint: endpoint, systemPath: t.Access.SystemPath}, nil
+}
+
+// targetKey identifies a client: the password only as a hash.
+func targetKey(endpoint string, t provisioner.Target) string {
+	sum := sha256.Sum256([]byte(t.Credentials.Password))
+	insecure := "verify"
+	if t.InsecureSkipVerify {
+		insecure = "insecure"
+	}
+	return strings.Join([]string{endpoint, t.Credentials.Username, hex.EncodeToString(sum[:]), insecure}, "\x00")
+}
+
+func (f *factory) client(ctx context.Context, endpoint string, t provisioner.Target) (*client, error) {
+	key := targetKey(endpoint, t)
+	f.mu.Lock()
+	f.tick++
+	c, ok := f.clients[key]
+	if ok {
+		c.lastUsed = f.tick
+	} else {
+		c = &client{key: key, endpoint: endpoint, ready: make(chan struct{}), lastUsed: f.tick}
+		f.clients[key] = c
+		f.evictLocked()
+	}
+	f.mu.Unlock()
+
+	if !ok {
+		c.api, c.err = f.connect(ctx, endpoint, t)
+		if c.err != nil {
+			f.drop(c)
+		}
+		close(c.ready)
+	}
+	select {
+	case <-c.ready:
+	case <-ctx.Done():
+		return nil, classify(endpoint, "connect", ctx.Err(), provisioner.ErrRefused)
+	}
+	if c.err != nil {
+		return nil, c.err
+	}
+	return c, nil
+}
+
+// connect makes a gofish client: it reads the service root (without
+// credentials, as gofish does) and keeps basic auth for later requests.
+func (f *factory) connect(ctx context.Context, endpoint string, t provisioner.Target) (*gofish.APIClient, error) {
+	httpClient := f.verified
+	if t.InsecureSkipVerify {
+		httpClient = f.insecure
+	}
+	api, err := gofish.ConnectContext(ctx, gofish.ClientConfig{
+		Endpoint:              endpoint,
+		Username:              t.Credentials.Username,
+		Password:              t.Credentials.Password,
+		BasicAuth:             true,
+		HTTPClient:            httpClient,
+		NoModifyTransport:     true,
+		ReuseConnections:      true,
+		MaxConcurrentRequests: int64(f.opts.MaxConcurrentRequests),
+	})
+	if err != nil {
+		return nil, classify(endpoint, "connect", err, provisioner.ErrRefused)
+	}
+	return api, nil
+}
+
+// drop forgets a client (after a failed connect, or refused credentials)
+// unless another one already replaced it.
+func (f *factory) drop(c *client) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.clients[c.key] == c {
+		delete(f.clients, c.key)
+	}
+}
+
+// evictLocked drops the least recently used clients beyond MaxClients.
+func (f *factory) evictLocked() {
+	for len(f.clients) > f.opts.MaxClients {
+		var oldest *client
+		for _, c := range f.clients {
+			if oldest == nil || c.lastUsed < oldest.lastUsed {
+				oldest = c
+			}
+		}
+		delete(f.clients, oldest.key)
+	}
+}
+
+// size is the number of clients kept (for tests).
+func (f *factory) size() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.clients)
+}
