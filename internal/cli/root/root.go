@@ -7,6 +7,7 @@ import (
 
 	"github.com/airshipit/airship-go/internal/cli"
 	armadacmd "github.com/airshipit/airship-go/internal/cli/armada"
+	baremetalcmd "github.com/airshipit/airship-go/internal/cli/baremetal"
 	clusterlocal "github.com/airshipit/airship-go/internal/cli/cluster/local"
 	clustersite "github.com/airshipit/airship-go/internal/cli/cluster/site"
 	configcmd "github.com/airshipit/airship-go/internal/cli/config"
@@ -39,6 +40,7 @@ func NewCmd(streams cli.IOStreams) *cobra.Command {
 		phasecmd.NewCmd(streams, g),
 		plancmd.NewCmd(streams, g),
 		armadacmd.NewCmd(streams),
+		baremetalcmd.NewCmd(streams, g, nil),
 		versioncmd.NewCmd(streams, "airshipctl"),
 	)
 	return root

@@ -1,4 +1,9 @@
 // Package baremetalmanager is the BaremetalManager executor: power and
-// boot operations on the bare-metal hosts of a site's inventory through
-// their BMCs. This package validates; running comes with the Redfish client.
+// boot operations (reboot, power-off, power-on, remote-direct,
+// eject-virtual-media) on the BareMetalHosts its spec.hostSelector picks in
+// the phase's cluster. Each host's BMC address and credentials come from
+// the host (spec.bmc and the Secret it names); the operation runs on all
+// hosts at once, bounded, and waits until every host reports the state it
+// asked for, up to spec.timeout (default 300 s). Status reports each
+// host's power state and, where it boots from virtual media, its virtual CD.
 package baremetalmanager

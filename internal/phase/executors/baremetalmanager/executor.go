@@ -5,31 +5,51 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/airshipit/airship-go/api/airshipit/v1alpha1"
+	"github.com/airshipit/airship-go/internal/cluster/kubeconfig"
+	"github.com/airshipit/airship-go/internal/metal3/hosts"
+	"github.com/airshipit/airship-go/internal/metal3/provisioner"
+	"github.com/airshipit/airship-go/internal/metal3/provisioner/redfish"
 	"github.com/airshipit/airship-go/internal/phase/executor"
 )
 
 // GVK of the executor document.
 var GVK = v1.GroupVersion.WithKind("BaremetalManager")
 
+// DefaultTimeout is spec.timeout's default.
+const DefaultTimeout = 300 * time.Second
+
 func init() { executor.Register(GVK, New) }
+
+// DefaultFactory reaches, over Redfish, the BMCs of executors made by New.
+var DefaultFactory = func() provisioner.Factory { return redfish.New(redfish.Options{}) }
 
 // Executor is a BaremetalManager executor for one phase.
 type Executor struct {
-	cfg executor.Config
-	api *v1.BaremetalManager
+	cfg     executor.Config
+	api     *v1.BaremetalManager
+	factory provisioner.Factory
+	// pollInterval of waits; 0 is the hosts package's default.
+	pollInterval time.Duration
 }
 
-// New decodes the executor document strictly.
+// New decodes the executor document strictly; BMCs are reached through DefaultFactory.
 func New(cfg executor.Config) (executor.Executor, error) {
+	return NewWithFactory(cfg, DefaultFactory())
+}
+
+// NewWithFactory is New with the BMCs reached through f.
+func NewWithFactory(cfg executor.Config, f provisioner.Factory) (*Executor, error) {
 	api := &v1.BaremetalManager{}
 	if err := cfg.ExecutorDoc.DecodeStrict(api); err != nil {
 		return nil, fmt.Errorf("phase %q: executor document: %w", cfg.PhaseName, err)
 	}
-	return &Executor{cfg: cfg, api: api}, nil
+	return &Executor{cfg: cfg, api: api, factory: f}, nil
 }
 
 // Validate checks the operation and host selector.
@@ -70,12 +90,116 @@ func (e *Executor) Render(_ context.Context, w io.Writer, _ executor.RenderOptio
 	return err
 }
 
-// Run is not implemented yet.
-func (e *Executor) Run(context.Context, executor.RunOptions) error {
-	return fmt.Errorf("phase %q: BaremetalManager %s: %w yet (it comes with the Redfish client)", e.cfg.PhaseName, e.api.Spec.Operation, executor.ErrNotImplemented)
+func (e *Executor) selector() hosts.Selector {
+	s := e.api.Spec.HostSelector
+	return hosts.Selector{LabelSelector: s.LabelSelector, Name: s.Name, Namespace: s.Namespace}
 }
 
-// Status is not implemented yet.
-func (e *Executor) Status(context.Context) (*executor.Status, error) {
-	return nil, fmt.Errorf("phase %q: BaremetalManager status: %w yet", e.cfg.PhaseName, executor.ErrNotImplemented)
+func (e *Executor) request() hosts.Request {
+	// Forced, as upstream: a host's OS may not answer a graceful request.
+	return hosts.Request{Operation: e.api.Spec.Operation, ISOURL: e.api.Spec.OperationOptions.RemoteDirect.ISOURL}
+}
+
+func (e *Executor) timeout(override time.Duration) time.Duration {
+	if override > 0 {
+		return override
+	}
+	if e.api.Spec.Timeout > 0 {
+		return time.Duration(e.api.Spec.Timeout) * time.Second
+	}
+	return DefaultTimeout
+}
+
+// client reaches the phase's cluster through the site's resolver.
+func (e *Executor) client(ctx context.Context) (client.Client, error) {
+	if e.cfg.Kubeconfig == nil {
+		return nil, fmt.Errorf("phase %q: no way to reach cluster %q", e.cfg.PhaseName, e.cfg.ClusterName)
+	}
+	kc, err := e.cfg.Kubeconfig(ctx, kubeconfig.Request{Cluster: e.cfg.ClusterName})
+	if err != nil {
+		return nil, fmt.Errorf("phase %q: %w", e.cfg.PhaseName, err)
+	}
+	rc, err := kubeconfig.RESTConfig(kc)
+	if err != nil {
+		return nil, fmt.Errorf("phase %q: %w", e.cfg.PhaseName, err)
+	}
+	return hosts.NewClient(rc)
+}
+
+func (e *Executor) runner(ctx context.Context, timeout time.Duration) (*hosts.Runner, error) {
+	if e.factory == nil {
+		return nil, fmt.Errorf("phase %q: BaremetalManager: no BMC provisioner in this build", e.cfg.PhaseName)
+	}
+	c, err := e.client(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &hosts.Runner{Client: c, Factory: e.factory, Timeout: e.timeout(timeout), PollInterval: e.pollInterval}, nil
+}
+
+func hostID(id string) string { return "BareMetalHost " + id }
+
+// Run runs the operation on every selected host of the phase's cluster and
+// waits until each reaches its target state. With DryRun, the hosts are
+// selected and named, and no BMC is touched.
+func (e *Executor) Run(ctx context.Context, opts executor.RunOptions) error {
+	send := func(ev executor.Event) {
+		if opts.Events != nil {
+			opts.Events <- ev
+		}
+	}
+	req := e.request()
+	fail := func(err error) error {
+		return fmt.Errorf("phase %q: BaremetalManager %s: %w", e.cfg.PhaseName, req.Operation, err)
+	}
+	if err := req.Validate(); err != nil {
+		return fail(err)
+	}
+	r, err := e.runner(ctx, opts.Timeout)
+	if err != nil {
+		return err
+	}
+	if opts.DryRun {
+		ctx, cancel := context.WithTimeout(ctx, r.Timeout)
+		defer cancel()
+		selected, err := hosts.Select(ctx, r.Client, e.selector())
+		if err != nil {
+			return fail(err)
+		}
+		for _, h := range selected {
+			send(executor.Event{Type: "DryRun", Object: hostID(h.Namespace + "/" + h.Name), Message: fmt.Sprintf("would %s (BMC %s)", req.Operation, hosts.SafeAddress(h.Spec.BMC.Address))})
+		}
+		return nil
+	}
+	r.Progress = func(p hosts.Progress) {
+		send(executor.Event{Type: "Host", Object: hostID(p.Host), Message: p.Message})
+	}
+	if _, err := r.Run(ctx, e.selector(), req); err != nil {
+		return fail(err)
+	}
+	return nil
+}
+
+// Status reads each selected host's power state (and virtual CD): a host
+// is applied when its BMC answered, ready when it is in the operation's
+// target state.
+func (e *Executor) Status(ctx context.Context) (*executor.Status, error) {
+	req := e.request()
+	r, err := e.runner(ctx, 0)
+	if err != nil {
+		return nil, err
+	}
+	results, err := r.Status(ctx, e.selector(), &req)
+	if err != nil {
+		return nil, fmt.Errorf("phase %q: BaremetalManager status: %w", e.cfg.PhaseName, err)
+	}
+	st := &executor.Status{Phase: e.cfg.PhaseName, Message: fmt.Sprintf("%s: ready is %s", req.Operation, req.Target())}
+	for _, res := range results {
+		o := executor.ObjectStatus{ID: hostID(res.ID()), Applied: res.Err == nil, Ready: req.Reached(res), Message: res.State()}
+		if res.Err != nil {
+			o.Message = res.Error
+		}
+		st.Objects = append(st.Objects, o)
+	}
+	return st, nil
 }
