@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The demo: bring up the local control plane (or reuse the running one), run
 # the example site's plan on it (namespaces and a CRD, then a workload that
-# must become Ready and Helm charts deployed by the Armada operator), and
-# show the result with kubectl.
+# must become Ready, Helm charts deployed by the Armada operator, and
+# bare-metal hosts served by the Redfish emulator that metal3-operator takes
+# to available), and show the result with kubectl and airshipctl.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -27,8 +28,30 @@ oplog="${TMPDIR:-/tmp}/airship-demo-armada-operator.log"
 bin/armada-operator --kubeconfig "${kubeconfig}" --chart-root examples/site/function/armada-site \
   --leader-elect=false --metrics-bind-address=0 --health-probe-bind-address=0 >"${oplog}" 2>&1 &
 oppid=$!
-trap 'kill "${oppid}" 2>/dev/null || true' EXIT
+pids=("${oppid}")
+trap 'kill "${pids[@]}" 2>/dev/null || true' EXIT
 echo "== armada-operator started (pid ${oppid}, log ${oplog})"
+
+# The hosts-ephemeral phase registers the site's bare-metal hosts: the
+# Redfish BMC emulator serves them at the address their BareMetalHosts name
+# (127.0.0.1:8000, see examples/site/function/hosts/emulator.yaml), and
+# metal3-operator, a local process like the Armada operator, drives them
+# through it. Hosts that boot an image become kwok Nodes of the cluster.
+emulog="${TMPDIR:-/tmp}/airship-demo-redfish-emulator.log"
+bin/redfish-emulator --config examples/site/function/hosts/emulator.yaml --listen 127.0.0.1:8000 \
+  --target-kubeconfig "${kubeconfig}" >"${emulog}" 2>&1 &
+pids+=($!)
+for _ in $(seq 50); do
+  grep -q 'serving' "${emulog}" && break
+  kill -0 "${pids[-1]}" 2>/dev/null || { cat "${emulog}"; echo "redfish-emulator did not start (is 127.0.0.1:8000 in use?)"; exit 1; }
+  sleep 0.1
+done
+echo "== $(head -1 "${emulog}") (pid ${pids[-1]}, log ${emulog})"
+m3log="${TMPDIR:-/tmp}/airship-demo-metal3-operator.log"
+bin/metal3-operator --kubeconfig "${kubeconfig}" --leader-elect=false --metrics-bind-address=0 \
+  --health-probe-bind-address=0 --power-poll-interval=10s >"${m3log}" 2>&1 &
+pids+=($!)
+echo "== metal3-operator started (pid ${pids[-1]}, log ${m3log})"
 
 echo "== airshipctl phase list"
 "${airshipctl}" phase list
@@ -48,6 +71,10 @@ echo "== kubectl -n armada-site get act,acg,amf"
 kubectl -n armada-site get act,acg,amf
 echo "== kubectl -n demo get deploy,statefulsets,jobs"
 kubectl -n demo get deploy,statefulsets,jobs
+echo "== kubectl -n metal3 get baremetalhosts"
+kubectl -n metal3 get baremetalhosts
+echo "== airshipctl baremetal powerstatus -n metal3"
+"${airshipctl}" "${override[@]}" baremetal --cluster ephemeral-cluster powerstatus -n metal3
 
 if [[ -x hack/demo-promenade.sh ]]; then
   out="${TMPDIR:-/tmp}/airship-demo-promenade"
@@ -58,5 +85,8 @@ fi
 echo
 echo "The cluster keeps running. Use it with: export KUBECONFIG=${kubeconfig}"
 echo "Stop it with: ${airshipctl} cluster local down [--purge]"
-echo "The Armada operator stops with this script; to keep the charts healed, run:"
+echo "The Armada operator, metal3-operator and the Redfish emulator stop with this script; to keep"
+echo "the charts healed and the hosts managed, run:"
 echo "  bin/armada-operator --kubeconfig ${kubeconfig} --chart-root examples/site/function/armada-site --leader-elect=false"
+echo "  bin/redfish-emulator --config examples/site/function/hosts/emulator.yaml --target-kubeconfig ${kubeconfig}"
+echo "  bin/metal3-operator --kubeconfig ${kubeconfig} --leader-elect=false --metrics-bind-address=0 --health-probe-bind-address=0"

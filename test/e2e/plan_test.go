@@ -3,13 +3,16 @@
 package e2e
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/airshipit/airship-go/internal/cluster/local"
 	"github.com/airshipit/airship-go/internal/phase/executor"
@@ -56,9 +59,65 @@ func runEnv(t *testing.T, env []string, bin string, args ...string) result {
 	return result{out.String(), errOut.String(), code}
 }
 
+// start runs a long-lived process for the test, waiting for a line of its
+// output holding ready (none when empty); its output is logged if the test
+// fails.
+func start(t *testing.T, name, ready, bin string, args ...string) {
+	t.Helper()
+	var log syncBuffer
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-exited
+		if t.Failed() {
+			t.Logf("%s log:\n%s", name, log.String())
+		}
+	})
+	if ready == "" {
+		return
+	}
+	deadline := time.After(30 * time.Second)
+	for !strings.Contains(log.String(), ready) {
+		select {
+		case err := <-exited:
+			exited <- err
+			t.Fatalf("%s exited (%v) before printing %q:\n%s", name, err, ready, log.String())
+		case <-deadline:
+			t.Fatalf("%s did not print %q in 30s:\n%s", name, ready, log.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a process's writes and the test's reads.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
 // TestExamplePlanOnLocalCluster runs the example site's plan on the local
 // control plane as the demo does: the ClusterMap's filesystem source finds
 // ~/.airship/local/kubeconfig, the workload becomes Ready under kwok, the
+// site's hosts (served by the Redfish emulator) become available under
+// metal3-operator and are found powered on through their BMCs, the
 // Armada phase is clean (nothing drifted) after the operator enabled its
 // groups and charts, second runs change nothing, and an object dropped
 // from the site is pruned (after a dry run that shows it and changes
@@ -77,8 +136,10 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 	sites := filepath.Join(t.TempDir(), "examples")
 	copyDir(t, filepath.Join(root, "examples", "site"), filepath.Join(sites, "site"))
 	copyDir(t, filepath.Join(root, "config", "armada", "crd"), filepath.Join(sites, "..", "config", "armada", "crd"))
+	copyDir(t, filepath.Join(root, "config", "metal3", "crd"), filepath.Join(sites, "..", "config", "metal3", "crd"))
 	conf := filepath.Join(sites, "site", "airship-config.yaml")
 	operator := build(t, "armada-operator")
+	emulatorBin, metal3Bin := build(t, "redfish-emulator"), build(t, "metal3-operator")
 	env := []string{"HOME=" + home, "AIRSHIP_TESTBIN_DIR=" + local.DefaultBinDir(), "AIRSHIP_LOCAL_STATE_DIR=", "AIRSHIPCONFIG=" + conf, "AIRSHIP_RENDER_CACHE_DIR=" + filepath.Join(home, "cache")}
 	t.Cleanup(func() { runEnv(t, env, bin, "cluster", "local", "down", "--purge") })
 
@@ -103,11 +164,20 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 		}
 	})
 
+	// The hosts phases need the site's hosts served over Redfish and
+	// metal3-operator. The emulator serves them on a free port and writes
+	// the copy's hosts.yaml for that port (the site's names the demo's,
+	// 127.0.0.1:8000); hosts that boot become Nodes of the cluster.
+	hostsDir := filepath.Join(sites, "site", "function", "hosts")
+	start(t, "redfish-emulator", "serving 6 hosts at http://127.0.0.1:", emulatorBin, "--config", filepath.Join(hostsDir, "emulator.yaml"),
+		"--listen", "127.0.0.1:0", "--manifests", filepath.Join(hostsDir, "hosts.yaml"), "--namespace", "metal3", "--target-kubeconfig", kubeconfig)
+	start(t, "metal3-operator", "", metal3Bin, "--kubeconfig", kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0")
+
 	r := runEnv(t, env, bin, "plan", "run", "deploy-local")
 	if r.code != 0 {
 		t.Fatalf("plan run: code %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	for _, want := range []string{"initinfra-ephemeral   succeeded", "workload-ephemeral    succeeded", "armada-ephemeral      succeeded"} {
+	for _, want := range []string{"initinfra-ephemeral     succeeded", "workload-ephemeral      succeeded", "armada-ephemeral        succeeded", "hosts-ephemeral         succeeded", "hosts-power-ephemeral   succeeded"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("plan run summary lacks %q:\n%s", want, r.stdout)
 		}
@@ -132,6 +202,28 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 		"-o", "jsonpath={.status.readyReplicas}").CombinedOutput()
 	if err != nil || string(out) != "3" {
 		t.Fatalf("StatefulSet of the cache chart: %q %v (want 3 ready replicas)", out, err)
+	}
+
+	// The hosts phase waited for metal3-operator: every host registered,
+	// inspected through its BMC and available; the power phase found every
+	// host on through its BMC.
+	out, err = exec.Command(kubectl, "--kubeconfig", kubeconfig, "-n", "metal3", "get", "bmh",
+		"-o", `jsonpath={range .items[*]}{.metadata.name}={.status.provisioning.state}/{.status.operationalStatus}/{.status.hardware.cpu.count}/{.status.poweredOn} {end}`).CombinedOutput()
+	if want := "node01=available/OK/8/true node02=available/OK/8/true node03=available/OK/8/true node04=available/OK/16/true node05=available/OK/16/true node06=available/OK/16/true "; err != nil || string(out) != want {
+		t.Fatalf("BareMetalHosts after plan run: %q %v\nwant %q", out, err, want)
+	}
+	ps := runEnv(t, env, bin, "phase", "status", "hosts-power-ephemeral", "-o", "json")
+	var power executor.Status
+	if err := json.Unmarshal([]byte(ps.stdout), &power); ps.code != 0 || err != nil {
+		t.Fatalf("phase status hosts-power-ephemeral: code %d (%v)\n%s%s", ps.code, err, ps.stdout, ps.stderr)
+	}
+	if len(power.Objects) != 6 {
+		t.Errorf("phase status hosts-power-ephemeral lists %d hosts, want 6", len(power.Objects))
+	}
+	for _, o := range power.Objects {
+		if !o.Ready || !strings.Contains(o.Message, "On") {
+			t.Errorf("phase status hosts-power-ephemeral: %s ready %v: %s", o.ID, o.Ready, o.Message)
+		}
 	}
 
 	// Enabling the groups and charts is the operator's own state (an
