@@ -143,10 +143,11 @@ func TestBootMakesNode(t *testing.T) {
 	t.Run("power on without media boots from disk and hands the Node back to kwok", func(t *testing.T) {
 		a.eject()
 		a.reset(schemas.OnResetType)
-		node := waitNode(t, env.Client, "worker-a", "back with kwok", managedByKwok)
-		if c := readyCondition(node); c == nil || c.Reason != PoweredOnReason {
-			t.Errorf("Ready condition %+v, want reason %s", c, PoweredOnReason)
-		}
+		// The annotation and the status are two writes: wait for both.
+		waitNode(t, env.Client, "worker-a", "back with kwok, Ready reason "+PoweredOnReason, func(n *corev1.Node) bool {
+			c := readyCondition(n)
+			return managedByKwok(n) && c != nil && c.Status == corev1.ConditionUnknown && c.Reason == PoweredOnReason
+		})
 		if st := mustState(t, s, "host-0000"); !st.Booted || st.BootedFrom != "Hdd" {
 			t.Errorf("state %+v", st)
 		}
