@@ -13,6 +13,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # Add a line here when a new group appears under api/.
 crd_table=(
 	"api/armada config/armada/crd/bases"
+	"api/sip config/sip/crd/bases"
 )
 
 go tool controller-gen object:headerFile=hack/boilerplate.go.txt paths=./api/...

@@ -1,0 +1,322 @@
+/*
+Copyright The Airship-Go Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// BMHRole is the role a BareMetalHost plays in the tenant cluster.
+// +kubebuilder:validation:Enum=ControlPlane;Worker
+type BMHRole string
+
+// The roles.
+const (
+	RoleControlPlane BMHRole = "ControlPlane"
+	RoleWorker       BMHRole = "Worker"
+)
+
+// Roles are the roles in the order they are scheduled.
+var Roles = []BMHRole{RoleControlPlane, RoleWorker}
+
+// Labels SIP puts on the BareMetalHosts it picks (upstream's names, and a
+// standby marker of this project's).
+const (
+	// LabelPrefix is the prefix of every label SIP owns.
+	LabelPrefix = "sip.airshipit.org"
+	// ClusterNamespaceLabel and ClusterNameLabel name the SIPCluster a host
+	// belongs to.
+	ClusterNamespaceLabel = LabelPrefix + "/cluster-namespace"
+	ClusterNameLabel      = LabelPrefix + "/cluster-name"
+	// NodeTypeLabel is the host's role (ControlPlane or Worker).
+	NodeTypeLabel = LabelPrefix + "/node-type"
+	// StandbyLabel ("true") marks a host kept in reserve for its role.
+	StandbyLabel = LabelPrefix + "/standby"
+)
+
+// Finalizer is upstream SIP's: a SIPCluster is not gone until its services
+// are removed and its hosts released.
+const Finalizer = "sip.airship.airshipit.org/finalizer"
+
+// SIPCluster asks for BareMetalHosts by role and topology for one tenant
+// cluster, and for the services that cluster needs.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=sipc
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
+// +kubebuilder:printcolumn:name="Control plane",type=string,JSONPath=`.status.nodes.ControlPlane.summary`
+// +kubebuilder:printcolumn:name="Workers",type=string,JSONPath=`.status.nodes.Worker.summary`
+// +kubebuilder:printcolumn:name="Services",type=string,JSONPath=`.status.servicesSummary`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type SIPCluster struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   SIPClusterSpec   `json:"spec,omitempty"`
+	Status SIPClusterStatus `json:"status,omitempty"`
+}
+
+// SIPClusterSpec is what the tenant cluster needs.
+type SIPClusterSpec struct {
+	// nodes is the set of hosts to pick for each role.
+	// +optional
+	Nodes map[BMHRole]NodeSet `json:"nodes,omitempty"`
+	// services run for the tenant cluster.
+	// +optional
+	Services SIPClusterServices `json:"services"`
+}
+
+// NodeSet picks the hosts of one role.
+type NodeSet struct {
+	// labelSelector picks the candidate BareMetalHosts.
+	// +optional
+	LabelSelector metav1.LabelSelector `json:"labelSelector,omitempty"`
+	// topologyKey is a host label: at most one host of the cluster is
+	// picked per distinct value of it (a rack, or the physical host of a
+	// VM), as in a pod anti-affinity rule. Empty: no such constraint.
+	// +optional
+	TopologyKey string `json:"topologyKey,omitempty"`
+	// count of hosts to pick.
+	// +optional
+	Count *NodeCount `json:"count,omitempty"`
+}
+
+// NodeCount is how many hosts a role has: active ones join the cluster,
+// standby ones wait to replace a failed active one.
+type NodeCount struct {
+	// +optional
+	Active int `json:"active,omitempty"`
+	// +optional
+	Standby int `json:"standby,omitempty"`
+}
+
+// SIPClusterServices are the services SIP runs for the tenant cluster, in
+// the SIPCluster's namespace.
+type SIPClusterServices struct {
+	// loadBalancerControlPlane: HAProxy in front of the control-plane
+	// hosts' API servers (port 6443).
+	// +optional
+	LoadBalancerControlPlane []LoadBalancerServiceControlPlane `json:"loadBalancerControlPlane,omitempty"`
+	// loadBalancerWorker: HAProxy in front of the worker hosts' node ports.
+	// +optional
+	LoadBalancerWorker []LoadBalancerServiceWorker `json:"loadBalancerWorker,omitempty"`
+	// jumpHost: an SSH jump host to the cluster's hosts and their BMCs.
+	// +optional
+	JumpHost []JumpHostService `json:"jumpHost,omitempty"`
+	// auth: an OIDC provider (Dex) for the tenant cluster's API server.
+	// +optional
+	Auth []AuthService `json:"auth,omitempty"`
+}
+
+// SIPClusterService is what every service has.
+type SIPClusterService struct {
+	// image of the service's container.
+	Image string `json:"image"`
+	// nodeLabels select the nodes of this (the management) cluster the
+	// service's pods run on.
+	// +optional
+	NodeLabels map[string]string `json:"nodeLabels,omitempty"`
+	// nodeInterfaceId is the network of the hosts' networkData (its id,
+	// or the id of its link) whose address the service uses.
+	// +optional
+	NodeInterface string `json:"nodeInterfaceId,omitempty"`
+	// clusterIP of the service's Service; empty lets Kubernetes pick.
+	// +optional
+	ClusterIP *string `json:"clusterIP,omitempty"`
+}
+
+// LoadBalancerServiceControlPlane is a load balancer of the tenant API servers.
+type LoadBalancerServiceControlPlane struct {
+	SIPClusterService `json:",inline"`
+	// nodePort the load balancer is reached on.
+	NodePort int `json:"nodePort"`
+}
+
+// LoadBalancerServiceWorker is a load balancer of the workers' node ports.
+type LoadBalancerServiceWorker struct {
+	SIPClusterService `json:",inline"`
+	// nodePortRange is the range of node ports balanced over the workers,
+	// each reached on the same port of the load balancer.
+	NodePortRange PortRange `json:"nodePortRange"`
+}
+
+// PortRange is a range of ports, both ends included.
+type PortRange struct {
+	Start int `json:"start"`
+	End   int `json:"end"`
+}
+
+// JumpHostService is an SSH jump host.
+type JumpHostService struct {
+	SIPClusterService `json:",inline"`
+	// nodePort the jump host's SSH is reached on.
+	NodePort int `json:"nodePort"`
+	// bmc says how the jump host's power scripts reach the hosts' BMCs.
+	// +optional
+	BMC *BMCOpts `json:"bmc,omitempty"`
+	// sshAuthorizedKeys may log in to the jump host.
+	// +optional
+	SSHAuthorizedKeys []string `json:"sshAuthorizedKeys,omitempty"`
+	// nodeSSHPrivateKeys names a Secret in the SIPCluster's namespace whose
+	// keys are SSH private keys to the hosts, mounted into the jump host.
+	NodeSSHPrivateKeys string `json:"nodeSSHPrivateKeys"`
+}
+
+// BMCOpts configure BMC access from the jump host.
+type BMCOpts struct {
+	// proxy: reach the BMCs through a proxy on the jump host rather than
+	// directly.
+	// +optional
+	Proxy bool `json:"proxy,omitempty"`
+}
+
+// AuthService is an OIDC provider (Dex) for the tenant cluster.
+type AuthService struct {
+	SIPClusterService `json:",inline"`
+	// nodePort the provider is reached on.
+	NodePort int `json:"nodePort"`
+	// issuer is the provider's issuer URL, as the tenant API server's
+	// --oidc-issuer-url.
+	Issuer string `json:"issuer"`
+	// staticClients are the OAuth2 clients; the first is the tenant API
+	// server's audience (--oidc-client-id).
+	// +optional
+	StaticClients []OIDCClient `json:"staticClients,omitempty"`
+	// connectors are Dex connectors (upstream identity providers).
+	// +optional
+	Connectors []OIDCConnector `json:"connectors,omitempty"`
+	// usernameClaim and groupsClaim are the ID token claims the tenant API
+	// server reads (--oidc-username-claim, --oidc-groups-claim).
+	// +optional
+	UsernameClaim string `json:"usernameClaim,omitempty"`
+	// +optional
+	GroupsClaim string `json:"groupsClaim,omitempty"`
+}
+
+// OIDCClient is a static OAuth2 client of the provider.
+type OIDCClient struct {
+	ID   string `json:"id"`
+	Name string `json:"name,omitempty"`
+	// +optional
+	RedirectURIs []string `json:"redirectURIs,omitempty"`
+	// secretRef is the key of a Secret in the SIPCluster's namespace
+	// holding the client's secret; it never appears in a ConfigMap.
+	SecretRef SecretKeyRef `json:"secretRef"`
+}
+
+// SecretKeyRef is a key of a Secret in the SIPCluster's namespace.
+type SecretKeyRef struct {
+	Name string `json:"name"`
+	Key  string `json:"key"`
+}
+
+// OIDCConnector is a Dex connector.
+type OIDCConnector struct {
+	Type string `json:"type"`
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// config is the connector's own configuration, as Dex documents it.
+	// +optional
+	// +kubebuilder:pruning:PreserveUnknownFields
+	Config *runtime.RawExtension `json:"config,omitempty"`
+}
+
+// SIPClusterStatus is what SIP last did for the cluster.
+type SIPClusterStatus struct {
+	// conditions: Ready, with upstream's reasons (Progressing,
+	// Unschedulable, UnableToApplyLabels, UnableToDecommission,
+	// InfraServiceFailure, ReconciliationSucceeded).
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// observedGeneration is the generation the status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// nodes are the hosts picked per role.
+	// +optional
+	Nodes map[BMHRole]RoleStatus `json:"nodes,omitempty"`
+	// services report each service's readiness.
+	// +optional
+	Services []ServiceStatus `json:"services,omitempty"`
+	// servicesSummary is "<ready>/<total>" of services.
+	// +optional
+	ServicesSummary string `json:"servicesSummary,omitempty"`
+	// oidc is what the tenant API server needs to trust the auth service.
+	// +optional
+	OIDC *OIDCStatus `json:"oidc,omitempty"`
+}
+
+// RoleStatus are the hosts of one role.
+type RoleStatus struct {
+	// active and standby are the hosts' names.
+	// +optional
+	Active []string `json:"active,omitempty"`
+	// +optional
+	Standby []string `json:"standby,omitempty"`
+	// summary is "<active>/<wanted active> active, <standby>/<wanted standby> standby".
+	// +optional
+	Summary string `json:"summary,omitempty"`
+}
+
+// ServiceStatus is one service's readiness.
+type ServiceStatus struct {
+	// name of the service's Deployment and Service.
+	Name string `json:"name"`
+	// type: LoadBalancerControlPlane, LoadBalancerWorker, JumpHost or Auth.
+	Type string `json:"type"`
+	// ready: the Deployment is Available with its current configuration.
+	Ready bool `json:"ready"`
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// OIDCStatus holds the tenant API server's OIDC settings.
+type OIDCStatus struct {
+	IssuerURL string `json:"issuerURL"`
+	ClientID  string `json:"clientID"`
+	// apiServerArgs are the matching kube-apiserver flags.
+	APIServerArgs []string `json:"apiServerArgs"`
+}
+
+// SIPClusterList is a list of SIPClusters.
+//
+// +kubebuilder:object:root=true
+type SIPClusterList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []SIPCluster `json:"items"`
+}
+
+// Ready condition and its reasons (upstream SIP's).
+const (
+	ConditionTypeReady = "Ready"
+
+	ReasonTypeProgressing             = "Progressing"
+	ReasonTypeUnschedulable           = "Unschedulable"
+	ReasonTypeUnableToApplyLabels     = "UnableToApplyLabels"
+	ReasonTypeUnableToDecommission    = "UnableToDecommission"
+	ReasonTypeInfraServiceFailure     = "InfraServiceFailure"
+	ReasonTypeReconciliationSucceeded = "ReconciliationSucceeded"
+	// ReasonTypeInvalidSpec: a field of the spec is wrong; the message names it.
+	ReasonTypeInvalidSpec = "InvalidSpec"
+)
+
+func init() {
+	SchemeBuilder.Register(&SIPCluster{}, &SIPClusterList{})
+}
