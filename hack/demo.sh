@@ -3,7 +3,8 @@
 # the example site's plan on it (namespaces and a CRD, then a workload that
 # must become Ready, Helm charts deployed by the Armada operator, and
 # bare-metal hosts served by the Redfish emulator that metal3-operator takes
-# to available), and show the result with kubectl and airshipctl.
+# to available, and a tenant cluster sip-operator picks hosts for), and show
+# the result with kubectl and airshipctl.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -52,6 +53,13 @@ bin/metal3-operator --kubeconfig "${kubeconfig}" --leader-elect=false --metrics-
   --health-probe-bind-address=0 --power-poll-interval=10s >"${m3log}" 2>&1 &
 pids+=($!)
 echo "== metal3-operator started (pid ${pids[-1]}, log ${m3log})"
+# The sip-ephemeral phase needs sip-operator: it picks the tenant cluster's
+# hosts among them, labels them and runs its load balancers.
+siplog="${TMPDIR:-/tmp}/airship-demo-sip-operator.log"
+bin/sip-operator --kubeconfig "${kubeconfig}" --leader-elect=false --metrics-bind-address=0 \
+  --health-probe-bind-address=0 >"${siplog}" 2>&1 &
+pids+=($!)
+echo "== sip-operator started (pid ${pids[-1]}, log ${siplog})"
 
 echo "== airshipctl phase list"
 "${airshipctl}" phase list
@@ -71,8 +79,11 @@ echo "== kubectl -n armada-site get act,acg,amf"
 kubectl -n armada-site get act,acg,amf
 echo "== kubectl -n demo get deploy,statefulsets,jobs"
 kubectl -n demo get deploy,statefulsets,jobs
-echo "== kubectl -n metal3 get baremetalhosts"
-kubectl -n metal3 get baremetalhosts
+echo "== kubectl -n metal3 get baremetalhosts -L sip.airshipit.org/cluster-name,sip.airshipit.org/node-type,sip.airshipit.org/standby"
+kubectl -n metal3 get baremetalhosts -L sip.airshipit.org/cluster-name,sip.airshipit.org/node-type,sip.airshipit.org/standby
+echo "== kubectl get sipclusters -A; kubectl -n tenant-1 get deploy,services"
+kubectl get sipclusters -A
+kubectl -n tenant-1 get deploy,services
 echo "== airshipctl baremetal powerstatus -n metal3"
 "${airshipctl}" "${override[@]}" baremetal --cluster ephemeral-cluster powerstatus -n metal3
 
@@ -85,8 +96,9 @@ fi
 echo
 echo "The cluster keeps running. Use it with: export KUBECONFIG=${kubeconfig}"
 echo "Stop it with: ${airshipctl} cluster local down [--purge]"
-echo "The Armada operator, metal3-operator and the Redfish emulator stop with this script; to keep"
-echo "the charts healed and the hosts managed, run:"
+echo "The Armada operator, metal3-operator, sip-operator and the Redfish emulator stop with this"
+echo "script; to keep the charts healed and the hosts managed, run:"
 echo "  bin/armada-operator --kubeconfig ${kubeconfig} --chart-root examples/site/function/armada-site --leader-elect=false"
 echo "  bin/redfish-emulator --config examples/site/function/hosts/emulator.yaml --target-kubeconfig ${kubeconfig}"
 echo "  bin/metal3-operator --kubeconfig ${kubeconfig} --leader-elect=false --metrics-bind-address=0 --health-probe-bind-address=0"
+echo "  bin/sip-operator --kubeconfig ${kubeconfig} --leader-elect=false --metrics-bind-address=0 --health-probe-bind-address=0"

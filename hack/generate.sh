@@ -28,6 +28,7 @@ done
 
 # RBAC of the operators, from the +kubebuilder:rbac markers of their controllers.
 go tool controller-gen rbac:roleName=armada-operator-manager paths=./internal/armada/... output:rbac:artifacts:config=config/armada/rbac
+go tool controller-gen rbac:roleName=sip-operator-manager paths=./internal/sip/... output:rbac:artifacts:config=config/sip/rbac
 
 # BareMetalHost (metal3.io/v1alpha1) is the upstream type, from the module
 # github.com/metal3-io/baremetal-operator/apis: its CRD is generated from that

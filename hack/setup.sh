@@ -25,6 +25,12 @@ tools=(
   "sha256sum:coreutils"      # Promenade's join-script bundles
   "/usr/bin/time:time"       # make bench reads each process's peak RSS with GNU time (a path: bash's time is a keyword)
   "taskset:util-linux"       # make bench pins both sides of single-core rows to one CPU
+  # SIP's service tests: haproxy checks and runs the load balancers' configurations (a path:
+  # Debian puts it in /usr/sbin, off a user's PATH), ssh -G parses the jump host's SSH config,
+  # curl carries the jump host's power command to the Redfish emulator.
+  "/usr/sbin/haproxy:haproxy"
+  "/usr/bin/ssh:openssh-client"
+  "/usr/bin/curl:curl"
 )
 
 if [[ "${1:-}" == "--list" ]]; then

@@ -40,7 +40,7 @@ func TestExampleSite(t *testing.T) {
 	for _, p := range phases {
 		names = append(names, p.Name()+"@"+p.ClusterName())
 	}
-	if got := strings.Join(names, ","); got != "armada-ephemeral@ephemeral-cluster,hosts-ephemeral@ephemeral-cluster,hosts-power-ephemeral@ephemeral-cluster,initinfra-ephemeral@ephemeral-cluster,workload-ephemeral@ephemeral-cluster" {
+	if got := strings.Join(names, ","); got != "armada-ephemeral@ephemeral-cluster,hosts-ephemeral@ephemeral-cluster,hosts-power-ephemeral@ephemeral-cluster,initinfra-ephemeral@ephemeral-cluster,sip-ephemeral@ephemeral-cluster,workload-ephemeral@ephemeral-cluster" {
 		t.Fatalf("phases = %s", got)
 	}
 	plan, err := s.Plan("deploy-local")

@@ -117,7 +117,8 @@ func (b *syncBuffer) String() string {
 // control plane as the demo does: the ClusterMap's filesystem source finds
 // ~/.airship/local/kubeconfig, the workload becomes Ready under kwok, the
 // site's hosts (served by the Redfish emulator) become available under
-// metal3-operator and are found powered on through their BMCs, the
+// metal3-operator and are found powered on through their BMCs, SIP picks
+// and labels the tenant cluster's hosts among them, the
 // Armada phase is clean (nothing drifted) after the operator enabled its
 // groups and charts, second runs change nothing, and an object dropped
 // from the site is pruned (after a dry run that shows it and changes
@@ -137,9 +138,10 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 	copyDir(t, filepath.Join(root, "examples", "site"), filepath.Join(sites, "site"))
 	copyDir(t, filepath.Join(root, "config", "armada", "crd"), filepath.Join(sites, "..", "config", "armada", "crd"))
 	copyDir(t, filepath.Join(root, "config", "metal3", "crd"), filepath.Join(sites, "..", "config", "metal3", "crd"))
+	copyDir(t, filepath.Join(root, "config", "sip", "crd"), filepath.Join(sites, "..", "config", "sip", "crd"))
 	conf := filepath.Join(sites, "site", "airship-config.yaml")
 	operator := build(t, "armada-operator")
-	emulatorBin, metal3Bin := build(t, "redfish-emulator"), build(t, "metal3-operator")
+	emulatorBin, metal3Bin, sipBin := build(t, "redfish-emulator"), build(t, "metal3-operator"), build(t, "sip-operator")
 	env := []string{"HOME=" + home, "AIRSHIP_TESTBIN_DIR=" + local.DefaultBinDir(), "AIRSHIP_LOCAL_STATE_DIR=", "AIRSHIPCONFIG=" + conf, "AIRSHIP_RENDER_CACHE_DIR=" + filepath.Join(home, "cache")}
 	t.Cleanup(func() { runEnv(t, env, bin, "cluster", "local", "down", "--purge") })
 
@@ -172,12 +174,13 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 	start(t, "redfish-emulator", "serving 6 hosts at http://127.0.0.1:", emulatorBin, "--config", filepath.Join(hostsDir, "emulator.yaml"),
 		"--listen", "127.0.0.1:0", "--manifests", filepath.Join(hostsDir, "hosts.yaml"), "--namespace", "metal3", "--target-kubeconfig", kubeconfig)
 	start(t, "metal3-operator", "", metal3Bin, "--kubeconfig", kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0")
+	start(t, "sip-operator", "", sipBin, "--kubeconfig", kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0")
 
 	r := runEnv(t, env, bin, "plan", "run", "deploy-local")
 	if r.code != 0 {
 		t.Fatalf("plan run: code %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	for _, want := range []string{"initinfra-ephemeral     succeeded", "workload-ephemeral      succeeded", "armada-ephemeral        succeeded", "hosts-ephemeral         succeeded", "hosts-power-ephemeral   succeeded"} {
+	for _, want := range []string{"initinfra-ephemeral     succeeded", "workload-ephemeral      succeeded", "armada-ephemeral        succeeded", "hosts-ephemeral         succeeded", "hosts-power-ephemeral   succeeded", "sip-ephemeral           succeeded"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("plan run summary lacks %q:\n%s", want, r.stdout)
 		}
@@ -211,6 +214,19 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 		"-o", `jsonpath={range .items[*]}{.metadata.name}={.status.provisioning.state}/{.status.operationalStatus}/{.status.hardware.cpu.count}/{.status.poweredOn} {end}`).CombinedOutput()
 	if want := "node01=available/OK/8/true node02=available/OK/8/true node03=available/OK/8/true node04=available/OK/16/true node05=available/OK/16/true node06=available/OK/16/true "; err != nil || string(out) != want {
 		t.Fatalf("BareMetalHosts after plan run: %q %v\nwant %q", out, err, want)
+	}
+	// SIP picked the tenant cluster's hosts among them: three control-plane
+	// hosts, one per rack, two workers and a standby; its load balancers
+	// run.
+	out, err = exec.Command(kubectl, "--kubeconfig", kubeconfig, "-n", "metal3", "get", "bmh", "-o",
+		`jsonpath={range .items[*]}{.metadata.name}={.metadata.labels.sip\.airshipit\.org/cluster-name}/{.metadata.labels.sip\.airshipit\.org/node-type}/{.metadata.labels.sip\.airshipit\.org/standby} {end}`).CombinedOutput()
+	if want := "node01=tenant-1/ControlPlane/ node02=tenant-1/ControlPlane/ node03=tenant-1/ControlPlane/ node04=tenant-1/Worker/ node05=tenant-1/Worker/ node06=tenant-1/Worker/true "; err != nil || string(out) != want {
+		t.Fatalf("SIP labels after plan run: %q %v\nwant %q", out, err, want)
+	}
+	out, err = exec.Command(kubectl, "--kubeconfig", kubeconfig, "-n", "tenant-1", "get", "sipcluster", "tenant-1", "-o",
+		`jsonpath={.status.conditions[?(@.type=="Ready")].reason} {.status.servicesSummary}`).CombinedOutput()
+	if err != nil || string(out) != "ReconciliationSucceeded 2/2" {
+		t.Fatalf("SIPCluster after plan run: %q %v", out, err)
 	}
 	ps := runEnv(t, env, bin, "phase", "status", "hosts-power-ephemeral", "-o", "json")
 	var power executor.Status

@@ -19,6 +19,9 @@ func TestVersionOfEveryBinary(t *testing.T) {
 		{"airshipctl", []string{"kubernetes", "kustomize", "clusterAPI", "controllerRuntime"}},
 		{"promenade", []string{"kubernetes"}},
 		{"armada-operator", []string{"kubernetes", "helm", "controllerRuntime"}},
+		{"metal3-operator", []string{"kubernetes", "controllerRuntime"}},
+		{"sip-operator", []string{"kubernetes", "controllerRuntime"}},
+		{"redfish-emulator", []string{"kubernetes"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.binary, func(t *testing.T) {

@@ -1,0 +1,553 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	sipv1 "github.com/airshipit/airship-go/api/sip/v1"
+	"github.com/airshipit/airship-go/internal/sip/netdata"
+	"github.com/airshipit/airship-go/internal/sip/schedule"
+	"github.com/airshipit/airship-go/internal/sip/services"
+)
+
+// DefaultResync is how often a SIPCluster is reconciled without an event.
+const DefaultResync = time.Minute
+
+// FieldOwner is the field manager of everything the controller applies.
+const FieldOwner = "sip-operator"
+
+// servicesPoll is how soon a cluster whose services are not yet available
+// is looked at again (Deployment events also wake it).
+const servicesPoll = 5 * time.Second
+
+// Reconciler reconciles SIPClusters.
+type Reconciler struct {
+	Client client.Client
+	// APIReader reads Secrets uncached: the operator does not keep every
+	// Secret of the cluster in memory.
+	APIReader client.Reader
+	Recorder  recorder.EventRecorder
+	// Resync is how often a cluster is reconciled without an event.
+	Resync time.Duration
+}
+
+// +kubebuilder:rbac:groups=airship.airshipit.org,resources=sipclusters,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=airship.airshipit.org,resources=sipclusters/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=airship.airshipit.org,resources=sipclusters/finalizers,verbs=update
+// Hosts are read and labelled; nothing else of them is changed.
+// +kubebuilder:rbac:groups=metal3.io,resources=baremetalhosts,verbs=get;list;watch;patch
+// networkData, BMC credentials and SSH keys are read; the jump host's BMC Secret is written.
+// Service objects are applied and pruned uncached: list, not watch.
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=configmaps;services;serviceaccounts,verbs=get;list;create;update;patch;delete
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// SetupWithManager registers the controller: one SIPCluster at a time,
+// woken by its hosts and its Deployments.
+func (r *Reconciler) SetupWithManager(_ context.Context, mgr manager.Manager, skipNameValidation bool) error {
+	if r.Resync <= 0 {
+		r.Resync = DefaultResync
+	}
+	skip := skipNameValidation
+	return builder.ControllerManagedBy(mgr).
+		For(&sipv1.SIPCluster{}).
+		Owns(&appsv1.Deployment{}).
+		Watches(&metal3v1alpha1.BareMetalHost{}, handler.EnqueueRequestsFromMapFunc(r.clustersOfHost)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: 1, SkipNameValidation: &skip}).
+		Named("sipcluster").
+		Complete(r)
+}
+
+// clustersOfHost maps a host to the cluster it is labelled for, or, for a
+// free host, to every cluster that is not Ready (it may now fit).
+func (r *Reconciler) clustersOfHost(ctx context.Context, o client.Object) []reconcile.Request {
+	l := o.GetLabels()
+	if name, ns := l[sipv1.ClusterNameLabel], l[sipv1.ClusterNamespaceLabel]; name != "" && ns != "" {
+		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}}
+	}
+	var list sipv1.SIPClusterList
+	if err := r.Client.List(ctx, &list); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for _, c := range list.Items {
+		if !apimeta.IsStatusConditionTrue(c.Status.Conditions, sipv1.ConditionTypeReady) {
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: c.Namespace, Name: c.Name}})
+		}
+	}
+	return out
+}
+
+// Reconcile runs one pass over one SIPCluster.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	c := &sipv1.SIPCluster{}
+	if err := r.Client.Get(ctx, req.NamespacedName, c); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if !c.DeletionTimestamp.IsZero() {
+		return r.decommission(ctx, c)
+	}
+	if !controllerutil.ContainsFinalizer(c, sipv1.Finalizer) {
+		patch := client.MergeFromWithOptions(c.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		controllerutil.AddFinalizer(c, sipv1.Finalizer)
+		if err := r.Client.Patch(ctx, c, patch); err != nil {
+			return reconcile.Result{}, fmt.Errorf("adding the finalizer: %w", err)
+		}
+	}
+	before := c.Status.DeepCopy()
+	res, err := r.pass(ctx, c)
+	c.Status.ObservedGeneration = c.Generation
+	if !equalStatus(before, &c.Status) {
+		if uerr := r.Client.Status().Update(ctx, c); uerr != nil {
+			if apierrors.IsConflict(uerr) {
+				return reconcile.Result{Requeue: true}, nil
+			}
+			return reconcile.Result{}, errors.Join(err, fmt.Errorf("writing status: %w", uerr))
+		}
+	}
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if res.RequeueAfter == 0 {
+		res.RequeueAfter = r.Resync
+	}
+	return res, nil
+}
+
+// pass is gather, schedule, extract, deploy services, label. It sets the
+// Ready condition; an error is returned only for a retry with backoff.
+func (r *Reconciler) pass(ctx context.Context, c *sipv1.SIPCluster) (reconcile.Result, error) {
+	logger := log.FromContext(ctx)
+	req, err := schedule.NewRequest(c)
+	if err == nil {
+		err = services.Validate(c.Spec)
+	}
+	if err != nil {
+		r.setReady(c, metav1.ConditionFalse, sipv1.ReasonTypeInvalidSpec, err.Error())
+		return reconcile.Result{}, nil
+	}
+
+	// Gather.
+	var bmhs metal3v1alpha1.BareMetalHostList
+	if err := r.Client.List(ctx, &bmhs); err != nil {
+		return reconcile.Result{}, fmt.Errorf("listing BareMetalHosts: %w", err)
+	}
+	hosts := make([]schedule.Host, len(bmhs.Items))
+	for i := range bmhs.Items {
+		b := &bmhs.Items[i]
+		hosts[i] = schedule.Host{Namespace: b.Namespace, Name: b.Name, Labels: b.Labels, Unusable: unusable(b)}
+	}
+
+	// Schedule.
+	plan, err := schedule.Schedule(req, hosts)
+	if err != nil {
+		var ue *schedule.UnschedulableError
+		if !errors.As(err, &ue) {
+			return reconcile.Result{}, err
+		}
+		msg := err.Error()
+		if len(c.Status.Nodes) == 0 {
+			// Never scheduled: no host stays half-claimed by it.
+			if rerr := r.release(ctx, c, bmhs.Items); rerr != nil {
+				msg += "; releasing its hosts: " + rerr.Error()
+			}
+		}
+		r.setReady(c, metav1.ConditionFalse, sipv1.ReasonTypeUnschedulable, msg)
+		logger.Info("unschedulable", "reason", msg)
+		return reconcile.Result{}, nil
+	}
+
+	// Extract.
+	byKey := make(map[string]*metal3v1alpha1.BareMetalHost, len(bmhs.Items))
+	for i := range bmhs.Items {
+		b := &bmhs.Items[i]
+		byKey[b.Namespace+"/"+b.Name] = b
+	}
+	in := services.Inputs{Cluster: c}
+	for _, pk := range plan.Picks {
+		h, err := r.extract(ctx, byKey[pk.Host.Key()], pk, c.Spec.Services)
+		if err != nil {
+			r.setReady(c, metav1.ConditionFalse, sipv1.ReasonTypeInfraServiceFailure, err.Error())
+			return reconcile.Result{}, nil
+		}
+		in.Hosts = append(in.Hosts, h)
+	}
+	slices.SortFunc(in.Hosts, func(a, b services.Host) int { return strings.Compare(a.Name, b.Name) })
+	if in.SSHKeys, err = r.sshKeys(ctx, c); err != nil {
+		r.setReady(c, metav1.ConditionFalse, sipv1.ReasonTypeInfraServiceFailure, err.Error())
+		return reconcile.Result{}, nil
+	}
+
+	// Deploy services.
+	objs, statuses, oidc, err := services.Build(in)
+	if err != nil {
+		r.setReady(c, metav1.ConditionFalse, sipv1.ReasonTypeInfraServiceFailure, err.Error())
+		return reconcile.Result{}, nil
+	}
+	if err := r.applyServices(ctx, c, objs); err != nil {
+		r.setReady(c, metav1.ConditionFalse, sipv1.ReasonTypeInfraServiceFailure, err.Error())
+		return reconcile.Result{}, err
+	}
+
+	// Label.
+	if err := r.label(ctx, c, plan, byKey); err != nil {
+		r.setReady(c, metav1.ConditionFalse, sipv1.ReasonTypeUnableToApplyLabels, err.Error())
+		return reconcile.Result{}, err
+	}
+	c.Status.Nodes = nodeStatus(req, plan)
+	c.Status.OIDC = oidc
+
+	// Wait for the services.
+	ready, waiting := r.servicesReady(ctx, c, statuses)
+	c.Status.Services = statuses
+	c.Status.ServicesSummary = fmt.Sprintf("%d/%d", ready, len(statuses))
+	if len(waiting) > 0 {
+		r.setReady(c, metav1.ConditionFalse, sipv1.ReasonTypeProgressing, "waiting for services to be available: "+strings.Join(waiting, ", "))
+		return reconcile.Result{RequeueAfter: servicesPoll}, nil
+	}
+	r.setReady(c, metav1.ConditionTrue, sipv1.ReasonTypeReconciliationSucceeded, fmt.Sprintf("%d hosts labelled, %d services available", len(plan.Picks), len(statuses)))
+	return reconcile.Result{}, nil
+}
+
+// unusable says why a host cannot be given to a cluster.
+func unusable(b *metal3v1alpha1.BareMetalHost) string {
+	st := b.Status
+	switch {
+	case !b.DeletionTimestamp.IsZero():
+		return "being deleted"
+	case hasAnnotation(b, metal3v1alpha1.DetachedAnnotation) || st.OperationalStatus == metal3v1alpha1.OperationalStatusDetached:
+		return "detached"
+	case st.ErrorType != "" || st.OperationalStatus == metal3v1alpha1.OperationalStatusError:
+		return "in error (" + string(st.ErrorType) + ")"
+	}
+	switch st.Provisioning.State {
+	case metal3v1alpha1.StateDeprovisioning, metal3v1alpha1.StateDeleting, metal3v1alpha1.StatePoweringOffBeforeDelete:
+		return "being deprovisioned"
+	case metal3v1alpha1.StateProvisioned, metal3v1alpha1.StateExternallyProvisioned:
+		if b.Spec.Online && !st.PoweredOn {
+			return "powered off"
+		}
+	}
+	return ""
+}
+
+func hasAnnotation(o metav1.Object, k string) bool {
+	_, ok := o.GetAnnotations()[k]
+	return ok
+}
+
+// extract reads a picked host's addresses and BMC credentials.
+func (r *Reconciler) extract(ctx context.Context, b *metal3v1alpha1.BareMetalHost, pk schedule.Pick, svc sipv1.SIPClusterServices) (services.Host, error) {
+	h := services.Host{Name: b.Name, Role: pk.Role, Standby: pk.Standby, BMCAddress: b.Spec.BMC.Address}
+	id := fmt.Sprintf("BareMetalHost %s/%s", b.Namespace, b.Name)
+	if needsAddresses(svc) {
+		ref := b.Spec.NetworkData
+		if ref == nil || ref.Name == "" {
+			return h, fmt.Errorf("%s: spec.networkData is not set: SIP reads the host's addresses from it", id)
+		}
+		ns := ref.Namespace
+		if ns == "" {
+			ns = b.Namespace
+		}
+		sec := &corev1.Secret{}
+		if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: ns, Name: ref.Name}, sec); err != nil {
+			if apierrors.IsNotFound(err) {
+				return h, fmt.Errorf("%s: spec.networkData: Secret %s/%s not found", id, ns, ref.Name)
+			}
+			return h, fmt.Errorf("%s: spec.networkData: reading Secret %s/%s: %w", id, ns, ref.Name, err)
+		}
+		ips, err := netdata.Parse(sec.Data[netdata.SecretKey])
+		if err != nil {
+			return h, fmt.Errorf("%s: spec.networkData: Secret %s/%s key %s: %w", id, ns, ref.Name, netdata.SecretKey, err)
+		}
+		h.IPs = ips
+	}
+	if len(svc.JumpHost) > 0 && b.Spec.BMC.CredentialsName != "" {
+		sec := &corev1.Secret{}
+		if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: b.Namespace, Name: b.Spec.BMC.CredentialsName}, sec); err != nil {
+			return h, fmt.Errorf("%s: spec.bmc.credentialsName: Secret %s/%s: %w", id, b.Namespace, b.Spec.BMC.CredentialsName, err)
+		}
+		h.BMCUsername, h.BMCPassword = string(sec.Data["username"]), string(sec.Data["password"])
+	}
+	return h, nil
+}
+
+// needsAddresses reports whether any service uses the hosts' addresses.
+func needsAddresses(s sipv1.SIPClusterServices) bool {
+	return len(s.LoadBalancerControlPlane)+len(s.LoadBalancerWorker)+len(s.JumpHost) > 0
+}
+
+// sshKeys reads the Secrets the jump hosts' nodeSSHPrivateKeys name.
+func (r *Reconciler) sshKeys(ctx context.Context, c *sipv1.SIPCluster) ([]map[string][]byte, error) {
+	var out []map[string][]byte
+	for i, j := range c.Spec.Services.JumpHost {
+		sec := &corev1.Secret{}
+		if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: c.Namespace, Name: j.NodeSSHPrivateKeys}, sec); err != nil {
+			if apierrors.IsNotFound(err) {
+				return nil, fmt.Errorf("spec.services.jumpHost[%d].nodeSSHPrivateKeys: Secret %s/%s not found", i, c.Namespace, j.NodeSSHPrivateKeys)
+			}
+			return nil, fmt.Errorf("spec.services.jumpHost[%d].nodeSSHPrivateKeys: %w", i, err)
+		}
+		out = append(out, sec.Data)
+	}
+	return out, nil
+}
+
+// applyServices applies the services' objects and deletes the cluster's
+// objects that are no longer wanted.
+func (r *Reconciler) applyServices(ctx context.Context, c *sipv1.SIPCluster, objs []client.Object) error {
+	want := map[string]bool{}
+	for _, o := range objs {
+		gvk, err := apiutilGVK(r.Client, o)
+		if err != nil {
+			return err
+		}
+		o.GetObjectKind().SetGroupVersionKind(gvk)
+		o.SetManagedFields(nil)
+		o.SetResourceVersion("")
+		if err := r.Client.Patch(ctx, o, client.Apply, client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
+			return fmt.Errorf("applying %s %s/%s: %w", gvk.Kind, o.GetNamespace(), o.GetName(), err)
+		}
+		want[gvk.Kind+"/"+o.GetName()] = true
+	}
+	return r.pruneServices(ctx, c, want)
+}
+
+// serviceKinds are the kinds services.Build makes, for pruning.
+func serviceKinds() []client.ObjectList {
+	return []client.ObjectList{&appsv1.DeploymentList{}, &corev1.ServiceList{}, &corev1.ConfigMapList{}, &corev1.SecretList{}, &corev1.ServiceAccountList{}}
+}
+
+// pruneServices deletes the cluster's service objects not in want (all
+// of them when want is empty).
+func (r *Reconciler) pruneServices(ctx context.Context, c *sipv1.SIPCluster, want map[string]bool) error {
+	for _, list := range serviceKinds() {
+		if err := r.APIReader.List(ctx, list, client.InNamespace(c.Namespace), client.MatchingLabels{sipv1.ClusterNameLabel: c.Name}, client.HasLabels{services.ServiceLabel}); err != nil {
+			return fmt.Errorf("listing the cluster's services: %w", err)
+		}
+		items, err := apimeta.ExtractList(list)
+		if err != nil {
+			return err
+		}
+		for _, it := range items {
+			o := it.(client.Object)
+			gvk, err := apiutilGVK(r.Client, o)
+			if err != nil {
+				return err
+			}
+			if want[gvk.Kind+"/"+o.GetName()] {
+				continue
+			}
+			if err := r.Client.Delete(ctx, o, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+				return fmt.Errorf("deleting %s %s/%s: %w", gvk.Kind, o.GetNamespace(), o.GetName(), err)
+			}
+		}
+	}
+	return nil
+}
+
+// label writes the plan: released hosts lose SIP's labels, picked hosts
+// get the cluster's.
+func (r *Reconciler) label(ctx context.Context, c *sipv1.SIPCluster, plan schedule.Plan, byKey map[string]*metal3v1alpha1.BareMetalHost) error {
+	var errs []error
+	for _, pk := range plan.Picks {
+		b := byKey[pk.Host.Key()]
+		want := map[string]string{sipv1.ClusterNamespaceLabel: c.Namespace, sipv1.ClusterNameLabel: c.Name, sipv1.NodeTypeLabel: string(pk.Role)}
+		if pk.Standby {
+			want[sipv1.StandbyLabel] = "true"
+		}
+		if err := r.setLabels(ctx, b, want); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, h := range plan.Release {
+		if err := r.setLabels(ctx, byKey[h.Key()], nil); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// sipLabels are the labels SIP owns on a host.
+var sipLabels = []string{sipv1.ClusterNamespaceLabel, sipv1.ClusterNameLabel, sipv1.NodeTypeLabel, sipv1.StandbyLabel}
+
+// setLabels makes SIP's labels on b exactly want (none when nil), with a
+// patch only when they differ.
+func (r *Reconciler) setLabels(ctx context.Context, b *metal3v1alpha1.BareMetalHost, want map[string]string) error {
+	same := true
+	for _, k := range sipLabels {
+		if b.Labels[k] != want[k] {
+			same = false
+		}
+	}
+	if same {
+		return nil
+	}
+	patch := client.MergeFrom(b.DeepCopy())
+	l := maps.Clone(b.Labels)
+	if l == nil {
+		l = map[string]string{}
+	}
+	for _, k := range sipLabels {
+		delete(l, k)
+	}
+	maps.Copy(l, want)
+	b.Labels = l
+	if err := r.Client.Patch(ctx, b, patch); err != nil {
+		return fmt.Errorf("labelling BareMetalHost %s/%s: %w", b.Namespace, b.Name, client.IgnoreNotFound(err))
+	}
+	return nil
+}
+
+// release removes SIP's labels from every host labelled for c.
+func (r *Reconciler) release(ctx context.Context, c *sipv1.SIPCluster, hosts []metal3v1alpha1.BareMetalHost) error {
+	var errs []error
+	for i := range hosts {
+		b := &hosts[i]
+		if b.Labels[sipv1.ClusterNameLabel] != c.Name || b.Labels[sipv1.ClusterNamespaceLabel] != c.Namespace {
+			continue
+		}
+		if err := r.setLabels(ctx, b, nil); client.IgnoreNotFound(err) != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// decommission removes a deleted cluster's services and releases its
+// hosts, then lets it go.
+func (r *Reconciler) decommission(ctx context.Context, c *sipv1.SIPCluster) (reconcile.Result, error) {
+	if !controllerutil.ContainsFinalizer(c, sipv1.Finalizer) {
+		return reconcile.Result{}, nil
+	}
+	err := r.pruneServices(ctx, c, nil)
+	if err == nil {
+		var bmhs metal3v1alpha1.BareMetalHostList
+		if err = r.Client.List(ctx, &bmhs, client.MatchingLabels{sipv1.ClusterNamespaceLabel: c.Namespace, sipv1.ClusterNameLabel: c.Name}); err == nil {
+			err = r.release(ctx, c, bmhs.Items)
+		}
+	}
+	if err != nil {
+		r.setReady(c, metav1.ConditionFalse, sipv1.ReasonTypeUnableToDecommission, err.Error())
+		if uerr := r.Client.Status().Update(ctx, c); uerr != nil && !apierrors.IsConflict(uerr) {
+			err = errors.Join(err, uerr)
+		}
+		return reconcile.Result{}, err
+	}
+	patch := client.MergeFromWithOptions(c.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	controllerutil.RemoveFinalizer(c, sipv1.Finalizer)
+	if err := r.Client.Patch(ctx, c, patch); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(fmt.Errorf("removing the finalizer: %w", err))
+	}
+	return reconcile.Result{}, nil
+}
+
+// servicesReady marks each service ready when its Deployment is
+// Available with its current generation; it returns how many are and the
+// names of the others.
+func (r *Reconciler) servicesReady(ctx context.Context, c *sipv1.SIPCluster, statuses []sipv1.ServiceStatus) (int, []string) {
+	ready := 0
+	var waiting []string
+	for i := range statuses {
+		s := &statuses[i]
+		d := &appsv1.Deployment{}
+		err := r.Client.Get(ctx, types.NamespacedName{Namespace: c.Namespace, Name: s.Name}, d)
+		switch {
+		case err != nil:
+			s.Ready, s.Message = false, "Deployment: "+err.Error()
+		case d.Status.ObservedGeneration < d.Generation:
+			s.Ready, s.Message = false, "Deployment not yet observed by its controller"
+		case !deploymentAvailable(d):
+			s.Ready, s.Message = false, fmt.Sprintf("Deployment %d/%d available", d.Status.AvailableReplicas, ptrVal(d.Spec.Replicas))
+		default:
+			s.Ready, s.Message = true, ""
+		}
+		if s.Ready {
+			ready++
+		} else {
+			waiting = append(waiting, s.Name)
+		}
+	}
+	return ready, waiting
+}
+
+func deploymentAvailable(d *appsv1.Deployment) bool {
+	for _, c := range d.Status.Conditions {
+		if c.Type == appsv1.DeploymentAvailable {
+			return c.Status == corev1.ConditionTrue && d.Status.UpdatedReplicas == ptrVal(d.Spec.Replicas)
+		}
+	}
+	return false
+}
+
+func ptrVal(p *int32) int32 {
+	if p == nil {
+		return 1
+	}
+	return *p
+}
+
+// nodeStatus summarises the plan per role.
+func nodeStatus(req schedule.Request, plan schedule.Plan) map[sipv1.BMHRole]sipv1.RoleStatus {
+	out := map[sipv1.BMHRole]sipv1.RoleStatus{}
+	for _, role := range req.Roles {
+		a, s := plan.Role(role.Role)
+		rs := sipv1.RoleStatus{Summary: fmt.Sprintf("%d/%d active, %d/%d standby", len(a), role.Active, len(s), role.Standby)}
+		for _, h := range a {
+			rs.Active = append(rs.Active, h.Name)
+		}
+		for _, h := range s {
+			rs.Standby = append(rs.Standby, h.Name)
+		}
+		out[role.Role] = rs
+	}
+	return out
+}
+
+// setReady sets the Ready condition and records an event when it changes.
+func (r *Reconciler) setReady(c *sipv1.SIPCluster, status metav1.ConditionStatus, reason, msg string) {
+	old := apimeta.FindStatusCondition(c.Status.Conditions, sipv1.ConditionTypeReady)
+	changed := old == nil || old.Status != status || old.Reason != reason || old.Message != msg
+	apimeta.SetStatusCondition(&c.Status.Conditions, metav1.Condition{Type: sipv1.ConditionTypeReady, Status: status, Reason: reason, Message: msg, ObservedGeneration: c.Generation})
+	if changed && r.Recorder != nil {
+		typ := corev1.EventTypeNormal
+		if status != metav1.ConditionTrue && reason != sipv1.ReasonTypeProgressing {
+			typ = corev1.EventTypeWarning
+		}
+		r.Recorder.Eventf(c, nil, typ, reason, reason, "%s", msg)
+	}
+}
+
+// equalStatus compares statuses ignoring condition timestamps.
+func equalStatus(a, b *sipv1.SIPClusterStatus) bool {
+	a, b = a.DeepCopy(), b.DeepCopy()
+	for _, s := range []*sipv1.SIPClusterStatus{a, b} {
+		for i := range s.Conditions {
+			s.Conditions[i].LastTransitionTime = metav1.Time{}
+		}
+	}
+	return apiequality(a, b)
+}

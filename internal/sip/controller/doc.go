@@ -1,0 +1,21 @@
+// Package controller is the SIPCluster controller. One SIPCluster is
+// reconciled at a time, as the seed requires, and every step is
+// idempotent. A pass follows the seed's algorithm:
+//
+//   - gather: every BareMetalHost, each marked usable or not (in error,
+//     being deprovisioned or deleted, detached, or provisioned and
+//     powered off while online);
+//   - schedule: internal/sip/schedule picks the cluster's hosts; when it
+//     cannot, the cluster is Unschedulable and nothing is labelled;
+//   - extract: each picked host's addresses from its networkData Secret
+//     and its BMC credentials;
+//   - deploy services: the objects internal/sip/services builds, applied
+//     server-side, and the cluster's objects no longer wanted deleted;
+//   - label: released hosts lose SIP's labels, picked hosts get them.
+//
+// A pass that fails part-way leaves the cluster's labels as they were or
+// partly written: the next pass counts the cluster's labelled hosts first
+// and so finishes the same plan, or, when a cluster that was never
+// scheduled can no longer be, removes them. Deleting a SIPCluster deletes
+// its services and releases its hosts before its finalizer goes.
+package controller

@@ -1,0 +1,227 @@
+package operator
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	sipv1 "github.com/airshipit/airship-go/api/sip/v1"
+	"github.com/airshipit/airship-go/internal/test/testenv"
+)
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(*Options)
+		want   string
+	}{
+		{"defaults", func(*Options) {}, ""},
+		{"no resync", func(o *Options) { o.Resync = 0 }, "--resync"},
+		{"negative qps", func(o *Options) { o.QPS = -1 }, "--kube-api-qps"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := DefaultOptions()
+			tt.mutate(&o)
+			err := o.Validate()
+			if (err == nil) != (tt.want == "") || err != nil && !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Validate() = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// build renders a kustomization under config/sip.
+func build(t *testing.T, dir string) []*unstructured.Unstructured {
+	t.Helper()
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	resMap, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), filepath.Join(root, "config", "sip", dir))
+	if err != nil {
+		t.Fatalf("kustomize build config/sip/%s: %v", dir, err)
+	}
+	var out []*unstructured.Unstructured
+	for _, r := range resMap.Resources() {
+		m, err := r.Map()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, &unstructured.Unstructured{Object: m})
+	}
+	return out
+}
+
+func TestDefaultKustomizationBuilds(t *testing.T) {
+	kinds := map[string]int{}
+	for _, u := range build(t, "default") {
+		kinds[u.GetKind()]++
+	}
+	want := map[string]int{"CustomResourceDefinition": 2, "ClusterRole": 1, "ClusterRoleBinding": 1, "ServiceAccount": 1, "Namespace": 1, "Deployment": 1}
+	for k, n := range want {
+		if kinds[k] != n {
+			t.Errorf("config/sip/default has %d %s, want %d (all kinds: %v)", kinds[k], k, n, kinds)
+		}
+	}
+	samples := build(t, "samples")
+	if len(samples) != 1 || samples[0].GetKind() != "SIPCluster" {
+		t.Fatalf("config/sip/samples: %d objects", len(samples))
+	}
+	// The sample decodes strictly into the API types.
+	var c sipv1.SIPCluster
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(samples[0].Object, &c, true); err != nil {
+		t.Errorf("sample SIPCluster: %v", err)
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// TestRBACIsEnough runs the operator as its ServiceAccount with only the
+// roles under config/sip/rbac, leader election on: it schedules and labels
+// hosts, applies a load balancer's objects, and on delete removes them and
+// releases the hosts. Any missing permission fails the test. Probes
+// answer and the Lease is held.
+func TestRBACIsEnough(t *testing.T) {
+	env := testenv.StartAPI(t, testenv.Options{
+		CRDDirs:     []string{"config/sip/crd/bases", "config/metal3/crd/bases"},
+		AddToScheme: []func(*runtime.Scheme) error{sipv1.AddToScheme, metal3v1alpha1.AddToScheme},
+	})
+	ctx := context.Background()
+	for _, ns := range []string{"sip-system", "tenant", "hosts"} {
+		if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, u := range build(t, "rbac") {
+		if err := env.Client.Create(ctx, u); err != nil {
+			t.Fatalf("creating %s %s: %v", u.GetKind(), u.GetName(), err)
+		}
+	}
+	for i := range 2 {
+		name := fmt.Sprintf("node-%d", i)
+		nd := fmt.Sprintf(`{"networks":[{"id":"oam-ipv4","ip_address":"10.0.0.%d"}]}`, i+1)
+		for _, o := range []client.Object{
+			&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "hosts", Name: name + "-nd"}, Data: map[string][]byte{"networkData": []byte(nd)}},
+			&metal3v1alpha1.BareMetalHost{
+				ObjectMeta: metav1.ObjectMeta{Namespace: "hosts", Name: name, Labels: map[string]string{"role": "cp", "rack": fmt.Sprintf("r%d", i)}},
+				Spec:       metal3v1alpha1.BareMetalHostSpec{NetworkData: &corev1.SecretReference{Name: name + "-nd"}},
+			},
+		} {
+			if err := env.Client.Create(ctx, o); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+
+	runCtx, cancel := context.WithCancel(ctx)
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:sip-system:sip-operator"}
+	o := DefaultOptions()
+	o.SkipControllerNameValidation = true
+	o.MetricsAddr, o.ProbeAddr = "0", freeAddr(t)
+	o.LeaderElectionNamespace = "sip-system"
+	done := make(chan error, 1)
+	go func() { done <- Run(runCtx, cfg, o, logr.Discard()) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+
+	c := &sipv1.SIPCluster{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "tenant", Name: "c1"},
+		Spec: sipv1.SIPClusterSpec{
+			Nodes: map[sipv1.BMHRole]sipv1.NodeSet{sipv1.RoleControlPlane: {LabelSelector: metav1.LabelSelector{MatchLabels: map[string]string{"role": "cp"}}, TopologyKey: "rack", Count: &sipv1.NodeCount{Active: 2}}},
+			Services: sipv1.SIPClusterServices{LoadBalancerControlPlane: []sipv1.LoadBalancerServiceControlPlane{
+				{SIPClusterService: sipv1.SIPClusterService{Image: "haproxy:2.8", NodeInterface: "oam-ipv4"}, NodePort: 30443},
+			}},
+		},
+	}
+	if err := env.Client.Create(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	// API-only: no controller makes the Deployment Available, so the
+	// cluster stays Progressing after labelling and applying.
+	labelled := func(want int) error {
+		return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+			var list metal3v1alpha1.BareMetalHostList
+			if err := env.Client.List(ctx, &list, client.MatchingLabels{sipv1.ClusterNameLabel: "c1"}); err != nil {
+				return false, err
+			}
+			return len(list.Items) == want, nil
+		})
+	}
+	if err := labelled(2); err != nil {
+		got := &sipv1.SIPCluster{}
+		_ = env.Client.Get(ctx, client.ObjectKeyFromObject(c), got)
+		t.Fatalf("hosts not labelled as the ServiceAccount: %v; status %+v", err, got.Status)
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		got := &sipv1.SIPCluster{}
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(c), got); err != nil {
+			return false, err
+		}
+		cond := apimeta.FindStatusCondition(got.Status.Conditions, sipv1.ConditionTypeReady)
+		return cond != nil && cond.Reason == sipv1.ReasonTypeProgressing, nil
+	}); err != nil {
+		t.Fatalf("never Progressing (services applied) as the ServiceAccount: %v", err)
+	}
+	var lease coordinationv1.Lease
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: "sip-system", Name: LeaderElectionID}, &lease); err != nil || lease.Spec.HolderIdentity == nil {
+		t.Errorf("Lease %s: %v %+v", LeaderElectionID, err, lease.Spec)
+	}
+	for _, path := range []string{"/healthz", "/readyz"} {
+		resp, err := http.Get(fmt.Sprintf("http://%s%s", o.ProbeAddr, path))
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Errorf("GET %s: %v %v", path, err, resp)
+		}
+		if resp != nil {
+			resp.Body.Close()
+		}
+	}
+	if err := env.Client.Delete(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(c), &sipv1.SIPCluster{})), nil
+	}); err != nil {
+		t.Fatal("not decommissioned as the ServiceAccount")
+	}
+	if err := labelled(0); err != nil {
+		t.Fatal("hosts not released as the ServiceAccount")
+	}
+	var cms corev1.ConfigMapList
+	if err := env.Client.List(ctx, &cms, client.InNamespace("tenant"), client.MatchingLabels{sipv1.ClusterNameLabel: "c1"}); err != nil || len(cms.Items) != 0 {
+		t.Errorf("ConfigMaps left: %v %d", err, len(cms.Items))
+	}
+}
