@@ -34,8 +34,10 @@
 //
 // # Jump host
 //
-// jumpHost[i] runs the image's sshd (as upstream SIP's jump-host image
-// does: port 22, a login user "ubuntu" of uid and gid 1000, bash and curl).
+// jumpHost[i] runs the image's sshd. The image is expected to be laid out
+// as upstream SIP's jump-host image is (sshd on port 22 started by the
+// image, a login user "ubuntu" of uid and gid 1000) and to have sh,
+// install, bash 4.4 or later, curl, tr and sed.
 // An init container installs authorized_keys (sshAuthorizedKeys) and an SSH
 // client config into ~ubuntu/.ssh: one "Host <BareMetalHost name>" alias per
 // picked host (active and standby) with HostName its address on

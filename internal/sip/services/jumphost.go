@@ -17,9 +17,9 @@ import (
 	"github.com/airshipit/airship-go/internal/metal3/bmc"
 )
 
-// The jump-host image's contract (upstream SIP's image): sshd on port 22
-// started by the image, a login user ubuntu of uid and gid 1000 with home
-// /home/ubuntu, and sh, install, bash, curl, tr and sed.
+// The jump-host image's contract (upstream SIP's image layout): sshd on
+// port 22 started by the image, a login user ubuntu of uid and gid 1000
+// with home /home/ubuntu, and sh, install, bash 4.4+, curl, tr and sed.
 const (
 	sshPort      = 22
 	jumpHostUser = "ubuntu"
