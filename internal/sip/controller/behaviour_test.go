@@ -2,6 +2,7 @@ package controller_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -195,5 +196,91 @@ func TestBadInput(t *testing.T) {
 				t.Errorf("labelled %v", got)
 			}
 		})
+	}
+}
+
+// TestEveryService: a jump host and an OIDC provider beside the load
+// balancer: each Deployment becomes Available and is reported per service,
+// the jump host's BMC credentials go to a Secret only, and status.oidc
+// holds the tenant API server's flags.
+func TestEveryService(t *testing.T) {
+	s := newSite(t, "sip-svc")
+	s.host("cp-1", "cp", "r1", "127.0.6.1")
+	s.host("w-1", "w", "r2", "127.0.6.2")
+	ctx := context.Background()
+	for _, sec := range []*corev1.Secret{
+		{ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: "node-keys"}, Data: map[string][]byte{"id_ed25519": []byte("-----BEGIN OPENSSH PRIVATE KEY-----\nnot-a-real-key\n-----END OPENSSH PRIVATE KEY-----\n")}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: "oidc"}, Data: map[string][]byte{"kubernetes": []byte("client-secret-value-1")}},
+	} {
+		if err := env.Client.Create(ctx, sec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	startOperator(t)
+	s.cluster("tenant", 1, 0, 1, func(c *sipv1.SIPCluster) {
+		svc := sipv1.SIPClusterService{Image: "registry.invalid/jump-host:1", NodeInterface: "oam-ipv4"}
+		c.Spec.Services.JumpHost = []sipv1.JumpHostService{{SIPClusterService: svc, NodePort: nextNodePort(), NodeSSHPrivateKeys: "node-keys",
+			SSHAuthorizedKeys: []string{"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIJXNIxUndrD+w6LTkRCdETI02QM1/MvGdtRolANSHk8r operator"}}}
+		c.Spec.Services.Auth = []sipv1.AuthService{{
+			SIPClusterService: sipv1.SIPClusterService{Image: "registry.invalid/dex:2"},
+			NodePort:          nextNodePort(),
+			Issuer:            "https://10.23.0.100:30556/dex",
+			StaticClients:     []sipv1.OIDCClient{{ID: "kubernetes", Name: "Kubernetes", SecretRef: sipv1.SecretKeyRef{Name: "oidc", Key: "kubernetes"}}},
+			Connectors:        []sipv1.OIDCConnector{{Type: "mockCallback", ID: "mock", Name: "Example"}},
+		}}
+	})
+	c := s.waitReady("tenant", sipv1.ReasonTypeReconciliationSucceeded)
+	if c.Status.ServicesSummary != "3/3" || len(c.Status.Services) != 3 {
+		t.Fatalf("services %+v (%s)", c.Status.Services, c.Status.ServicesSummary)
+	}
+	types := map[string]bool{}
+	for _, st := range c.Status.Services {
+		if !st.Ready {
+			t.Errorf("service %s (%s) not ready: %s", st.Name, st.Type, st.Message)
+		}
+		types[st.Type] = true
+	}
+	if !types["LoadBalancerControlPlane"] || !types["JumpHost"] || !types["Auth"] {
+		t.Errorf("service types %v", types)
+	}
+	if c.Status.OIDC == nil || c.Status.OIDC.IssuerURL != "https://10.23.0.100:30556/dex" || c.Status.OIDC.ClientID != "kubernetes" ||
+		!slices.Contains(c.Status.OIDC.APIServerArgs, "--oidc-issuer-url=https://10.23.0.100:30556/dex") {
+		t.Errorf("status.oidc %+v", c.Status.OIDC)
+	}
+	// Passwords and client secrets are in Secrets only.
+	var cms corev1.ConfigMapList
+	if err := env.Client.List(ctx, &cms, client.InNamespace(s.ns), client.MatchingLabels{sipv1.ClusterNameLabel: "tenant"}); err != nil {
+		t.Fatal(err)
+	}
+	sshConfig := ""
+	for _, cm := range cms.Items {
+		for k, v := range cm.Data {
+			for _, secret := range []string{"bmc-pw-cp-1", "bmc-pw-w-1", "client-secret-value-1", "not-a-real-key"} {
+				if strings.Contains(v, secret) {
+					t.Errorf("ConfigMap %s key %s holds a secret", cm.Name, k)
+				}
+			}
+			if k == "ssh_config" {
+				sshConfig = v
+			}
+		}
+	}
+	for _, want := range []string{"Host cp-1", "HostName 127.0.6.1", "Host w-1", "HostName 127.0.6.2"} {
+		if !strings.Contains(sshConfig, want) {
+			t.Errorf("jump host ssh_config lacks %q:\n%s", want, sshConfig)
+		}
+	}
+	var secs corev1.SecretList
+	if err := env.Client.List(ctx, &secs, client.InNamespace(s.ns), client.MatchingLabels{sipv1.ClusterNameLabel: "tenant"}); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, sec := range secs.Items {
+		for _, v := range sec.Data {
+			found = found || string(v) == "bmc-pw-cp-1"
+		}
+	}
+	if !found {
+		t.Error("no Secret of the cluster holds cp-1's BMC password for the jump host")
 	}
 }
