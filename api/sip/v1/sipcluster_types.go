@@ -21,8 +21,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// BMHRole is the role a BareMetalHost plays in the tenant cluster.
-// +kubebuilder:validation:Enum=ControlPlane;Worker
+// BMHRole is the role a BareMetalHost plays in the tenant cluster. Roles
+// are map keys, which a CRD schema cannot restrict: the controller reports
+// an unknown one as InvalidSpec.
 type BMHRole string
 
 // The roles.
@@ -242,7 +243,7 @@ type OIDCConnector struct {
 type SIPClusterStatus struct {
 	// conditions: Ready, with upstream's reasons (Progressing,
 	// Unschedulable, UnableToApplyLabels, UnableToDecommission,
-	// InfraServiceFailure, ReconciliationSucceeded).
+	// InfraServiceFailure, ReconciliationSucceeded) and InvalidSpec.
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 	// observedGeneration is the generation the status describes.

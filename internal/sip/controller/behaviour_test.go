@@ -185,6 +185,12 @@ func TestBadInput(t *testing.T) {
 			c.Spec.Services.LoadBalancerControlPlane[0].NodeInterface = "storage"
 		}, sipv1.ReasonTypeInfraServiceFailure, "spec.services.loadBalancerControlPlane[0].nodeInterfaceId"},
 	}
+	tests = append(tests, struct {
+		name   string
+		mutate func(*sipv1.SIPCluster)
+		reason string
+		want   string
+	}{strings.Repeat("long", 17), nil, sipv1.ReasonTypeInvalidSpec, "metadata.name \"" + strings.Repeat("long", 17) + "\": the hosts carry it as a label value"})
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s.cluster(tc.name, 1, 0, 0, tc.mutate)

@@ -53,16 +53,17 @@ type Reconciler struct {
 	Resync time.Duration
 }
 
-// +kubebuilder:rbac:groups=airship.airshipit.org,resources=sipclusters,verbs=get;list;watch;update;patch
-// +kubebuilder:rbac:groups=airship.airshipit.org,resources=sipclusters/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=airship.airshipit.org,resources=sipclusters,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=airship.airshipit.org,resources=sipclusters/status,verbs=update
 // +kubebuilder:rbac:groups=airship.airshipit.org,resources=sipclusters/finalizers,verbs=update
 // Hosts are read and labelled; nothing else of them is changed.
 // +kubebuilder:rbac:groups=metal3.io,resources=baremetalhosts,verbs=get;list;watch;patch
 // networkData, BMC credentials and SSH keys are read; the jump host's BMC Secret is written.
-// Service objects are applied and pruned uncached: list, not watch.
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;create;update;patch;delete
-// +kubebuilder:rbac:groups="",resources=configmaps;services;serviceaccounts,verbs=get;list;create;update;patch;delete
-// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
+// Service objects are applied (server-side: create and patch) and pruned
+// uncached: list, not watch.
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;create;patch;delete
+// +kubebuilder:rbac:groups="",resources=configmaps;services,verbs=get;list;create;patch;delete
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // SetupWithManager registers the controller: one SIPCluster at a time,
@@ -123,7 +124,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if !equalStatus(before, &c.Status) {
 		if uerr := r.Client.Status().Update(ctx, c); uerr != nil {
 			if apierrors.IsConflict(uerr) {
-				return reconcile.Result{Requeue: true}, nil
+				// Changed since it was read: the change's event runs the
+				// pass again; this is only a fallback.
+				return reconcile.Result{RequeueAfter: time.Second}, err
 			}
 			return reconcile.Result{}, errors.Join(err, fmt.Errorf("writing status: %w", uerr))
 		}
@@ -142,8 +145,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 func (r *Reconciler) pass(ctx context.Context, c *sipv1.SIPCluster) (reconcile.Result, error) {
 	logger := log.FromContext(ctx)
 	req, err := schedule.NewRequest(c)
-	if err == nil {
-		err = services.Validate(c.Spec)
+	if verr := services.Validate(c.Spec); verr != nil {
+		err = errors.Join(err, verr)
 	}
 	if err != nil {
 		r.setReady(c, metav1.ConditionFalse, sipv1.ReasonTypeInvalidSpec, err.Error())
@@ -240,8 +243,10 @@ func unusable(b *metal3v1alpha1.BareMetalHost) string {
 		return "being deleted"
 	case hasAnnotation(b, metal3v1alpha1.DetachedAnnotation) || st.OperationalStatus == metal3v1alpha1.OperationalStatusDetached:
 		return "detached"
-	case st.ErrorType != "" || st.OperationalStatus == metal3v1alpha1.OperationalStatusError:
+	case st.ErrorType != "":
 		return "in error (" + string(st.ErrorType) + ")"
+	case st.OperationalStatus == metal3v1alpha1.OperationalStatusError:
+		return "in error"
 	}
 	switch st.Provisioning.State {
 	case metal3v1alpha1.StateDeprovisioning, metal3v1alpha1.StateDeleting, metal3v1alpha1.StatePoweringOffBeforeDelete:
@@ -307,7 +312,10 @@ func (r *Reconciler) sshKeys(ctx context.Context, c *sipv1.SIPCluster) ([]map[st
 		sec := &corev1.Secret{}
 		if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: c.Namespace, Name: j.NodeSSHPrivateKeys}, sec); err != nil {
 			if apierrors.IsNotFound(err) {
-				return nil, fmt.Errorf("spec.services.jumpHost[%d].nodeSSHPrivateKeys: Secret %s/%s not found", i, c.Namespace, j.NodeSSHPrivateKeys)
+				// The jump host is built without keys and its status says
+				// so; its pod waits for the Secret.
+				out = append(out, nil)
+				continue
 			}
 			return nil, fmt.Errorf("spec.services.jumpHost[%d].nodeSSHPrivateKeys: %w", i, err)
 		}
@@ -338,7 +346,7 @@ func (r *Reconciler) applyServices(ctx context.Context, c *sipv1.SIPCluster, obj
 
 // serviceKinds are the kinds services.Build makes, for pruning.
 func serviceKinds() []client.ObjectList {
-	return []client.ObjectList{&appsv1.DeploymentList{}, &corev1.ServiceList{}, &corev1.ConfigMapList{}, &corev1.SecretList{}, &corev1.ServiceAccountList{}}
+	return []client.ObjectList{&appsv1.DeploymentList{}, &corev1.ServiceList{}, &corev1.ConfigMapList{}, &corev1.SecretList{}}
 }
 
 // pruneServices deletes the cluster's service objects not in want (all
@@ -417,7 +425,12 @@ func (r *Reconciler) setLabels(ctx context.Context, b *metal3v1alpha1.BareMetalH
 	maps.Copy(l, want)
 	b.Labels = l
 	if err := r.Client.Patch(ctx, b, patch); err != nil {
-		return fmt.Errorf("labelling BareMetalHost %s/%s: %w", b.Namespace, b.Name, client.IgnoreNotFound(err))
+		if apierrors.IsNotFound(err) {
+			// Deleted since the list: nothing to label; the next pass,
+			// woken by the deletion, schedules without it.
+			return nil
+		}
+		return fmt.Errorf("labelling BareMetalHost %s/%s: %w", b.Namespace, b.Name, err)
 	}
 	return nil
 }
@@ -430,7 +443,7 @@ func (r *Reconciler) release(ctx context.Context, c *sipv1.SIPCluster, hosts []m
 		if b.Labels[sipv1.ClusterNameLabel] != c.Name || b.Labels[sipv1.ClusterNamespaceLabel] != c.Namespace {
 			continue
 		}
-		if err := r.setLabels(ctx, b, nil); client.IgnoreNotFound(err) != nil {
+		if err := r.setLabels(ctx, b, nil); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -483,7 +496,9 @@ func (r *Reconciler) servicesReady(ctx context.Context, c *sipv1.SIPCluster, sta
 		case !deploymentAvailable(d):
 			s.Ready, s.Message = false, fmt.Sprintf("Deployment %d/%d available", d.Status.AvailableReplicas, ptrVal(d.Spec.Replicas))
 		default:
-			s.Ready, s.Message = true, ""
+			// Ready; Build's message (such as a load balancer without
+			// backends yet) stays.
+			s.Ready = true
 		}
 		if s.Ready {
 			ready++

@@ -8,6 +8,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	sipv1 "github.com/airshipit/airship-go/api/sip/v1"
 )
@@ -114,6 +115,7 @@ const (
 	reasonDomainUsed   = "in a topology domain the cluster already uses"
 	reasonOtherRole    = "already given to the cluster's other role"
 	reasonCountReached = "not needed"
+	reasonNoMatch      = "no longer matching the labelSelector"
 )
 
 // Schedule decides the cluster's hosts. hosts is every BareMetalHost the
@@ -154,44 +156,67 @@ func Schedule(req Request, hosts []Host) (Plan, error) {
 	used := map[*Host]bool{}
 	var plan Plan
 
-	for _, role := range req.Roles {
+	// One role's view: its selector, and whether a host may be given to
+	// it now. The topology rule is checked against every host given so
+	// far, of any role.
+	type roleState struct {
+		Role
+		sel               labels.Selector
+		actives, standbys int
+		excluded          map[string][]string
+		matched           int
+	}
+	states := make([]*roleState, len(req.Roles))
+	for i, role := range req.Roles {
 		sel := role.Selector
 		if sel == nil {
 			sel = labels.Everything()
 		}
-		fits := func(h *Host) (string, bool) {
-			if h.Unusable != "" {
-				return reasonUnusable, false
-			}
-			if !sel.Matches(labels.Set(h.Labels)) {
-				return "", false
-			}
-			if role.TopologyKey != "" {
-				v, ok := h.Labels[role.TopologyKey]
-				if !ok {
-					return reasonNoTopology, false
-				}
-				if _, ok := taken(role.TopologyKey, v); ok {
-					return reasonDomainUsed, false
-				}
-			}
-			return "", true
+		states[i] = &roleState{Role: role, sel: sel, excluded: map[string][]string{}}
+	}
+	fits := func(rs *roleState, h *Host) (string, bool) {
+		if h.Unusable != "" {
+			return reasonUnusable + " (" + h.Unusable + ")", false
 		}
-		give := func(h *Host, standby bool) {
-			used[h] = true
-			if role.TopologyKey != "" {
-				take(role.TopologyKey, h.Labels[role.TopologyKey], h.Key())
-			}
-			plan.Picks = append(plan.Picks, Pick{Host: h, Role: role.Role, Standby: standby})
+		if !rs.sel.Matches(labels.Set(h.Labels)) {
+			return reasonNoMatch, false
 		}
+		if rs.TopologyKey != "" {
+			v, ok := h.Labels[rs.TopologyKey]
+			if !ok {
+				return reasonNoTopology, false
+			}
+			if _, ok := taken(rs.TopologyKey, v); ok {
+				return reasonDomainUsed, false
+			}
+		}
+		return "", true
+	}
+	give := func(rs *roleState, h *Host, standby bool) {
+		used[h] = true
+		if rs.TopologyKey != "" {
+			take(rs.TopologyKey, h.Labels[rs.TopologyKey], h.Key())
+		}
+		plan.Picks = append(plan.Picks, Pick{Host: h, Role: rs.Role.Role, Standby: standby})
+		if standby {
+			rs.standbys++
+		} else {
+			rs.actives++
+		}
+	}
 
-		// Kept hosts of this role: actives, then standbys promoted to fill
-		// the actives, then standbys. Each is checked as it is given, so
-		// two kept hosts never share a topology domain.
+	// First the cluster's own hosts, every role: they claim their topology
+	// domains before any new host is looked at, so a new host of one role
+	// never displaces a kept host of another. Per role: kept actives, then
+	// standbys promoted to fill the actives, then standbys.
+	for _, rs := range states {
 		var keptActive, keptStandby []*Host
 		for _, h := range mine {
-			if used[h] || h.Labels[sipv1.NodeTypeLabel] != string(role.Role) {
+			if h.Labels[sipv1.NodeTypeLabel] != string(rs.Role.Role) {
 				continue
+			}
+			if rs.sel.Matches(labels.Set(h.Labels)) {
+				rs.matched++
 			}
 			if h.Labels[sipv1.StandbyLabel] == "true" {
 				keptStandby = append(keptStandby, h)
@@ -199,43 +224,39 @@ func Schedule(req Request, hosts []Host) (Plan, error) {
 				keptActive = append(keptActive, h)
 			}
 		}
-		var actives, standbys []*Host
 		keep := func(h *Host, standby bool) {
-			if _, ok := fits(h); !ok {
+			if reason, ok := fits(rs, h); !ok {
+				rs.excluded["of the cluster, released: "+reason] = append(rs.excluded["of the cluster, released: "+reason], h.Key())
 				return
 			}
-			give(h, standby)
-			if standby {
-				standbys = append(standbys, h)
-			} else {
-				actives = append(actives, h)
-			}
+			give(rs, h, standby)
 		}
 		for _, h := range keptActive {
-			if len(actives) < role.Active {
+			if rs.actives < rs.Active {
 				keep(h, false)
 			}
 		}
 		for _, h := range keptStandby {
-			if len(actives) < role.Active {
+			if rs.actives < rs.Active {
 				keep(h, false)
 			}
 		}
 		for _, h := range keptStandby {
-			if !used[h] && len(standbys) < role.Standby {
+			if !used[h] && rs.standbys < rs.Standby {
 				keep(h, true)
 			}
 		}
-		needActive, needStandby := role.Active-len(actives), role.Standby-len(standbys)
+	}
 
-		matched := 0
-		excluded := map[string][]string{}
-		exclude := func(reason string, h *Host) { excluded[reason] = append(excluded[reason], h.Key()) }
+	// Then new candidates, role by role, in name order.
+	for _, rs := range states {
+		needActive, needStandby := rs.Active-rs.actives, rs.Standby-rs.standbys
+		exclude := func(reason string, h *Host) { rs.excluded[reason] = append(rs.excluded[reason], h.Key()) }
 		for _, h := range others {
-			if !sel.Matches(labels.Set(h.Labels)) {
+			if !rs.sel.Matches(labels.Set(h.Labels)) {
 				continue
 			}
-			matched++
+			rs.matched++
 			switch {
 			case used[h]:
 				exclude(reasonOtherRole, h)
@@ -244,37 +265,26 @@ func Schedule(req Request, hosts []Host) (Plan, error) {
 				exclude(reasonClaimed, h)
 				continue
 			}
-			if needActive == 0 && needStandby == 0 {
+			if needActive <= 0 && needStandby <= 0 {
 				exclude(reasonCountReached, h)
 				continue
 			}
-			if reason, ok := fits(h); !ok {
-				if h.Unusable != "" {
-					reason = reasonUnusable + " (" + h.Unusable + ")"
-				}
+			if reason, ok := fits(rs, h); !ok {
 				exclude(reason, h)
 				continue
 			}
 			if needActive > 0 {
-				give(h, false)
+				give(rs, h, false)
 				needActive--
 			} else {
-				give(h, true)
+				give(rs, h, true)
 				needStandby--
 			}
 		}
-		for _, h := range mine {
-			if used[h] || !sel.Matches(labels.Set(h.Labels)) {
-				continue
-			}
-			if h.Labels[sipv1.NodeTypeLabel] == string(role.Role) {
-				matched++
-			}
-		}
 		if needActive > 0 || needStandby > 0 {
-			delete(excluded, reasonCountReached)
-			want := role.Active + role.Standby
-			return Plan{}, &UnschedulableError{Role: role.Role, Wanted: want, Got: want - needActive - needStandby, Matched: matched, Excluded: excluded}
+			delete(rs.excluded, reasonCountReached)
+			want := rs.Active + rs.Standby
+			return Plan{}, &UnschedulableError{Role: rs.Role.Role, Wanted: want, Got: rs.actives + rs.standbys, Matched: rs.matched, Excluded: rs.excluded}
 		}
 	}
 
@@ -313,6 +323,9 @@ func ours(h *Host, req Request) bool {
 func NewRequest(c *sipv1.SIPCluster) (Request, error) {
 	req := Request{Namespace: c.Namespace, Name: c.Name}
 	var errs []string
+	if msgs := validation.IsValidLabelValue(c.Name); len(msgs) > 0 {
+		errs = append(errs, fmt.Sprintf("metadata.name %q: the hosts carry it as a label value: %s", c.Name, strings.Join(msgs, "; ")))
+	}
 	for role := range c.Spec.Nodes {
 		if !slices.Contains(sipv1.Roles, role) {
 			errs = append(errs, fmt.Sprintf("spec.nodes.%s: unknown role (want %s or %s)", role, sipv1.RoleControlPlane, sipv1.RoleWorker))

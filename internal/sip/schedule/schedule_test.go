@@ -189,6 +189,18 @@ func TestSchedule(t *testing.T) {
 			want:  "Worker:active=a,c standby= | release=b",
 		},
 		{
+			name:  "a kept worker keeps its rack against a new control-plane host",
+			roles: []Role{role(sipv1.RoleControlPlane, "cp", "rack", 1, 0), role(sipv1.RoleWorker, "w", "rack", 1, 0)},
+			hosts: []Host{host("cp-a", "r1", "cp"), host("cp-b", "r2", "cp"), member(host("w", "r1", "w"), sipv1.RoleWorker, false)},
+			want:  "ControlPlane:active=cp-b standby= | Worker:active=w standby= | release=",
+		},
+		{
+			name:    "a kept host that failed is named with its reason",
+			roles:   []Role{role(sipv1.RoleWorker, "w", "rack", 2, 0)},
+			hosts:   []Host{unusable(member(host("a", "r1", "w"), sipv1.RoleWorker, false), "powered off"), member(host("b", "r2", "w"), sipv1.RoleWorker, false)},
+			wantErr: []string{"Worker: 2 hosts wanted, 1 could be given (2 matched the labelSelector)", "1 of the cluster, released: not usable (powered off) (hosts/a)"},
+		},
+		{
 			name:    "a host given to the control plane is not also a worker",
 			roles:   []Role{role(sipv1.RoleControlPlane, "any", "", 1, 0), role(sipv1.RoleWorker, "any", "", 1, 0)},
 			hosts:   []Host{host("a", "r1", "any")},
