@@ -85,12 +85,12 @@ func TestDefaultKustomizationBuilds(t *testing.T) {
 		}
 	}
 	samples := build(t, "samples")
-	if len(samples) != 1 || samples[0].GetKind() != "SIPCluster" {
-		t.Fatalf("config/sip/samples: %d objects", len(samples))
+	if len(samples) != 2 || samples[0].GetKind() != "Namespace" || samples[1].GetKind() != "SIPCluster" || samples[1].GetNamespace() != samples[0].GetName() {
+		t.Fatalf("config/sip/samples: %d objects, want the SIPCluster and its Namespace", len(samples))
 	}
 	// The sample decodes strictly into the API types.
 	var c sipv1.SIPCluster
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(samples[0].Object, &c, true); err != nil {
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(samples[1].Object, &c, true); err != nil {
 		t.Errorf("sample SIPCluster: %v", err)
 	}
 }
