@@ -42,6 +42,12 @@ type Options struct {
 
 // NewCmd returns the redfish-emulator root command.
 func NewCmd(streams cli.IOStreams) *cobra.Command {
+	return newCmd(streams, nil)
+}
+
+// newCmd is NewCmd; runF, when set, runs instead of Options.Run, so tests
+// can check what the flags made of the options.
+func newCmd(streams cli.IOStreams, runF func(*Options, *cobra.Command) error) *cobra.Command {
 	o := &Options{}
 	cmd := &cobra.Command{
 		Use:   Binary,
@@ -51,7 +57,9 @@ Manager each (/redfish/v1/Systems/<host>, /redfish/v1/Managers/<host>), with
 basic auth and sessions. A host powered on with virtual media inserted boots
 after --boot-delay; with --target-kubeconfig it then gets a kwok Node there
 (name, providerID and labels from the media's meta-data), NotReady while the
-host is off and deleted when it is deprovisioned (media ejected, then off).
+host is off and deleted when it is deprovisioned (media ejected, then a
+power-off request; or, for a host already off, the media it booted from
+ejected).
 
 Hosts come from --config (a YAML file: username, password, bootDelay,
 hosts[] with name, labels, cpus, cpuModel, memoryMiB, nics[], disks[]) or are
@@ -73,6 +81,9 @@ Once listening it prints one line to standard output:
     --credentials-file bmc-creds.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if runF != nil {
+				return runF(o, cmd)
+			}
 			return o.Run(cmd.Context(), cmd, streams)
 		},
 	}
@@ -84,7 +95,7 @@ Once listening it prints one line to standard output:
 	f.StringVar(&o.Username, "username", "", "BMC username of every host (default: the --config file's, else "+DefaultUsername+")")
 	f.StringVar(&o.Password, "password", "", "BMC password of every host (visible to other local users: prefer --credentials-file; refused beyond loopback)")
 	f.StringVar(&o.CredentialsFile, "credentials-file", "", "YAML file with username: and password: of every host")
-	f.DurationVar(&o.BootDelay, "boot-delay", time.Second, "how long a powered-on host takes to boot (default: the --config file's bootDelay, else 1s)")
+	f.DurationVar(&o.BootDelay, "boot-delay", time.Second, "how long a powered-on host takes to boot; with --config and without this flag, the file's bootDelay, 0 when it has none")
 	f.StringVar(&o.TargetKubeconfig, "target-kubeconfig", "", "kubeconfig of the cluster where booted hosts get kwok Nodes")
 	f.StringVar(&o.Manifests, "manifests", "", "write the hosts' BareMetalHosts, BMC Secrets and networkData Secrets to this file (mode 0600), then keep serving")
 	f.StringVar(&o.Namespace, "namespace", "default", "namespace of the --manifests objects")

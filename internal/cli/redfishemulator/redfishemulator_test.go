@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
 	"github.com/stmcginnis/gofish"
 	"github.com/stmcginnis/gofish/schemas"
 	corev1 "k8s.io/api/core/v1"
@@ -275,4 +276,52 @@ func selfSigned(t *testing.T) (certFile, keyFile string) {
 	certFile = writeFile(t, "tls.crt", string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})))
 	keyFile = writeFile(t, "tls.key", string(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})))
 	return certFile, keyFile
+}
+
+// TestBootDelay: the boot delay the flags and a hosts file make, and the
+// help that describes it, with its default given once.
+func TestBootDelay(t *testing.T) {
+	withDelay := writeFile(t, "with.yaml", "username: u\npassword: x\nbootDelay: 2s\nhosts:\n- name: a\n")
+	without := writeFile(t, "without.yaml", "username: u\npassword: x\nhosts:\n- name: a\n")
+	tests := []struct {
+		name string
+		args []string
+		want time.Duration
+	}{
+		{"generated hosts", []string{"--hosts", "1", "--password", "x"}, time.Second},
+		{"generated hosts, flag", []string{"--hosts", "1", "--password", "x", "--boot-delay", "3s"}, 3 * time.Second},
+		{"generated hosts, flag 0", []string{"--hosts", "1", "--password", "x", "--boot-delay", "0s"}, 0},
+		{"file with bootDelay", []string{"--config", withDelay}, 2 * time.Second},
+		{"file without bootDelay", []string{"--config", without}, 0},
+		{"file with bootDelay, flag", []string{"--config", withDelay, "--boot-delay", "5s"}, 5 * time.Second},
+		{"file without bootDelay, flag at its default", []string{"--config", without, "--boot-delay", "1s"}, time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got time.Duration
+			streams := cli.IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}
+			cmd := newCmd(streams, func(o *Options, cmd *cobra.Command) error {
+				cfg, err := o.config(cmd)
+				got = cfg.BootDelay
+				return err
+			})
+			if code := cli.Run(context.Background(), cmd, tt.args, streams); code != 0 {
+				t.Fatalf("exit %d: %s", code, streams.ErrOut)
+			}
+			if got != tt.want {
+				t.Errorf("boot delay %s, want %s", got, tt.want)
+			}
+		})
+	}
+
+	_, stdout, _ := run(t, "--help")
+	var line string
+	for _, l := range strings.Split(stdout, "\n") {
+		if strings.Contains(l, "--boot-delay duration") {
+			line = l
+		}
+	}
+	if strings.Count(line, "default") != 1 || !strings.Contains(line, "(default 1s)") || !strings.Contains(line, "the file's bootDelay, 0 when it has none") {
+		t.Errorf("--boot-delay help: %q", line)
+	}
 }

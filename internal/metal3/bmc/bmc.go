@@ -10,9 +10,13 @@ import (
 type Driver string
 
 const (
-	// Redfish powers the host and sets its boot device over Redfish.
+	// Redfish drives the BMC over Redfish: power, and booting from virtual
+	// media (there is no PXE path without Ironic, so the controller and
+	// remote-direct use the virtual CD for redfish:// addresses too).
 	Redfish Driver = "redfish"
-	// RedfishVirtualMedia is Redfish plus booting from virtual media.
+	// RedfishVirtualMedia is driven as Redfish is; it also asks status
+	// readers (powerstatus, a BaremetalManager's status) to show the
+	// virtual CD.
 	RedfishVirtualMedia Driver = "redfish-virtualmedia"
 )
 
@@ -48,41 +52,90 @@ type Access struct {
 func (a Access) VirtualMedia() bool { return a.Driver == RedfishVirtualMedia }
 
 // Parse reads a spec.bmc.address. Errors name the address's scheme and the
-// supported ones; they never hold credentials (a userinfo part is refused
-// without being repeated).
+// supported ones; they never hold credentials, a query or a fragment: an
+// address is quoted only as Redact shows it, and a part that does not
+// parse is not quoted at all.
 func Parse(address string) (Access, error) {
 	if address == "" {
 		return Access{}, fmt.Errorf("the BMC address is empty; use one of %s", strings.Join(Supported, ", "))
 	}
-	scheme, rest, ok := strings.Cut(address, "://")
+	scheme, rest, ok := splitScheme(address)
 	if !ok {
-		return Access{}, fmt.Errorf("BMC address %q has no scheme; use one of %s", address, strings.Join(Supported, ", "))
+		return Access{}, fmt.Errorf("the BMC address has no scheme; use one of %s", strings.Join(Supported, ", "))
 	}
 	s, ok := schemes[strings.ToLower(scheme)]
 	if !ok {
 		return Access{}, fmt.Errorf("BMC address scheme %q is not supported (no Ironic here): use one of %s", scheme, strings.Join(Supported, ", "))
 	}
-	u, err := url.Parse(s.http + "://" + rest)
-	if err != nil {
-		return Access{}, fmt.Errorf("BMC address of scheme %q: %w", scheme, stripURL(err))
-	}
-	if u.User != nil {
+	// Any '@' is taken for the end of user information, before url.Parse,
+	// which would take a password holding '/', '?' or '#' for the end of
+	// the host and quote a part of it.
+	if strings.Contains(rest, "@") {
 		return Access{}, fmt.Errorf("BMC address of scheme %q carries credentials: put them in the credentials Secret (spec.bmc.credentialsName)", scheme)
 	}
-	if u.Host == "" {
-		return Access{}, fmt.Errorf("BMC address %q has no host", address)
+	u, err := url.Parse(s.http + "://" + rest)
+	if err != nil {
+		// url.Parse's messages quote the offending part.
+		return Access{}, fmt.Errorf("BMC address of scheme %q is not a valid URL (check its host, port and %%-escapes)", scheme)
 	}
-	if u.RawQuery != "" || u.Fragment != "" {
-		return Access{}, fmt.Errorf("BMC address %q: a query or fragment is not allowed", address)
+	if u.Host == "" {
+		return Access{}, fmt.Errorf("BMC address %s has no host", Redact(address))
+	}
+	if u.RawQuery != "" || u.Fragment != "" || u.ForceQuery {
+		return Access{}, fmt.Errorf("BMC address %s: a query or fragment is not allowed", Redact(address))
 	}
 	path := strings.TrimRight(u.Path, "/")
 	return Access{Driver: s.driver, Endpoint: s.http + "://" + u.Host, SystemPath: path}, nil
 }
 
-// stripURL drops the URL from a url.Error: it may hold what was refused.
-func stripURL(err error) error {
-	if ue, ok := err.(*url.Error); ok {
-		return ue.Err
+// Redact returns an address fit to print: user information becomes
+// "***@", a query "?***" and a fragment "#***", with or without a scheme.
+// Everything up to the last '@' counts as user information (a password
+// may hold '/', '?', '#' or '@'); when a '?' or '#' comes before that '@',
+// nothing after the scheme can be told apart and all of it is "***".
+func Redact(address string) string {
+	prefix, rest := "", address
+	if scheme, r, ok := splitScheme(address); ok {
+		prefix, rest = scheme+"://", r
 	}
-	return err
+	at, q := strings.LastIndex(rest, "@"), strings.IndexAny(rest, "?#")
+	switch {
+	case at >= 0 && q >= 0 && q < at:
+		return prefix + "***"
+	case at >= 0 && q >= 0:
+		return prefix + "***@" + rest[at+1:q+1] + "***"
+	case at >= 0:
+		return prefix + "***@" + rest[at+1:]
+	case q >= 0:
+		return prefix + rest[:q+1] + "***"
+	}
+	return address
+}
+
+// splitScheme cuts "scheme://rest" when scheme is a valid one, so that
+// text that is no scheme, such as "user:password@host", is never quoted as
+// one.
+func splitScheme(address string) (scheme, rest string, ok bool) {
+	scheme, rest, ok = strings.Cut(address, "://")
+	if !ok || !validScheme(scheme) {
+		return "", address, false
+	}
+	return scheme, rest, true
+}
+
+// validScheme reports whether s is an RFC 3986 scheme: a letter, then
+// letters, digits, '+', '-' or '.'.
+func validScheme(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z':
+		case i > 0 && (r >= '0' && r <= '9' || r == '+' || r == '-' || r == '.'):
+		default:
+			return false
+		}
+	}
+	return true
 }

@@ -37,6 +37,9 @@ const (
 	DefaultPowerPollInterval = time.Minute
 	DefaultMaxBackoff        = 5 * time.Minute
 	baseBackoff              = 2 * time.Second
+	// nextStateDelay is the wait before the handler of a state just
+	// entered runs.
+	nextStateDelay = 100 * time.Millisecond
 )
 
 // Reconciler reconciles BareMetalHosts.
@@ -149,31 +152,37 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		if err := r.Client.Patch(ctx, host, patch); err != nil {
 			return reconcile.Result{}, client.IgnoreNotFound(fmt.Errorf("removing the finalizer: %w", err))
 		}
+		r.events(host, s.events)
 		return reconcile.Result{}, nil
 	}
 	if s.clearRebootAnnotation != "" {
+		// The patch reads the stored host back, status included: keep the
+		// pass's status to write next.
+		status := host.Status.DeepCopy()
 		patch := client.MergeFromWithOptions(host.DeepCopy(), client.MergeFromWithOptimisticLock{})
 		delete(host.Annotations, s.clearRebootAnnotation)
 		if err := r.Client.Patch(ctx, host, patch); err != nil {
 			return reconcile.Result{}, fmt.Errorf("removing annotation %s: %w", s.clearRebootAnnotation, err)
 		}
+		host.Status = *status
 	}
 	if !statusEqual(before, &host.Status) {
 		now := metav1.NewTime(r.Clock.Now())
 		host.Status.LastUpdated = &now
+		// A conflict (the cache had not yet seen the last write, or someone
+		// else wrote the host) is returned: the work queue retries with its
+		// backoff, from a fresh read.
 		if err := r.Client.Status().Update(ctx, host); err != nil {
-			if apierrors.IsConflict(err) {
-				return reconcile.Result{Requeue: true}, nil
-			}
 			return reconcile.Result{}, fmt.Errorf("writing status: %w", err)
 		}
-		for _, e := range s.events {
-			r.event(host, e)
-		}
-		if s.stateChanged {
-			// Go straight on to the next state's handler.
-			return reconcile.Result{Requeue: true}, nil
-		}
+	}
+	// Events go out once every write of the pass succeeded, whether or not
+	// the status changed (a reboot changes nothing in it).
+	r.events(host, s.events)
+	if s.stateChanged {
+		// Go on to the next state's handler; the short wait lets the
+		// cache see the status just written.
+		return reconcile.Result{RequeueAfter: nextStateDelay}, nil
 	}
 	return res, nil
 }
@@ -208,17 +217,19 @@ func (r *Reconciler) restoreStatus(ctx context.Context, host *metal3v1alpha1.Bar
 	return true, nil
 }
 
-// event records e on the host. Messages are built by this package and
-// never hold credentials or user-data.
-func (r *Reconciler) event(host *metal3v1alpha1.BareMetalHost, e hostEvent) {
+// events records a pass's events on the host. Messages are built by this
+// package and never hold credentials or user-data.
+func (r *Reconciler) events(host *metal3v1alpha1.BareMetalHost, events []hostEvent) {
 	if r.Recorder == nil {
 		return
 	}
-	typ := corev1.EventTypeNormal
-	if e.warning {
-		typ = corev1.EventTypeWarning
+	for _, e := range events {
+		typ := corev1.EventTypeNormal
+		if e.warning {
+			typ = corev1.EventTypeWarning
+		}
+		r.Recorder.Eventf(host, nil, typ, e.reason, e.reason, "%s", e.message)
 	}
-	r.Recorder.Eventf(host, nil, typ, e.reason, e.reason, "%s", e.message)
 }
 
 // credentials reads the host's BMC Secret. A missing or incomplete Secret

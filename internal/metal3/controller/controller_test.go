@@ -64,7 +64,8 @@ func newRig(t *testing.T, hosts int) *rig {
 	env := testenv.StartAPI(t, testenv.Options{CRDDirs: []string{"config/metal3/crd/bases"}, AddToScheme: []func(*runtime.Scheme) error{metal3v1alpha1.AddToScheme}})
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	emu, err := emulator.New(emulator.Config{Username: username, Password: password, Hosts: emulator.Generate(hosts, 2)}, emulator.Options{})
+	// Booted hosts become Nodes of the same API server.
+	emu, err := emulator.New(emulator.Config{Username: username, Password: password, Hosts: emulator.Generate(hosts, 2)}, emulator.Options{TargetConfig: env.Config})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,6 +169,45 @@ func (r *rig) update(name string, mutate func(*metal3v1alpha1.BareMetalHost)) {
 	}
 }
 
+// waitEvent waits for an event of the given reason about the host, through
+// the events.k8s.io API.
+func (r *rig) waitEvent(name, reason string) eventsv1.Event {
+	r.t.Helper()
+	var found eventsv1.Event
+	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		var evs eventsv1.EventList
+		if err := r.c.List(ctx, &evs, client.InNamespace(r.ns)); err != nil {
+			return false, nil
+		}
+		for _, e := range evs.Items {
+			if e.Regarding.Name == name && e.Reason == reason {
+				found = e
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		r.t.Fatalf("no %s event for %s", reason, name)
+	}
+	return found
+}
+
+// waitNode waits until the Node exists (gone false) or is gone (gone true).
+func (r *rig) waitNode(name string, gone bool) {
+	r.t.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		err := r.c.Get(ctx, types.NamespacedName{Name: name}, &corev1.Node{})
+		if apierrors.IsNotFound(err) {
+			return gone, nil
+		}
+		return err == nil && !gone, nil
+	})
+	if err != nil {
+		r.t.Fatalf("Node %s never %s", name, map[bool]string{true: "deleted", false: "created"}[gone])
+	}
+}
+
 func (r *rig) waitEmu(name, what string, ok func(emulator.HostState) bool) emulator.HostState {
 	r.t.Helper()
 	var st emulator.HostState
@@ -182,8 +222,30 @@ func (r *rig) waitEmu(name, what string, ok func(emulator.HostState) bool) emula
 	return st
 }
 
-// checkNoSecrets greps logs, events and statuses for the BMC passwords
-// and the user-data.
+// checkNotShown greps logs, events and the hosts' statuses for a secret
+// that the hosts' specs may hold.
+func (r *rig) checkNotShown(secret string) {
+	r.t.Helper()
+	ctx := context.Background()
+	var hosts metal3v1alpha1.BareMetalHostList
+	_ = r.c.List(ctx, &hosts)
+	var statuses []metal3v1alpha1.BareMetalHostStatus
+	for _, h := range hosts.Items {
+		statuses = append(statuses, h.Status)
+	}
+	st, _ := json.Marshal(statuses)
+	var evs eventsv1.EventList
+	_ = r.c.List(ctx, &evs)
+	ev, _ := json.Marshal(evs)
+	for what, text := range map[string]string{"logs": r.logs.all(), "events": string(ev), "statuses": string(st)} {
+		if strings.Contains(text, secret) {
+			r.t.Errorf("the %s show a secret (%q)", what, secret)
+		}
+	}
+}
+
+// checkNoSecrets greps logs, events and hosts for the BMC passwords and
+// the user-data.
 func (r *rig) checkNoSecrets() {
 	ctx := context.Background()
 	var hosts metal3v1alpha1.BareMetalHostList
@@ -369,17 +431,38 @@ func TestWrongCredentialsThenFixed(t *testing.T) {
 	}
 }
 
-// TestUnsupportedScheme: the seed's ipmi:// address is a registration
-// error naming the scheme and the supported ones.
+// TestUnsupportedScheme: an address that cannot be used is a registration
+// error naming what is wrong, never quoting user information, a query or a
+// fragment (the rig's cleanup greps logs, events and statuses for the
+// password too).
 func TestUnsupportedScheme(t *testing.T) {
-	r := newRig(t, 1)
-	r.host(0, password, func(h *metal3v1alpha1.BareMetalHost) { h.Spec.BMC.Address = "ipmi://192.168.111.1:6231" })
-	h := r.wait("host-0000", "failed to register", func(h *metal3v1alpha1.BareMetalHost) bool {
-		return h.Status.ErrorType == metal3v1alpha1.RegistrationError
-	})
-	if !strings.Contains(h.Status.ErrorMessage, `"ipmi"`) || !strings.Contains(h.Status.ErrorMessage, "redfish-virtualmedia+http://") {
-		t.Errorf("errorMessage %q", h.Status.ErrorMessage)
+	const inAddress = "pw-IN-the-ADDRESS"
+	tests := []struct {
+		address string
+		want    []string
+	}{
+		{address: "ipmi://192.168.111.1:6231", want: []string{`"ipmi"`, "redfish-virtualmedia+http://"}},
+		{address: "admin:" + inAddress + "@192.168.111.1", want: []string{"the BMC address has no scheme", "redfish-virtualmedia+http://"}},
+		{address: "redfish+http://admin:" + inAddress + "@192.168.111.1/redfish/v1/Systems/1", want: []string{"carries credentials"}},
+		{address: "redfish+http://192.168.111.1/redfish/v1/Systems/1?password=" + inAddress, want: []string{"redfish+http://192.168.111.1/redfish/v1/Systems/1?***: a query or fragment"}},
+		{address: "redfish+http:///redfish/v1/Systems/1#" + inAddress, want: []string{"redfish+http:///redfish/v1/Systems/1#*** has no host"}},
 	}
+	r := newRig(t, len(tests))
+	for i, tt := range tests {
+		r.host(i, password, func(h *metal3v1alpha1.BareMetalHost) { h.Spec.BMC.Address = tt.address })
+	}
+	for i, tt := range tests {
+		h := r.wait(fmt.Sprintf("host-%04d", i), "failed to register", func(h *metal3v1alpha1.BareMetalHost) bool {
+			return h.Status.ErrorType == metal3v1alpha1.RegistrationError
+		})
+		for _, w := range tt.want {
+			if !strings.Contains(h.Status.ErrorMessage, w) {
+				t.Errorf("%s: errorMessage %q, want it to hold %q", h.Name, h.Status.ErrorMessage, w)
+			}
+		}
+	}
+	// The specs hold it; nothing the controller wrote or logged does.
+	r.checkNotShown(inAddress)
 }
 
 // TestUnreachableMidProvisioning: the BMC goes away while a host is being
@@ -477,5 +560,100 @@ func TestStatusAnnotationRestored(t *testing.T) {
 	})
 	if h.Status.HardwareDetails == nil || h.Status.HardwareDetails.Hostname != "from-the-old-cluster" || !h.Status.OperationHistory.Inspect.Start.IsZero() {
 		t.Errorf("the moved status was not kept (re-inspected?): %+v", h.Status)
+	}
+}
+
+// TestCustomDeployProvisions: a host with spec.customDeploy and no image
+// goes to provisioned once (no deploy ramdisk here: nothing is booted from
+// media, the host is powered on) instead of going round provisioning and
+// deprovisioning; removing the custom deploy deprovisions it.
+func TestCustomDeployProvisions(t *testing.T) {
+	r := newRig(t, 1)
+	r.host(0, password, func(h *metal3v1alpha1.BareMetalHost) {
+		h.Spec.Online = true
+		h.Spec.CustomDeploy = &metal3v1alpha1.CustomDeploy{Method: "install_great_os"}
+	})
+	h := r.waitState("host-0000", metal3v1alpha1.StateProvisioned)
+	if p := h.Status.Provisioning; p.CustomDeploy == nil || p.CustomDeploy.Method != "install_great_os" || p.Image.URL != "" || p.ID != string(h.UID) || !h.Status.PoweredOn {
+		t.Errorf("status.provisioning %+v poweredOn %v", p, h.Status.PoweredOn)
+	}
+	if st := r.waitEmu("host-0000", "powered on", func(s emulator.HostState) bool { return s.PowerOn }); st.Media.Inserted {
+		t.Errorf("media inserted for a custom deploy: %+v", st.Media)
+	}
+	// It got to provisioned without deprovisioning on the way.
+	for _, l := range strings.Split(r.logs.all(), "\n") {
+		if strings.Contains(l, "state changed") && strings.Contains(l, "host-0000") && strings.Contains(l, `"to"="deprovisioning"`) {
+			t.Errorf("deprovisioned on the way: %s", l)
+		}
+	}
+	r.waitEvent("host-0000", "ProvisioningComplete")
+
+	r.update("host-0000", func(h *metal3v1alpha1.BareMetalHost) { h.Spec.CustomDeploy = nil; h.Spec.Online = false })
+	h = r.waitState("host-0000", metal3v1alpha1.StateAvailable)
+	if h.Status.Provisioning.CustomDeploy != nil || h.Status.OperationHistory.Deprovision.End.IsZero() {
+		t.Errorf("after deprovisioning: %+v", h.Status)
+	}
+	r.waitEmu("host-0000", "powered off", func(s emulator.HostState) bool { return !s.PowerOn })
+}
+
+// TestRebootEvents: the reboot annotation on an online host reboots it and
+// records a Rebooted event though the status does not change; on an
+// offline host it is removed without a reboot (upstream leaves an offline
+// host off) and a RebootSkipped event says so.
+func TestRebootEvents(t *testing.T) {
+	r := newRig(t, 2)
+	r.host(0, password, func(h *metal3v1alpha1.BareMetalHost) { h.Spec.Online = true })
+	r.host(1, password, nil)
+	r.wait("host-0000", "available and on", func(h *metal3v1alpha1.BareMetalHost) bool {
+		return h.Status.Provisioning.State == metal3v1alpha1.StateAvailable && h.Status.PoweredOn
+	})
+	r.waitState("host-0001", metal3v1alpha1.StateAvailable)
+	on := r.waitEmu("host-0000", "powered on", func(s emulator.HostState) bool { return s.PowerOn })
+	off, _ := r.emu.State("host-0001")
+	for _, name := range []string{"host-0000", "host-0001"} {
+		r.update(name, func(h *metal3v1alpha1.BareMetalHost) {
+			metav1.SetMetaDataAnnotation(&h.ObjectMeta, metal3v1alpha1.RebootAnnotationPrefix, "")
+		})
+	}
+
+	e := r.waitEvent("host-0000", "Rebooted")
+	if e.Type != corev1.EventTypeNormal || e.Regarding.Kind != "BareMetalHost" {
+		t.Errorf("event %+v", e)
+	}
+	if st := r.waitEmu("host-0000", "was reset", func(s emulator.HostState) bool { return s.Resets > on.Resets }); !st.PowerOn {
+		t.Errorf("the online host is off after its reboot: %+v", st)
+	}
+
+	r.waitEvent("host-0001", "RebootSkipped")
+	r.wait("host-0001", "dropped the reboot annotation", func(h *metal3v1alpha1.BareMetalHost) bool {
+		_, ok := h.Annotations[metal3v1alpha1.RebootAnnotationPrefix]
+		return !ok
+	})
+	if st, _ := r.emu.State("host-0001"); st.PowerOn || st.Resets != off.Resets {
+		t.Errorf("the offline host was powered: resets %d then %d, %+v", off.Resets, st.Resets, st)
+	}
+}
+
+// TestDeprovisionPoweredOffHost: a provisioned host that is already off
+// when its image is removed gets no power-off request (it is off), but the
+// ejection of the media it booted from deprovisions it in the emulator:
+// its Node is deleted.
+func TestDeprovisionPoweredOffHost(t *testing.T) {
+	r := newRig(t, 1)
+	r.host(0, password, nil)
+	r.waitState("host-0000", metal3v1alpha1.StateAvailable)
+	r.provisionOn("host-0000")
+	r.waitState("host-0000", metal3v1alpha1.StateProvisioned)
+	r.waitNode("host-0000", false)
+
+	r.update("host-0000", func(h *metal3v1alpha1.BareMetalHost) { h.Spec.Online = false })
+	r.wait("host-0000", "powered off", func(h *metal3v1alpha1.BareMetalHost) bool { return !h.Status.PoweredOn })
+	off := r.waitEmu("host-0000", "powered off", func(s emulator.HostState) bool { return !s.PowerOn })
+
+	r.update("host-0000", func(h *metal3v1alpha1.BareMetalHost) { h.Spec.Image = nil })
+	r.waitState("host-0000", metal3v1alpha1.StateAvailable)
+	r.waitNode("host-0000", true)
+	if st, _ := r.emu.State("host-0000"); st.PowerOn || st.Media.Inserted || st.Resets != off.Resets || st.Node != "" {
+		t.Errorf("after deprovisioning an off host: %+v (resets before %d)", st, off.Resets)
 	}
 }

@@ -71,8 +71,8 @@ func (s *step) run(deleting bool) reconcile.Result {
 	case metal3v1alpha1.StateNone, metal3v1alpha1.StateUnmanaged:
 		return s.handleUnmanaged()
 	}
-	// Every managed state needs working credentials; a changed Secret is
-	// tried again from registering, as upstream.
+	// Every managed state needs working credentials; new or changed ones
+	// are registered in place, whatever the state (see connect).
 	if res, ok := s.connect(); !ok {
 		return res
 	}
@@ -117,7 +117,7 @@ func (s *step) runDeleting() reconcile.Result {
 	}
 	switch st.Provisioning.State {
 	case metal3v1alpha1.StateProvisioning, metal3v1alpha1.StateProvisioned:
-		s.setState(metal3v1alpha1.StateDeprovisioning)
+		s.start(metal3v1alpha1.StateDeprovisioning)
 		return reconcile.Result{}
 	case metal3v1alpha1.StateDeprovisioning:
 		return s.handleDeprovisioning(true)
@@ -154,7 +154,10 @@ func (s *step) handleUnmanaged() reconcile.Result {
 }
 
 // connect resolves the credentials and opens the provisioner. New or
-// changed credentials are registered before anything else happens.
+// changed credentials (a Secret of another name or resourceVersion than
+// status.goodCredentials) are registered in place before anything else
+// happens: the host stays in its state, and a failure is a registration
+// error of that state.
 func (s *step) connect() (reconcile.Result, bool) {
 	h := s.host
 	sec, creds, err := s.r.credentials(s.ctx, h)
@@ -255,12 +258,18 @@ func (s *step) handleAvailable() reconcile.Result {
 }
 
 // handleProvisioning boots the image from virtual media with the host's
-// user-data, network-data and meta-data, then checks the BMC has it.
+// user-data, network-data and meta-data: unless the virtual CD already
+// holds the image's URL, it inserts the image and restarts the host into
+// it; then it powers the host on if it is off. A custom deploy without an
+// image is provisionCustomDeploy's.
 func (s *step) handleProvisioning() reconcile.Result {
 	h := s.host
-	if h.Spec.Image == nil || h.Spec.Image.URL == "" {
+	if !hasImage(h) {
+		if hasCustomDeploy(h) {
+			return s.provisionCustomDeploy()
+		}
 		// The image was taken away before it was written: undo.
-		s.setState(metal3v1alpha1.StateDeprovisioning)
+		s.start(metal3v1alpha1.StateDeprovisioning)
 		return reconcile.Result{}
 	}
 	media, err := s.bootMedia()
@@ -296,11 +305,50 @@ func (s *step) handleProvisioning() reconcile.Result {
 	return reconcile.Result{}
 }
 
-// handleProvisioned keeps the power as asked and deprovisions when the
-// image is taken away.
+// provisionCustomDeploy provisions a host that has spec.customDeploy and no
+// image. Upstream hands the method to the deploy ramdisk; there is none
+// here, so nothing is booted from media (the virtual CD is left as it is)
+// and the host is powered on as spec.online asks: whatever deploys it is
+// outside this controller. status.provisioning.customDeploy records the
+// method, so the host is provisioned until spec.customDeploy goes.
+func (s *step) provisionCustomDeploy() reconcile.Result {
+	h := s.host
+	power, err := s.prov.PowerState(s.ctx)
+	if err != nil {
+		return s.fail(metal3v1alpha1.ProvisioningError, "reading the power state", err)
+	}
+	h.Status.PoweredOn = power == provisioner.PowerOn
+	if h.Spec.Online && power != provisioner.PowerOn {
+		if err := s.prov.PowerOn(s.ctx); err != nil {
+			return s.fail(metal3v1alpha1.ProvisioningError, "powering on", err)
+		}
+		h.Status.PoweredOn = true
+	}
+	h.Status.Provisioning.Image = metal3v1alpha1.Image{}
+	h.Status.Provisioning.ID = string(h.UID)
+	h.Status.Provisioning.CustomDeploy = h.Spec.CustomDeploy.DeepCopy()
+	s.finish(metal3v1alpha1.StateProvisioning)
+	s.clearError()
+	s.event("ProvisioningComplete", "custom deploy "+h.Spec.CustomDeploy.Method+": no deploy ramdisk here, nothing booted from media", false)
+	s.setState(metal3v1alpha1.StateProvisioned)
+	return reconcile.Result{}
+}
+
+// hasImage reports whether the host names an image to provision.
+func hasImage(h *metal3v1alpha1.BareMetalHost) bool {
+	return h.Spec.Image != nil && h.Spec.Image.URL != ""
+}
+
+// hasCustomDeploy reports whether the host names a custom deploy method.
+func hasCustomDeploy(h *metal3v1alpha1.BareMetalHost) bool {
+	return h.Spec.CustomDeploy != nil && h.Spec.CustomDeploy.Method != ""
+}
+
+// handleProvisioned keeps the power as asked and deprovisions when both
+// the image and the custom deploy are taken away.
 func (s *step) handleProvisioned() reconcile.Result {
 	h := s.host
-	if h.Status.Provisioning.State == metal3v1alpha1.StateProvisioned && (h.Spec.Image == nil || h.Spec.Image.URL == "") && h.Spec.CustomDeploy == nil {
+	if h.Status.Provisioning.State == metal3v1alpha1.StateProvisioned && !hasImage(h) && !hasCustomDeploy(h) {
 		s.start(metal3v1alpha1.StateDeprovisioning)
 		return reconcile.Result{}
 	}
@@ -314,11 +362,12 @@ func (s *step) handleProvisioned() reconcile.Result {
 // handleDeprovisioning ejects the media and powers off. Automated cleaning
 // ("metadata") has no disk to wipe over Redfish alone: the host's image is
 // only ever on virtual media here, so ejecting it is the cleaning.
+//
+// Every way into deprovisioning starts its metric (start); a retry here
+// keeps it, and finish stamps a start for a host that came in another way
+// (a restored status).
 func (s *step) handleDeprovisioning(deleting bool) reconcile.Result {
 	h := s.host
-	if h.OperationMetricForState(metal3v1alpha1.StateDeprovisioning).Start.IsZero() {
-		s.startMetric(metal3v1alpha1.StateDeprovisioning)
-	}
 	if err := s.prov.EjectMedia(s.ctx); err != nil {
 		return s.fail(metal3v1alpha1.ProvisioningError, "ejecting the virtual media", err)
 	}
@@ -341,8 +390,10 @@ func (s *step) handleDeprovisioning(deleting bool) reconcile.Result {
 }
 
 // managePower makes the power state what spec.online and the reboot
-// annotations ask: an unsuffixed reboot annotation reboots once and is
-// removed; a suffixed one keeps the host off until it is removed.
+// annotations ask: an unsuffixed reboot annotation reboots a host that is
+// to be online once and is removed; on a host whose spec.online is false it
+// is removed without a reboot, as upstream leaves an offline host off. A
+// suffixed one keeps the host off until it is removed.
 func (s *step) managePower() reconcile.Result {
 	h := s.host
 	power, err := s.prov.PowerState(s.ctx)
@@ -371,17 +422,18 @@ func (s *step) managePower() reconcile.Result {
 	if keepOff {
 		want = false
 	}
+	if rebootNow != "" && !keepOff && !h.Spec.Online {
+		s.clearRebootAnnotation = rebootNow
+		rebootNow = ""
+		log.FromContext(s.ctx).Info("spec.online is false: removing the reboot annotation without rebooting", "annotation", metal3v1alpha1.RebootAnnotationPrefix)
+		s.event("RebootSkipped", "spec.online is false: the "+metal3v1alpha1.RebootAnnotationPrefix+" annotation was removed without a reboot", false)
+	}
 	switch {
 	case rebootNow != "" && !keepOff:
 		if err := s.prov.Reboot(s.ctx, force); err != nil {
 			return s.fail(metal3v1alpha1.PowerManagementError, "rebooting", err)
 		}
-		h.Status.PoweredOn = h.Spec.Online
-		if !h.Spec.Online {
-			if err := s.prov.PowerOff(s.ctx, force); err != nil {
-				return s.fail(metal3v1alpha1.PowerManagementError, "powering off after the reboot", err)
-			}
-		}
+		h.Status.PoweredOn = true
 		s.clearRebootAnnotation = rebootNow
 		s.event("Rebooted", "rebooted as the "+metal3v1alpha1.RebootAnnotationPrefix+" annotation asked", false)
 	case want && power != provisioner.PowerOn:

@@ -408,17 +408,30 @@ func TestReached(t *testing.T) {
 	}
 }
 
+// TestSafeAddress: what listhosts and dry runs print never holds the
+// password, wherever the address puts it.
 func TestSafeAddress(t *testing.T) {
 	tests := map[string]string{
-		"redfish+http://h:8000/redfish/v1/Systems/1":     "redfish+http://h:8000/redfish/v1/Systems/1",
-		"redfish://admin:hunter2@h/redfish/v1/Systems/1": "redfish://***@h/redfish/v1/Systems/1",
-		"redfish://admin:p@ss@h":                         "redfish://***@h",
-		"redfish://h/redfish/v1/Systems/a@b":             "redfish://h/redfish/v1/Systems/a@b",
-		"10.0.0.1:623":                                   "10.0.0.1:623",
+		"redfish+http://h:8000/redfish/v1/Systems/1":                    "redfish+http://h:8000/redfish/v1/Systems/1",
+		"redfish://admin:hunter2@h/redfish/v1/Systems/1":                "redfish://***@h/redfish/v1/Systems/1",
+		"redfish://admin:p@ss@h":                                        "redfish://***@h",
+		"redfish://h/redfish/v1/Systems/a@b":                            "redfish://***@b",
+		"10.0.0.1:623":                                                  "10.0.0.1:623",
+		"admin:hunter2@10.0.0.1":                                        "***@10.0.0.1",
+		"admin:hunter2@10.0.0.1:623":                                    "***@10.0.0.1:623",
+		"redfish+http://h/redfish/v1/Systems/1?password=hunter2":        "redfish+http://h/redfish/v1/Systems/1?***",
+		"redfish+http://h/redfish/v1/Systems/1#hunter2":                 "redfish+http://h/redfish/v1/Systems/1#***",
+		"10.0.0.1/redfish/v1/Systems/1?user=admin&password=hunter2":     "10.0.0.1/redfish/v1/Systems/1?***",
+		"redfish://admin:hunter2/with-slash@h/redfish/v1/Systems/1":     "redfish://***@h/redfish/v1/Systems/1",
+		"redfish://admin:hunter2?with-question-mark@h/redfish/v1/Sys/1": "redfish://***",
 	}
 	for in, want := range tests {
-		if got := hosts.SafeAddress(in); got != want {
+		got := hosts.SafeAddress(in)
+		if got != want {
 			t.Errorf("SafeAddress(%q) = %q, want %q", in, got, want)
+		}
+		if strings.Contains(got, "hunter2") {
+			t.Errorf("SafeAddress(%q) = %q shows the password", in, got)
 		}
 	}
 }

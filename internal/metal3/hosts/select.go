@@ -10,6 +10,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/airshipit/airship-go/internal/metal3/bmc"
 )
 
 // Selector picks BareMetalHosts: every field set must match, and an empty
@@ -91,20 +93,7 @@ func Select(ctx context.Context, c client.Reader, sel Selector) ([]metal3v1alpha
 	return hosts, nil
 }
 
-// SafeAddress returns a BMC address fit to print: any user information in
-// it (which bmc.Parse refuses, but a manifest may still hold) is replaced.
-func SafeAddress(address string) string {
-	scheme, rest, ok := strings.Cut(address, "://")
-	if !ok {
-		return address
-	}
-	authority, path, _ := strings.Cut(rest, "/")
-	if i := strings.LastIndex(authority, "@"); i >= 0 {
-		authority = "***@" + authority[i+1:]
-		if path != "" || strings.Contains(rest, "/") {
-			return scheme + "://" + authority + "/" + path
-		}
-		return scheme + "://" + authority
-	}
-	return address
-}
+// SafeAddress returns a BMC address fit to print: user information (which
+// bmc.Parse refuses, but a manifest may still hold), a query and a
+// fragment are replaced by "***", with or without a scheme.
+func SafeAddress(address string) string { return bmc.Redact(address) }

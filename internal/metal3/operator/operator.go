@@ -44,7 +44,7 @@ func DefaultOptions() Options {
 // BindFlags registers the options as flags on fs.
 func (o *Options) BindFlags(fs *flag.FlagSet) {
 	o.Options.BindFlags(fs)
-	fs.IntVar(&o.Concurrency, "concurrency", o.Concurrency, "BareMetalHosts reconciled at once")
+	fs.IntVar(&o.Concurrency, "concurrency", o.Concurrency, "BareMetalHosts reconciled at once; also the most connections to one BMC endpoint")
 	fs.DurationVar(&o.PowerPollInterval, "power-poll-interval", o.PowerPollInterval, "how often a settled host's power state is read from its BMC again")
 	fs.DurationVar(&o.BMCTimeout, "bmc-timeout", o.BMCTimeout, "timeout of each request to a BMC")
 }
@@ -92,7 +92,7 @@ func NewManager(ctx context.Context, cfg *rest.Config, o Options, log logr.Logge
 	}
 	factory := o.Factory
 	if factory == nil {
-		factory = redfish.New(redfish.Options{HTTPTimeout: o.BMCTimeout, MaxConnsPerHost: 2})
+		factory = redfish.New(redfishOptions(o))
 	}
 	r := &controller.Reconciler{
 		Client:            mgr.GetClient(),
@@ -105,6 +105,19 @@ func NewManager(ctx context.Context, cfg *rest.Config, o Options, log logr.Logge
 		return nil, err
 	}
 	return mgr, nil
+}
+
+// redfishOptions are the Redfish provisioner's settings. The connections
+// to one BMC endpoint are bounded by --concurrency, not by a small fixed
+// number: a BMC of one system is only ever worked on by one reconcile at a
+// time (the controller never reconciles a host twice at once, and a
+// reconcile's requests go one after the other), so it sees one connection
+// whatever the bound; the bound matters only for an endpoint that serves
+// several systems (the emulator, sushy-tools, a chassis manager), where a
+// fixed 2 made every host wait on the same 2 connections. --concurrency
+// bounds the requests in flight overall in any case.
+func redfishOptions(o Options) redfish.Options {
+	return redfish.Options{HTTPTimeout: o.BMCTimeout, MaxConnsPerHost: o.Concurrency}
 }
 
 // Run starts the operator and blocks until ctx is done; it waits for the

@@ -3,10 +3,13 @@ package operator
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -24,6 +27,9 @@ import (
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
+	"github.com/airshipit/airship-go/internal/metal3/bmc"
+	"github.com/airshipit/airship-go/internal/metal3/provisioner"
+	"github.com/airshipit/airship-go/internal/metal3/provisioner/redfish"
 	"github.com/airshipit/airship-go/internal/redfish/emulator"
 	"github.com/airshipit/airship-go/internal/test/testenv"
 )
@@ -85,8 +91,79 @@ func TestDefaultKustomizationBuilds(t *testing.T) {
 			t.Errorf("config/metal3/default has %d %s, want %d (all kinds: %v)", kinds[k], k, n, kinds)
 		}
 	}
-	if n := len(build(t, "samples")); n != 2 {
-		t.Errorf("config/metal3/samples has %d objects, want 2", n)
+	samples := map[string]int{}
+	for _, u := range build(t, "samples") {
+		samples[u.GetKind()]++
+	}
+	if want := map[string]int{"Namespace": 1, "Secret": 1, "BareMetalHost": 1}; !maps.Equal(samples, want) {
+		t.Errorf("config/metal3/samples has %v, want %v", samples, want)
+	}
+}
+
+// TestBMCConnectionsFollowConcurrency: hosts behind one BMC endpoint (the
+// emulator's) are read in parallel up to --concurrency: the endpoint holds
+// every request until all of them are in flight at once.
+func TestBMCConnectionsFollowConcurrency(t *testing.T) {
+	const n = 6
+	o := DefaultOptions()
+	o.Concurrency = n
+	hosts := emulator.Generate(n, 1)
+	emu, err := emulator.New(emulator.Config{Username: "admin", Password: "pw-conns", Hosts: hosts}, emulator.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(emu.Close)
+	var (
+		mu             sync.Mutex
+		inFlight, peak int
+		once           sync.Once
+	)
+	all := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/redfish/v1/Systems/host-") {
+			mu.Lock()
+			inFlight++
+			peak = max(peak, inFlight)
+			if inFlight == n {
+				once.Do(func() { close(all) })
+			}
+			mu.Unlock()
+			select {
+			case <-all:
+			case <-time.After(10 * time.Second):
+			}
+			mu.Lock()
+			inFlight--
+			mu.Unlock()
+		}
+		emu.Handler().ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+
+	f := redfish.New(redfishOptions(o))
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for _, h := range hosts {
+		wg.Go(func() {
+			access, err := bmc.Parse("redfish+http://" + strings.TrimPrefix(srv.URL, "http://") + "/redfish/v1/Systems/" + h.Name)
+			if err == nil {
+				var p provisioner.Provisioner
+				if p, err = f.Open(t.Context(), provisioner.Target{Access: access, Credentials: provisioner.Credentials{Username: "admin", Password: "pw-conns"}}); err == nil {
+					_, err = p.PowerState(t.Context())
+				}
+			}
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	if peak != n {
+		t.Errorf("at most %d requests to the endpoint at once, want %d (--concurrency)", peak, n)
 	}
 }
 

@@ -40,9 +40,9 @@
 //
 // A host powered on with media inserted boots it, whatever the override;
 // without media it boots from disk, which only a provisioned host (one
-// that booted from media before) has; an override to Pxe or to an empty
-// CD boots nothing. Booting takes Config.BootDelay, after which
-// HostState.Booted is true.
+// that booted from media and was not deprovisioned since, see Nodes)
+// has; an override to Pxe or to an empty CD boots nothing. Booting takes
+// Config.BootDelay, after which HostState.Booted is true.
 //
 // InsertMedia records Image, Inserted, WriteProtected and TransferMethod
 // and answers 409 while media is inserted (eject first). Its Oem section
@@ -60,11 +60,24 @@
 // first NIC's IP as InternalIP, the name as Hostname. Meta-data may be
 // JSON or YAML. Powering the host off removes the kwok annotation and sets
 // the Ready condition False with reason PoweredOff; booting it again
-// (from media, or from disk) hands the Node back to kwok. Deprovisioning,
-// that is ejecting the media and then asking for power off
-// (ForceOff or GracefulShutdown, the host on or already off), deletes
-// the Node; a restart does not. Node writes are retried with backoff and
-// end in the host's latest state.
+// (from media, or from disk) hands the Node back to kwok.
+//
+// Deprovisioning deletes the Node and forgets the provisioning, so that
+// the host has no disk to boot from until it boots from media again. A
+// host that booted from media is deprovisioned by either of:
+//
+//   - a power-off request (ForceOff or GracefulShutdown, the host on or
+//     already off) while the virtual CD is empty, after an EjectMedia since
+//     the host last powered on;
+//   - an EjectMedia of the media the host last booted from while the host
+//     is off (a provisioner sends no power-off request to a host that is
+//     already off, so this is how deprovisioning an off host shows).
+//
+// Nothing else deprovisions: an EjectMedia while the host is on only arms
+// the first way (a restart then boots from disk and keeps the Node), and
+// ejecting media that was inserted after the last boot, or powering off
+// with media inserted, keeps the Node. Node writes are retried with
+// backoff and end in the host's latest state.
 //
 // # Faults
 //

@@ -28,7 +28,10 @@ type hostStatus struct {
 	// ejectedSinceOn: media was ejected since the host last powered on.
 	// A power-off request then deprovisions a provisioned host.
 	ejectedSinceOn bool
-	node           nodeWant
+	// mediaBooted: the inserted media is what the host last booted from.
+	// Ejecting it while the host is off deprovisions the host.
+	mediaBooted bool
+	node        nodeWant
 }
 
 // nodeState is what a host's Node should be.
@@ -74,7 +77,7 @@ func (s *Server) reset(h *hostEntry, resetType string) {
 			s.powerOff(h)
 		}
 		if deprovision {
-			s.deprovision(h)
+			s.deprovision(h, "media ejected, then a power-off request")
 		}
 	case "ForceRestart", "GracefulRestart":
 		if st.power {
@@ -148,6 +151,7 @@ func (s *Server) finishBoot(h *hostEntry, gen uint64, source string) {
 		want.stale = append(append([]string(nil), st.node.stale...), want.stale...)
 		st.node = want
 		st.provisioned = true
+		st.mediaBooted = true
 	}
 	st.node.state = nodeReady
 	s.logger.Printf("%s: booted from %s; Node %s", h.Name, source, st.node.name)
@@ -171,30 +175,41 @@ func (s *Server) powerOff(h *hostEntry) {
 	}
 }
 
-// deprovision forgets a host's provisioning and deletes its Node: media
-// was ejected, then the host was told to power off.
-func (s *Server) deprovision(h *hostEntry) {
+// deprovision forgets a host's provisioning and deletes its Node. It
+// happens when media was ejected and then the host was told to power off,
+// or when the media a host that is off booted from was ejected (a
+// provisioner sends no power-off request to a host already off); why says
+// which.
+func (s *Server) deprovision(h *hostEntry, why string) {
 	st := &h.st
 	st.provisioned = false
 	st.node.state = nodeAbsent
-	s.logger.Printf("%s: deprovisioned (media ejected, then powered off); deleting Node %s", h.Name, st.node.name)
+	s.logger.Printf("%s: deprovisioned (%s); deleting Node %s", h.Name, why, st.node.name)
 	s.syncNode(h)
 }
 
 // insertMedia records inserted media. Called with s.mu held.
 func (s *Server) insertMedia(h *hostEntry, m Media) {
 	h.st.media = m
+	h.st.mediaBooted = false
 	s.logger.Printf("%s: media inserted: %s (format %q, checksum type %q, user-data %d bytes, network-data %d bytes, meta-data %d bytes)",
 		h.Name, redactURL(m.Image), m.Format, m.ChecksumType, len(m.UserData), len(m.NetworkData), len(m.MetaData))
 }
 
-// ejectMedia empties the virtual CD. Called with s.mu held.
+// ejectMedia empties the virtual CD. Ejecting the media a provisioned
+// host that is off booted from deprovisions it; on a host that is on, it
+// only makes the next power-off request do so. Called with s.mu held.
 func (s *Server) ejectMedia(h *hostEntry) {
-	was := h.st.media.Inserted
-	h.st.media = Media{}
-	h.st.ejectedSinceOn = true
+	st := &h.st
+	was, booted := st.media.Inserted, st.mediaBooted
+	st.media = Media{}
+	st.mediaBooted = false
+	st.ejectedSinceOn = true
 	if was {
 		s.logger.Printf("%s: media ejected", h.Name)
+	}
+	if was && booted && !st.power && st.provisioned {
+		s.deprovision(h, "the media it booted from ejected while off")
 	}
 }
 

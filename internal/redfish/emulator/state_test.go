@@ -22,10 +22,12 @@ func TestBootDecisions(t *testing.T) {
 		{"media wins over an Hdd override", []step{{"boot Hdd Continuous", ""}, {"insert", ""}, {"On", "Cd"}}, "host-0000"},
 		{"Pxe boots nothing", []step{{"boot Pxe Once", ""}, {"On", ""}}, ""},
 		{"an empty CD boots nothing", []step{{"boot Cd Continuous", ""}, {"On", ""}, {"ForceRestart", ""}}, ""},
-		{"a provisioned host boots from disk", []step{{"insert", ""}, {"On", "Cd"}, {"ForceOff", ""}, {"eject", ""}, {"On", "Hdd"}}, "host-0000"},
+		{"a provisioned host boots from disk", []step{{"insert", ""}, {"On", "Cd"}, {"eject", "Cd"}, {"ForceRestart", "Hdd"}, {"ForceOff", ""}, {"On", "Hdd"}}, "host-0000"},
+		{"ejecting the media an off host booted from deprovisions", []step{{"insert", ""}, {"On", "Cd"}, {"ForceOff", ""}, {"eject", ""}, {"On", ""}}, ""},
+		{"ejecting media an off host did not boot from keeps the provisioning", []step{{"insert", ""}, {"On", "Cd"}, {"eject", "Cd"}, {"insert", "Cd"}, {"ForceOff", ""}, {"eject", ""}, {"On", "Hdd"}}, "host-0000"},
 		{"restart after eject keeps the provisioning", []step{{"insert", ""}, {"On", "Cd"}, {"eject", "Cd"}, {"GracefulRestart", "Hdd"}, {"ForceOff", ""}}, "host-0000"},
 		{"eject then off deprovisions", []step{{"insert", ""}, {"On", "Cd"}, {"eject", "Cd"}, {"ForceOff", ""}, {"On", ""}}, ""},
-		{"eject then off deprovisions a host already off", []step{{"insert", ""}, {"On", "Cd"}, {"ForceOff", ""}, {"eject", ""}, {"GracefulShutdown", ""}, {"On", ""}}, ""},
+		{"eject, then off, of a host already off deprovisions", []step{{"insert", ""}, {"On", "Cd"}, {"ForceOff", ""}, {"eject", ""}, {"GracefulShutdown", ""}, {"On", ""}}, ""},
 		{"off with media inserted keeps the provisioning", []step{{"insert", ""}, {"On", "Cd"}, {"ForceOff", ""}, {"On", "Cd"}}, "host-0000"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
