@@ -154,8 +154,11 @@ func (r *Reconciler) pass(ctx context.Context, c *sipv1.SIPCluster) (reconcile.R
 	}
 
 	// Gather.
+	// The cache's own objects, not copies (a copy of 10,000 hosts costs
+	// more than scheduling them): nothing below changes them in place;
+	// setLabels works on a copy.
 	var bmhs metal3v1alpha1.BareMetalHostList
-	if err := r.Client.List(ctx, &bmhs); err != nil {
+	if err := r.Client.List(ctx, &bmhs, client.UnsafeDisableDeepCopy); err != nil {
 		return reconcile.Result{}, fmt.Errorf("listing BareMetalHosts: %w", err)
 	}
 	hosts := make([]schedule.Host, len(bmhs.Items))
@@ -414,6 +417,7 @@ func (r *Reconciler) setLabels(ctx context.Context, b *metal3v1alpha1.BareMetalH
 	if same {
 		return nil
 	}
+	b = b.DeepCopy() // b may be the cache's own object
 	patch := client.MergeFrom(b.DeepCopy())
 	l := maps.Clone(b.Labels)
 	if l == nil {

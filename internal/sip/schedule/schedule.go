@@ -133,7 +133,7 @@ func Schedule(req Request, hosts []Host) (Plan, error) {
 		}
 	}
 	byName := func(s []*Host) {
-		sort.Slice(s, func(i, j int) bool { return s[i].Key() < s[j].Key() })
+		slices.SortFunc(s, compareHosts)
 	}
 	byName(mine)
 	byName(others)
@@ -303,7 +303,7 @@ func Schedule(req Request, hosts []Host) (Plan, error) {
 			}
 			return -1
 		}
-		return strings.Compare(a.Host.Key(), b.Host.Key())
+		return compareHosts(a.Host, b.Host)
 	})
 	for _, h := range mine {
 		if !used[h] {
@@ -311,6 +311,15 @@ func Schedule(req Request, hosts []Host) (Plan, error) {
 		}
 	}
 	return plan, nil
+}
+
+// compareHosts orders hosts by namespace, then name: Key order, without
+// building the keys (a sort of 10,000 hosts spent most of its time there).
+func compareHosts(a, b *Host) int {
+	if c := strings.Compare(a.Namespace, b.Namespace); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Name, b.Name)
 }
 
 // ours reports whether the host is labelled for the cluster.
