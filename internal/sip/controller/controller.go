@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
@@ -380,25 +381,48 @@ func (r *Reconciler) pruneServices(ctx context.Context, c *sipv1.SIPCluster, wan
 	return nil
 }
 
+// labelWriters bounds the label patches in flight at once.
+const labelWriters = 8
+
 // label writes the plan: released hosts lose SIP's labels, picked hosts
-// get the cluster's.
+// get the cluster's. Patches go out labelWriters at a time (a cluster of
+// a hundred hosts is otherwise a hundred round trips in a row); every
+// patch is tried, and the errors are reported together.
 func (r *Reconciler) label(ctx context.Context, c *sipv1.SIPCluster, plan schedule.Plan, byKey map[string]*metal3v1alpha1.BareMetalHost) error {
-	var errs []error
+	type write struct {
+		b    *metal3v1alpha1.BareMetalHost
+		want map[string]string
+	}
+	var writes []write
 	for _, pk := range plan.Picks {
-		b := byKey[pk.Host.Key()]
 		want := map[string]string{sipv1.ClusterNamespaceLabel: c.Namespace, sipv1.ClusterNameLabel: c.Name, sipv1.NodeTypeLabel: string(pk.Role)}
 		if pk.Standby {
 			want[sipv1.StandbyLabel] = "true"
 		}
-		if err := r.setLabels(ctx, b, want); err != nil {
-			errs = append(errs, err)
-		}
+		writes = append(writes, write{byKey[pk.Host.Key()], want})
 	}
 	for _, h := range plan.Release {
-		if err := r.setLabels(ctx, byKey[h.Key()], nil); err != nil {
-			errs = append(errs, err)
-		}
+		writes = append(writes, write{byKey[h.Key()], nil})
 	}
+	var (
+		mu   sync.Mutex
+		errs []error
+		wg   sync.WaitGroup
+		sem  = make(chan struct{}, labelWriters)
+	)
+	for _, w := range writes {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if err := r.setLabels(ctx, w.b, w.want); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
 	return errors.Join(errs...)
 }
 
