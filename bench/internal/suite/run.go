@@ -19,7 +19,7 @@ import (
 
 // Commands are the project's binaries built once for every benchmark
 // (handed down as $BENCH_BIN_DIR).
-var Commands = []string{"airshipctl", "promenade", "armada-operator"}
+var Commands = []string{"airshipctl", "promenade", "armada-operator", "metal3-operator", "sip-operator", "redfish-emulator"}
 
 // Options configure one run of the suite.
 type Options struct {

@@ -49,6 +49,24 @@ var Workloads = []Workload{
 		Full: &Params{Size: 1000, Runs: 1, Timeout: 60 * time.Minute},
 	},
 	{
+		// The untuned peer is bound by its 5 requests/s: about 24 minutes
+		// at 1,000 hosts, 2.5 at 100.
+		Name: "metal3", Package: "bench/metal3", Benchmark: "BenchmarkHosts",
+		Short: &Params{Size: 100, Runs: 1, Timeout: 15 * time.Minute},
+		Full:  &Params{Size: 1000, Runs: 1, Timeout: 60 * time.Minute},
+	},
+	{
+		// About 1 minute a run at 10,000 hosts, most of it kubectl's side
+		// (held by its 5 requests/s) and creating the hosts.
+		Name: "sip-1000", Package: "bench/sip", Benchmark: "BenchmarkReconcile",
+		Short: &Params{Size: 1000, Runs: 1, Timeout: 10 * time.Minute},
+		Full:  &Params{Size: 1000, Runs: 2, Timeout: 10 * time.Minute},
+	},
+	{
+		Name: "sip-10000", Package: "bench/sip", Benchmark: "BenchmarkReconcile",
+		Full: &Params{Size: 10000, Runs: 2, Timeout: 20 * time.Minute},
+	},
+	{
 		Name: "promenade", Package: "bench/promenade", Benchmark: "BenchmarkCatalog",
 		Short: &Params{Runs: 1, Timeout: 5 * time.Minute},
 		Full:  &Params{Runs: 3, Timeout: 15 * time.Minute},
