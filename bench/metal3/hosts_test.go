@@ -41,8 +41,8 @@ var (
 // ns holds the hosts and their Secrets.
 const ns = "metal3"
 
-// workers create and patch the hosts at once: the bench's own writes
-// must not be what is measured.
+// workers is how many hosts the bench creates or patches at once: its own
+// writes must not be what is measured.
 const workers = 16
 
 // image is what every host is provisioned with. The emulator records it;
