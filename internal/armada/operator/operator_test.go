@@ -3,7 +3,6 @@ package operator
 import (
 	"context"
 	"io"
-	"net"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -46,15 +45,7 @@ func TestValidate(t *testing.T) {
 	}
 }
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
+func freeAddr(t *testing.T) string { return testenv.FreeAddr(t) }
 
 // TestRunServesProbesMetricsAndElectsLeader runs the operator against a real
 // API server and checks its probes, its metrics and its leader Lease.

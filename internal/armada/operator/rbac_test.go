@@ -17,8 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	armadav1 "github.com/airshipit/airship-go/api/armada/v1alpha1"
 	"github.com/airshipit/airship-go/internal/test/testenv"
@@ -26,24 +24,7 @@ import (
 
 // build renders a kustomization under config/armada.
 func build(t *testing.T, dir string) []*unstructured.Unstructured {
-	t.Helper()
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	resMap, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), filepath.Join(root, "config", "armada", dir))
-	if err != nil {
-		t.Fatalf("kustomize build config/armada/%s: %v", dir, err)
-	}
-	var out []*unstructured.Unstructured
-	for _, r := range resMap.Resources() {
-		m, err := r.Map()
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, &unstructured.Unstructured{Object: m})
-	}
-	return out
+	return testenv.Kustomize(t, filepath.Join("config", "armada", dir))
 }
 
 func TestDefaultKustomizationBuilds(t *testing.T) {

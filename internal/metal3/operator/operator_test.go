@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -24,8 +23,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/airshipit/airship-go/internal/metal3/bmc"
 	"github.com/airshipit/airship-go/internal/metal3/provisioner"
@@ -60,24 +57,7 @@ func TestValidate(t *testing.T) {
 
 // build renders a kustomization under config/metal3.
 func build(t *testing.T, dir string) []*unstructured.Unstructured {
-	t.Helper()
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	resMap, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), filepath.Join(root, "config", "metal3", dir))
-	if err != nil {
-		t.Fatalf("kustomize build config/metal3/%s: %v", dir, err)
-	}
-	var out []*unstructured.Unstructured
-	for _, r := range resMap.Resources() {
-		m, err := r.Map()
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, &unstructured.Unstructured{Object: m})
-	}
-	return out
+	return testenv.Kustomize(t, filepath.Join("config", "metal3", dir))
 }
 
 func TestDefaultKustomizationBuilds(t *testing.T) {
@@ -167,15 +147,7 @@ func TestBMCConnectionsFollowConcurrency(t *testing.T) {
 	}
 }
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
+func freeAddr(t *testing.T) string { return testenv.FreeAddr(t) }
 
 // TestRBACIsEnough runs the operator as its ServiceAccount with only the
 // roles under config/metal3/rbac, leader election on, and takes a host from

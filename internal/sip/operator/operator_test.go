@@ -3,7 +3,6 @@ package operator
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -22,8 +21,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	sipv1 "github.com/airshipit/airship-go/api/sip/v1"
 	"github.com/airshipit/airship-go/internal/test/testenv"
@@ -53,24 +50,7 @@ func TestValidate(t *testing.T) {
 
 // build renders a kustomization under config/sip.
 func build(t *testing.T, dir string) []*unstructured.Unstructured {
-	t.Helper()
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	resMap, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), filepath.Join(root, "config", "sip", dir))
-	if err != nil {
-		t.Fatalf("kustomize build config/sip/%s: %v", dir, err)
-	}
-	var out []*unstructured.Unstructured
-	for _, r := range resMap.Resources() {
-		m, err := r.Map()
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, &unstructured.Unstructured{Object: m})
-	}
-	return out
+	return testenv.Kustomize(t, filepath.Join("config", "sip", dir))
 }
 
 func TestDefaultKustomizationBuilds(t *testing.T) {
@@ -95,15 +75,7 @@ func TestDefaultKustomizationBuilds(t *testing.T) {
 	}
 }
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
+func freeAddr(t *testing.T) string { return testenv.FreeAddr(t) }
 
 // TestRBACIsEnough runs the operator as its ServiceAccount with only the
 // roles under config/sip/rbac, leader election on: it schedules and labels
