@@ -40,6 +40,13 @@ go tool controller-gen crd:allowDangerousTypes=true paths=github.com/metal3-io/b
 mkdir -p config/metal3/crd/bases
 rm -f config/metal3/crd/bases/*.yaml
 cp "${metal3_tmp}/metal3.io_baremetalhosts.yaml" config/metal3/crd/bases/
+# The Cluster API infrastructure provider (infrastructure.cluster.x-k8s.io)
+# and its IP pools (ipam.metal3.io) run in the same operator: their CRDs
+# go beside the BareMetalHost's.
+for api_dir in api/infrastructure api/ipam; do
+	[ -d "${api_dir}" ] || continue
+	go tool controller-gen crd paths="./${api_dir}/..." output:crd:artifacts:config=config/metal3/crd/bases
+done
 
 # RBAC of the metal3 operator.
 go tool controller-gen rbac:roleName=metal3-operator-manager paths=./internal/metal3/... output:rbac:artifacts:config=config/metal3/rbac

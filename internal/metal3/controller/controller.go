@@ -123,10 +123,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 
 	// A host moved from another cluster carries its status in an
 	// annotation: restore it before anything else looks at the status.
-	if restored, err := r.restoreStatus(ctx, host); err != nil || restored {
+	// While the host is paused (the Cluster API provider pauses it and
+	// writes the annotation before a move) the annotation stays, so that
+	// the move carries it.
+	_, paused := host.Annotations[metal3v1alpha1.PausedAnnotation]
+	if restored, err := r.restoreStatus(ctx, host, paused); err != nil || restored {
 		return reconcile.Result{}, err
 	}
-	if _, paused := host.Annotations[metal3v1alpha1.PausedAnnotation]; paused {
+	if paused {
 		logger.V(1).Info("paused: not reconciling")
 		return reconcile.Result{}, nil
 	}
@@ -188,12 +192,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 }
 
 // restoreStatus copies the status annotation into an empty status (a host
-// that moved between clusters), then drops the annotation.
-func (r *Reconciler) restoreStatus(ctx context.Context, host *metal3v1alpha1.BareMetalHost) (bool, error) {
+// that moved between clusters), then drops the annotation unless the host
+// is paused.
+func (r *Reconciler) restoreStatus(ctx context.Context, host *metal3v1alpha1.BareMetalHost, paused bool) (bool, error) {
 	raw, ok := host.Annotations[metal3v1alpha1.StatusAnnotation]
 	if !ok {
 		return false, nil
 	}
+	restored := false
 	if host.Status.LastUpdated.IsZero() {
 		var st metal3v1alpha1.BareMetalHostStatus
 		if err := json.Unmarshal([]byte(raw), &st); err != nil {
@@ -207,7 +213,11 @@ func (r *Reconciler) restoreStatus(ctx context.Context, host *metal3v1alpha1.Bar
 			if err := r.Client.Status().Update(ctx, host); err != nil {
 				return false, fmt.Errorf("restoring status from annotation %s: %w", metal3v1alpha1.StatusAnnotation, err)
 			}
+			restored = true
 		}
+	}
+	if paused {
+		return restored, nil
 	}
 	patch := client.MergeFromWithOptions(host.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	delete(host.Annotations, metal3v1alpha1.StatusAnnotation)

@@ -4,6 +4,9 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -11,8 +14,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	infrav1 "github.com/airshipit/airship-go/api/infrastructure/v1beta1"
+	"github.com/airshipit/airship-go/internal/metal3/capm3"
 	"github.com/airshipit/airship-go/internal/metal3/controller"
 	"github.com/airshipit/airship-go/internal/metal3/provisioner"
 	"github.com/airshipit/airship-go/internal/metal3/provisioner/redfish"
@@ -34,6 +40,34 @@ type Options struct {
 	BMCTimeout time.Duration
 	// Factory opens provisioners; nil is the Redfish one (tests replace it).
 	Factory provisioner.Factory
+	// Controllers are the controllers to run, of Controllers.
+	Controllers []string
+	// MachineConcurrency is how many Metal3Machines are reconciled at once.
+	MachineConcurrency int
+}
+
+// Controller names for --controllers.
+const (
+	BareMetalHostController = "baremetalhost"
+	Metal3ClusterController = "metal3cluster"
+	Metal3MachineController = "metal3machine"
+)
+
+// Controllers lists every controller the operator can run, in start order.
+var Controllers = []string{BareMetalHostController, Metal3ClusterController, Metal3MachineController}
+
+// kindsOf lists the kinds each controller needs served, by group/version.
+var kindsOf = map[string]map[string][]string{
+	BareMetalHostController: {metal3v1alpha1.GroupVersion.String(): {"BareMetalHost"}},
+	Metal3ClusterController: {
+		infrav1.GroupVersion.String():   {"Metal3Cluster", "Metal3Machine"},
+		clusterv1.GroupVersion.String(): {"Cluster"},
+	},
+	Metal3MachineController: {
+		infrav1.GroupVersion.String():        {"Metal3Machine", "Metal3MachineTemplate", "Metal3Cluster", "Metal3DataClaim", "Metal3Data"},
+		clusterv1.GroupVersion.String():      {"Cluster", "Machine"},
+		metal3v1alpha1.GroupVersion.String(): {"BareMetalHost"},
+	},
 }
 
 // DefaultOptions are the flag defaults.
@@ -43,7 +77,8 @@ type Options struct {
 // 50 s whatever the concurrency; at 300 (make bench, bench/metal3) they
 // need 16 s.
 func DefaultOptions() Options {
-	o := Options{Options: operatorkit.Defaults(), Concurrency: 20, PowerPollInterval: controller.DefaultPowerPollInterval, BMCTimeout: 30 * time.Second}
+	o := Options{Options: operatorkit.Defaults(), Concurrency: 20, PowerPollInterval: controller.DefaultPowerPollInterval, BMCTimeout: 30 * time.Second,
+		Controllers: slices.Clone(Controllers), MachineConcurrency: 20}
 	o.QPS, o.Burst = 300, 600
 	return o
 }
@@ -54,7 +89,20 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.Concurrency, "concurrency", o.Concurrency, "BareMetalHosts reconciled at once; also the most connections to one BMC endpoint")
 	fs.DurationVar(&o.PowerPollInterval, "power-poll-interval", o.PowerPollInterval, "how often a settled host's power state is read from its BMC again")
 	fs.DurationVar(&o.BMCTimeout, "bmc-timeout", o.BMCTimeout, "timeout of each request to a BMC")
+	fs.Func("controllers", "comma-separated controllers to run, of "+strings.Join(Controllers, ", ")+" (default all)", func(v string) error {
+		o.Controllers = nil
+		for _, c := range strings.Split(v, ",") {
+			if c = strings.TrimSpace(c); c != "" {
+				o.Controllers = append(o.Controllers, c)
+			}
+		}
+		return nil
+	})
+	fs.IntVar(&o.MachineConcurrency, "machine-concurrency", o.MachineConcurrency, "Metal3Machines reconciled at once")
 }
+
+// runs reports whether the options select controller c.
+func (o Options) runs(c string) bool { return slices.Contains(o.Controllers, c) }
 
 // Validate reports options that cannot work.
 func (o Options) Validate() error {
@@ -67,6 +115,17 @@ func (o Options) Validate() error {
 	if o.BMCTimeout <= 0 {
 		return fmt.Errorf("--bmc-timeout must be positive, got %s", o.BMCTimeout)
 	}
+	if o.MachineConcurrency < 1 {
+		return fmt.Errorf("--machine-concurrency must be at least 1, got %d", o.MachineConcurrency)
+	}
+	if len(o.Controllers) == 0 {
+		return fmt.Errorf("--controllers names no controller; choose of %s", strings.Join(Controllers, ", "))
+	}
+	for _, c := range o.Controllers {
+		if !slices.Contains(Controllers, c) {
+			return fmt.Errorf("--controllers: unknown controller %q; choose of %s", c, strings.Join(Controllers, ", "))
+		}
+	}
 	return o.Options.Validate()
 }
 
@@ -76,15 +135,17 @@ func Scheme() (*runtime.Scheme, error) {
 	if err := clientgoscheme.AddToScheme(s); err != nil {
 		return nil, err
 	}
-	if err := metal3v1alpha1.AddToScheme(s); err != nil {
-		return nil, err
+	for _, add := range []func(*runtime.Scheme) error{metal3v1alpha1.AddToScheme, infrav1.AddToScheme, clusterv1.AddToScheme} {
+		if err := add(s); err != nil {
+			return nil, err
+		}
 	}
 	return s, nil
 }
 
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
 
-// NewManager builds the manager with the BareMetalHost controller.
+// NewManager builds the manager with the selected controllers.
 func NewManager(ctx context.Context, cfg *rest.Config, o Options, log logr.Logger) (ctrl.Manager, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
@@ -97,19 +158,37 @@ func NewManager(ctx context.Context, cfg *rest.Config, o Options, log logr.Logge
 	if err != nil {
 		return nil, err
 	}
-	factory := o.Factory
-	if factory == nil {
-		factory = redfish.New(redfishOptions(o))
+	if o.runs(BareMetalHostController) {
+		factory := o.Factory
+		if factory == nil {
+			factory = redfish.New(redfishOptions(o))
+		}
+		r := &controller.Reconciler{
+			Client:            mgr.GetClient(),
+			Factory:           factory,
+			Recorder:          mgr.GetEventRecorder("metal3-operator"),
+			PowerPollInterval: o.PowerPollInterval,
+			Concurrency:       o.Concurrency,
+		}
+		if err := r.SetupWithManager(ctx, mgr, o.SkipControllerNameValidation); err != nil {
+			return nil, err
+		}
 	}
-	r := &controller.Reconciler{
-		Client:            mgr.GetClient(),
-		Factory:           factory,
-		Recorder:          mgr.GetEventRecorder("metal3-operator"),
-		PowerPollInterval: o.PowerPollInterval,
-		Concurrency:       o.Concurrency,
+	if o.runs(Metal3ClusterController) {
+		r := &capm3.ClusterReconciler{Client: mgr.GetClient()}
+		if err := r.SetupWithManager(ctx, mgr, o.SkipControllerNameValidation); err != nil {
+			return nil, err
+		}
 	}
-	if err := r.SetupWithManager(ctx, mgr, o.SkipControllerNameValidation); err != nil {
-		return nil, err
+	if o.runs(Metal3MachineController) {
+		r := &capm3.MachineReconciler{
+			Client:      mgr.GetClient(),
+			Recorder:    mgr.GetEventRecorder("metal3-operator"),
+			Concurrency: o.MachineConcurrency,
+		}
+		if err := r.SetupWithManager(ctx, mgr, o.SkipControllerNameValidation); err != nil {
+			return nil, err
+		}
 	}
 	return mgr, nil
 }
@@ -127,16 +206,46 @@ func redfishOptions(o Options) redfish.Options {
 	return redfish.Options{HTTPTimeout: o.BMCTimeout, MaxConnsPerHost: o.Concurrency}
 }
 
-// Run starts the operator and blocks until ctx is done; it waits for the
-// BareMetalHost CRD first.
+// Run starts the operator and blocks until ctx is done; it waits first
+// for the CRDs of the kinds its controllers need.
 func Run(ctx context.Context, cfg *rest.Config, o Options, log logr.Logger) error {
-	if err := operatorkit.WaitForKinds(ctx, cfg, metal3v1alpha1.GroupVersion.String(), []string{"BareMetalHost"}, log); err != nil {
+	if err := o.Validate(); err != nil {
 		return err
+	}
+	for _, gv := range requiredKinds(o) {
+		if err := operatorkit.WaitForKinds(ctx, cfg, gv.groupVersion, gv.kinds, log); err != nil {
+			return err
+		}
 	}
 	mgr, err := NewManager(ctx, cfg, o, log)
 	if err != nil {
 		return err
 	}
-	log.Info("starting metal3-operator", "leaderElection", o.LeaderElection, "concurrency", o.Concurrency)
+	log.Info("starting metal3-operator", "leaderElection", o.LeaderElection, "controllers", o.Controllers, "concurrency", o.Concurrency)
 	return mgr.Start(ctx)
+}
+
+type groupKinds struct {
+	groupVersion string
+	kinds        []string
+}
+
+// requiredKinds are the kinds the selected controllers need, by group
+// version, in a stable order.
+func requiredKinds(o Options) []groupKinds {
+	byGV := map[string][]string{}
+	for _, c := range o.Controllers {
+		for gv, kinds := range kindsOf[c] {
+			for _, k := range kinds {
+				if !slices.Contains(byGV[gv], k) {
+					byGV[gv] = append(byGV[gv], k)
+				}
+			}
+		}
+	}
+	out := make([]groupKinds, 0, len(byGV))
+	for _, gv := range slices.Sorted(maps.Keys(byGV)) {
+		out = append(out, groupKinds{groupVersion: gv, kinds: byGV[gv]})
+	}
+	return out
 }

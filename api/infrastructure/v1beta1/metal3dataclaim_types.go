@@ -1,0 +1,78 @@
+/*
+Copyright The Airship-Go Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1beta1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// DataClaimFinalizer keeps a Metal3DataClaim until its Metal3Data is
+// deleted and its index free; it is also the finalizer the template puts on
+// the Metal3Data it creates.
+const DataClaimFinalizer = "metal3dataclaim.infrastructure.cluster.x-k8s.io"
+
+// Metal3DataClaimSpec names the template to render.
+type Metal3DataClaimSpec struct {
+	// template is the Metal3DataTemplate; its namespace defaults to the
+	// claim's.
+	// +required
+	Template corev1.ObjectReference `json:"template"`
+}
+
+// Metal3DataClaimStatus is the outcome of the claim.
+type Metal3DataClaimStatus struct {
+	// renderedData is the Metal3Data created for the claim.
+	// +optional
+	RenderedData *corev1.ObjectReference `json:"renderedData,omitempty"`
+	// errorMessage says why no Metal3Data was created.
+	// +optional
+	ErrorMessage *string `json:"errorMessage,omitempty"`
+}
+
+// Metal3DataClaim asks a Metal3DataTemplate for a Metal3Data. The
+// Metal3Machine controller creates one per Metal3Machine, of the same
+// name, owned by it.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:path=metal3dataclaims,scope=Namespaced,categories=cluster-api,shortName=m3dc;m3dataclaim;m3dataclaims;metal3dc;metal3dataclaim
+// +kubebuilder:metadata:labels="cluster.x-k8s.io/v1beta2=v1beta1"
+// +kubebuilder:printcolumn:name="Template",type="string",JSONPath=".spec.template.name"
+// +kubebuilder:printcolumn:name="Data",type="string",JSONPath=".status.renderedData.name"
+// +kubebuilder:printcolumn:name="Error",type="string",JSONPath=".status.errorMessage",priority=1
+// +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
+type Metal3DataClaim struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   Metal3DataClaimSpec   `json:"spec,omitempty"`
+	Status Metal3DataClaimStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// Metal3DataClaimList is a list of Metal3DataClaims.
+type Metal3DataClaimList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Metal3DataClaim `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Metal3DataClaim{}, &Metal3DataClaimList{})
+}

@@ -1,0 +1,489 @@
+package capm3
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	infrav1 "github.com/airshipit/airship-go/api/infrastructure/v1beta1"
+)
+
+// Polling intervals of a Metal3Machine that waits on something no watch
+// reports.
+const (
+	// waitPoll: a host that is not yet available, or a workload Node not
+	// yet registered.
+	waitPoll = 5 * time.Second
+	// noHostPoll: no host fits; host events also wake the machine.
+	noHostPoll = 30 * time.Second
+	// claimRetry: another machine claimed the host first.
+	claimRetry = 50 * time.Millisecond
+)
+
+// Index names of the Metal3Machine reconciler.
+const (
+	// hostConsumerIndex indexes BareMetalHosts by consumer Metal3Machine.
+	hostConsumerIndex = "capm3.consumer"
+	// unclaimedIndex indexes Metal3Machines that have no host yet ("true").
+	unclaimedIndex = "capm3.unclaimed"
+	// machineClusterIndex indexes Metal3Machines by cluster name.
+	machineClusterIndex = "capm3.cluster"
+)
+
+// MachineReconciler reconciles Metal3Machines.
+type MachineReconciler struct {
+	Client   client.Client
+	Recorder recorder.EventRecorder
+	// Workloads reaches the workload clusters' Nodes.
+	Workloads *Workloads
+	// Concurrency is how many Metal3Machines are reconciled at once.
+	Concurrency int
+	// Clock is the time source; the real clock when nil.
+	Clock clock.PassiveClock
+
+	claims reservations
+}
+
+// +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=metal3machines,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=metal3machines/status,verbs=patch;update
+// +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=metal3machines/finalizers,verbs=update
+// +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=metal3machinetemplates,verbs=get;list;watch
+// +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=metal3clusters,verbs=get;list;watch
+// +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=metal3dataclaims,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=metal3datas,verbs=get;list;watch
+// +kubebuilder:rbac:groups=cluster.x-k8s.io,resources=clusters;machines,verbs=get;list;watch
+// +kubebuilder:rbac:groups=metal3.io,resources=baremetalhosts,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// SetupWithManager registers the controller, woken by its Machine, its
+// Cluster, its host and hosts becoming free.
+func (r *MachineReconciler) SetupWithManager(ctx context.Context, mgr manager.Manager, skipNameValidation bool) error {
+	if r.Concurrency < 1 {
+		r.Concurrency = 1
+	}
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
+	}
+	if r.Workloads == nil {
+		r.Workloads = &Workloads{Reader: mgr.GetClient()}
+	}
+	idx := mgr.GetFieldIndexer()
+	if err := idx.IndexField(ctx, &metal3v1alpha1.BareMetalHost{}, hostConsumerIndex, func(o client.Object) []string {
+		ref := o.(*metal3v1alpha1.BareMetalHost).Spec.ConsumerRef
+		if ref == nil || ref.Kind != "Metal3Machine" {
+			return nil
+		}
+		return []string{ref.Name}
+	}); err != nil {
+		return fmt.Errorf("indexing BareMetalHosts by consumer: %w", err)
+	}
+	if err := idx.IndexField(ctx, &infrav1.Metal3Machine{}, unclaimedIndex, func(o client.Object) []string {
+		if _, ok := o.GetAnnotations()[infrav1.HostAnnotation]; ok || !o.GetDeletionTimestamp().IsZero() {
+			return nil
+		}
+		return []string{"true"}
+	}); err != nil {
+		return fmt.Errorf("indexing Metal3Machines without a host: %w", err)
+	}
+	if err := idx.IndexField(ctx, &infrav1.Metal3Machine{}, machineClusterIndex, func(o client.Object) []string {
+		if v := o.GetLabels()[clusterv1.ClusterNameLabel]; v != "" {
+			return []string{v}
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("indexing Metal3Machines by cluster: %w", err)
+	}
+	skip := skipNameValidation
+	return builder.ControllerManagedBy(mgr).
+		For(&infrav1.Metal3Machine{}).
+		Watches(&clusterv1.Machine{}, handler.EnqueueRequestsFromMapFunc(machineToMetal3Machine)).
+		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.clusterToMetal3Machines)).
+		Watches(&metal3v1alpha1.BareMetalHost{}, handler.EnqueueRequestsFromMapFunc(r.hostToMetal3Machines)).
+		Watches(&infrav1.Metal3DataClaim{}, handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &infrav1.Metal3Machine{})).
+		Watches(&infrav1.Metal3Data{}, handler.EnqueueRequestsFromMapFunc(dataToMetal3Machine)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.Concurrency, SkipNameValidation: &skip}).
+		Named("metal3machine").
+		Complete(r)
+}
+
+// machineToMetal3Machine maps a Machine to its infrastructure machine.
+func machineToMetal3Machine(_ context.Context, o client.Object) []reconcile.Request {
+	m := o.(*clusterv1.Machine)
+	ref := m.Spec.InfrastructureRef
+	if ref.Kind != "Metal3Machine" || ref.APIGroup != infrav1.GroupVersion.Group {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: m.Namespace, Name: ref.Name}}}
+}
+
+// clusterToMetal3Machines maps a Cluster to its Metal3Machines (pause,
+// unpause, infrastructure ready).
+func (r *MachineReconciler) clusterToMetal3Machines(ctx context.Context, o client.Object) []reconcile.Request {
+	var list infrav1.Metal3MachineList
+	if err := r.Client.List(ctx, &list, client.InNamespace(o.GetNamespace()), client.MatchingFields{machineClusterIndex: o.GetName()}); err != nil {
+		return nil
+	}
+	return requests(list.Items)
+}
+
+// hostToMetal3Machines maps a host to its consumer, and a free available
+// host to the machines that wait for one.
+func (r *MachineReconciler) hostToMetal3Machines(ctx context.Context, o client.Object) []reconcile.Request {
+	h := o.(*metal3v1alpha1.BareMetalHost)
+	if ref := h.Spec.ConsumerRef; ref != nil && ref.Kind == "Metal3Machine" {
+		ns := ref.Namespace
+		if ns == "" {
+			ns = h.Namespace
+		}
+		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: ns, Name: ref.Name}}}
+	}
+	if st := h.Status.Provisioning.State; st != metal3v1alpha1.StateAvailable && st != metal3v1alpha1.StateReady {
+		return nil
+	}
+	var list infrav1.Metal3MachineList
+	if err := r.Client.List(ctx, &list, client.InNamespace(h.Namespace), client.MatchingFields{unclaimedIndex: "true"}); err != nil {
+		return nil
+	}
+	return requests(list.Items)
+}
+
+// dataToMetal3Machine maps a Metal3Data to the machine its claim names.
+func dataToMetal3Machine(_ context.Context, o client.Object) []reconcile.Request {
+	d := o.(*infrav1.Metal3Data)
+	if d.Spec.Claim.Name == "" {
+		return nil
+	}
+	ns := d.Spec.Claim.Namespace
+	if ns == "" {
+		ns = d.Namespace
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: ns, Name: d.Spec.Claim.Name}}}
+}
+
+func requests(ms []infrav1.Metal3Machine) []reconcile.Request {
+	out := make([]reconcile.Request, 0, len(ms))
+	for _, m := range ms {
+		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: m.Namespace, Name: m.Name}})
+	}
+	return out
+}
+
+// machineScope is one pass over one Metal3Machine.
+type machineScope struct {
+	r        *MachineReconciler
+	ctx      context.Context
+	m3m      *infrav1.Metal3Machine
+	machine  *clusterv1.Machine
+	cluster  *clusterv1.Cluster
+	m3c      *infrav1.Metal3Cluster
+	host     *metal3v1alpha1.BareMetalHost
+	result   reconcile.Result
+	events   []event
+	hostLost bool
+}
+
+type event struct {
+	warning        bool
+	reason, action string
+	note           string
+}
+
+// waiting is an outcome that needs no error log: the machine waits on
+// something (reason, message) and is looked at again after requeue, or
+// when a watch fires.
+type waiting struct {
+	condition, reason, message string
+	requeue                    time.Duration
+}
+
+func (w *waiting) Error() string { return w.message }
+
+func wait(condition, reason string, requeue time.Duration, format string, args ...any) error {
+	return &waiting{condition: condition, reason: reason, message: fmt.Sprintf(format, args...), requeue: requeue}
+}
+
+// Reconcile moves one Metal3Machine on.
+func (r *MachineReconciler) Reconcile(ctx context.Context, req reconcile.Request) (res reconcile.Result, err error) {
+	m3m := &infrav1.Metal3Machine{}
+	if err := r.Client.Get(ctx, req.NamespacedName, m3m); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	s := &machineScope{r: r, ctx: ctx, m3m: m3m}
+	before := m3m.DeepCopy()
+	defer func() {
+		if perr := s.patchStatus(before, err); perr != nil && err == nil {
+			err = perr
+		}
+		s.record()
+		var w *waiting
+		if errors.As(err, &w) {
+			log.FromContext(ctx).V(1).Info("waiting", "reason", w.reason, "message", w.message)
+			res, err = reconcile.Result{RequeueAfter: w.requeue}, nil
+		}
+	}()
+	if err := s.readOwners(); err != nil {
+		return reconcile.Result{}, err
+	}
+	if err := s.readHost(); err != nil {
+		return reconcile.Result{}, err
+	}
+	if s.paused() {
+		return reconcile.Result{}, s.pause()
+	}
+	apimeta.RemoveStatusCondition(&m3m.Status.Conditions, infrav1.PausedCondition)
+	if err := s.unpauseHost(); err != nil {
+		return reconcile.Result{}, err
+	}
+	if !m3m.DeletionTimestamp.IsZero() {
+		return s.result, s.reconcileDelete()
+	}
+	if s.machine == nil {
+		return reconcile.Result{}, wait(infrav1.ReadyCondition, infrav1.WaitingForMachineOwnerReason, 0,
+			"no Machine owns Metal3Machine %s/%s yet", m3m.Namespace, m3m.Name)
+	}
+	if err := s.ensureFinalizer(); err != nil {
+		return reconcile.Result{}, err
+	}
+	for _, step := range []func() error{s.waitForInfrastructure, s.associate, s.renderData, s.writeHost, s.provisioned} {
+		if err := step(); err != nil {
+			return s.result, err
+		}
+	}
+	return s.result, nil
+}
+
+// readOwners reads the Machine, Cluster and Metal3Cluster; any may be nil.
+func (s *machineScope) readOwners() error {
+	m := s.m3m
+	for _, ref := range m.OwnerReferences {
+		if ref.Kind != "Machine" || groupOf(ref.APIVersion) != clusterv1.GroupVersion.Group {
+			continue
+		}
+		machine := &clusterv1.Machine{}
+		if err := s.r.Client.Get(s.ctx, types.NamespacedName{Namespace: m.Namespace, Name: ref.Name}, machine); err != nil {
+			if apierrors.IsNotFound(err) {
+				break
+			}
+			return fmt.Errorf("reading Machine %s/%s: %w", m.Namespace, ref.Name, err)
+		}
+		s.machine = machine
+		break
+	}
+	name := m.Labels[clusterv1.ClusterNameLabel]
+	if s.machine != nil {
+		name = s.machine.Spec.ClusterName
+	}
+	if name == "" {
+		return nil
+	}
+	cluster := &clusterv1.Cluster{}
+	if err := s.r.Client.Get(s.ctx, types.NamespacedName{Namespace: m.Namespace, Name: name}, cluster); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("reading Cluster %s/%s: %w", m.Namespace, name, err)
+	}
+	s.cluster = cluster
+	ref := cluster.Spec.InfrastructureRef
+	if ref.Kind == "Metal3Cluster" && ref.APIGroup == infrav1.GroupVersion.Group {
+		m3c := &infrav1.Metal3Cluster{}
+		if err := s.r.Client.Get(s.ctx, types.NamespacedName{Namespace: cluster.Namespace, Name: ref.Name}, m3c); err == nil {
+			s.m3c = m3c
+		} else if !apierrors.IsNotFound(err) {
+			return fmt.Errorf("reading Metal3Cluster %s/%s: %w", cluster.Namespace, ref.Name, err)
+		}
+	}
+	return nil
+}
+
+func groupOf(apiVersion string) string {
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return ""
+	}
+	return gv.Group
+}
+
+// paused reports whether the Cluster or the Metal3Machine is paused.
+func (s *machineScope) paused() bool {
+	if _, ok := s.m3m.Annotations[clusterv1.PausedAnnotation]; ok {
+		return true
+	}
+	if s.cluster == nil {
+		return false
+	}
+	if s.cluster.Spec.Paused != nil && *s.cluster.Spec.Paused {
+		return true
+	}
+	_, ok := s.cluster.Annotations[clusterv1.PausedAnnotation]
+	return ok
+}
+
+// ensureFinalizer adds the finalizer and the cluster-name label.
+func (s *machineScope) ensureFinalizer() error {
+	m := s.m3m
+	want := s.machine.Spec.ClusterName
+	if controllerutil.ContainsFinalizer(m, infrav1.MachineFinalizer) && m.Labels[clusterv1.ClusterNameLabel] == want {
+		return nil
+	}
+	patch := client.MergeFromWithOptions(m.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	controllerutil.AddFinalizer(m, infrav1.MachineFinalizer)
+	if m.Labels == nil {
+		m.Labels = map[string]string{}
+	}
+	m.Labels[clusterv1.ClusterNameLabel] = want
+	if err := s.patchMeta(patch); err != nil {
+		return fmt.Errorf("adding the finalizer to Metal3Machine %s/%s: %w", m.Namespace, m.Name, err)
+	}
+	return nil
+}
+
+// patchMeta patches the Metal3Machine's metadata or spec, keeping the
+// status of this pass (the patch response carries the stored one).
+func (s *machineScope) patchMeta(patch client.Patch) error {
+	status := s.m3m.Status.DeepCopy()
+	if err := s.r.Client.Patch(s.ctx, s.m3m, patch); err != nil {
+		return err
+	}
+	s.m3m.Status = *status
+	return nil
+}
+
+// waitForInfrastructure: the Cluster's infrastructure and the bootstrap
+// data must be ready before a host is claimed.
+func (s *machineScope) waitForInfrastructure() error {
+	m := s.m3m
+	if s.cluster == nil {
+		return wait(infrav1.ReadyCondition, infrav1.WaitingForClusterInfrastructureReason, waitPoll,
+			"Cluster %s/%s not found", m.Namespace, s.machine.Spec.ClusterName)
+	}
+	if _, claimed := m.Annotations[infrav1.HostAnnotation]; claimed {
+		// Past this point once: a moved or restarted machine carries on.
+		return nil
+	}
+	if p := s.cluster.Status.Initialization.InfrastructureProvisioned; p == nil || !*p {
+		return wait(infrav1.ReadyCondition, infrav1.WaitingForClusterInfrastructureReason, 0,
+			"waiting for the infrastructure of Cluster %s/%s", s.cluster.Namespace, s.cluster.Name)
+	}
+	if m.Spec.UserData == nil && (s.machine.Spec.Bootstrap.DataSecretName == nil || *s.machine.Spec.Bootstrap.DataSecretName == "") {
+		return wait(infrav1.ReadyCondition, infrav1.WaitingForBootstrapDataReason, 0,
+			"waiting for the bootstrap data Secret of Machine %s/%s", s.machine.Namespace, s.machine.Name)
+	}
+	return nil
+}
+
+// patchStatus writes the status of the pass: conditions from err, phase,
+// the Ready summary.
+func (s *machineScope) patchStatus(before *infrav1.Metal3Machine, err error) error {
+	m := s.m3m
+	now := metav1.NewTime(s.r.Clock.Now())
+	var w *waiting
+	switch {
+	case err == nil:
+	case errors.As(err, &w):
+		if w.condition != infrav1.ReadyCondition {
+			setCondition(m, w.condition, metav1.ConditionFalse, w.reason, w.message)
+		}
+		if !m.Status.Ready {
+			setCondition(m, infrav1.ReadyCondition, metav1.ConditionFalse, w.reason, w.message)
+		}
+	case apierrors.IsConflict(err):
+		// Someone wrote first; the retry decides.
+	default:
+		if !m.Status.Ready {
+			setCondition(m, infrav1.ReadyCondition, metav1.ConditionFalse, "ReconcileError", err.Error())
+		}
+	}
+	m.Status.Phase = phase(m)
+	if statusEqual(&before.Status, &m.Status) {
+		return nil
+	}
+	m.Status.LastUpdated = &now
+	patch := client.MergeFrom(before)
+	if perr := s.r.Client.Status().Patch(s.ctx, m, patch); perr != nil {
+		if apierrors.IsNotFound(perr) {
+			return nil
+		}
+		return fmt.Errorf("writing the status of Metal3Machine %s/%s: %w", m.Namespace, m.Name, perr)
+	}
+	return nil
+}
+
+// phase summarizes the machine in one word.
+func phase(m *infrav1.Metal3Machine) string {
+	switch {
+	case !m.DeletionTimestamp.IsZero():
+		return infrav1.PhaseDeleting
+	case m.Status.FailureReason != nil:
+		return infrav1.PhaseFailed
+	case m.Status.Ready:
+		return infrav1.PhaseProvisioned
+	}
+	if _, ok := m.Annotations[infrav1.HostAnnotation]; !ok {
+		if c := apimeta.FindStatusCondition(m.Status.Conditions, infrav1.AssociateBareMetalHostCondition); c != nil {
+			return infrav1.PhaseAssociating
+		}
+		return infrav1.PhasePending
+	}
+	return infrav1.PhaseProvisioning
+}
+
+func setCondition(m *infrav1.Metal3Machine, t string, status metav1.ConditionStatus, reason, message string) {
+	apimeta.SetStatusCondition(&m.Status.Conditions, metav1.Condition{
+		Type: t, Status: status, Reason: reason, Message: message, ObservedGeneration: m.Generation,
+	})
+}
+
+// statusEqual compares statuses, ignoring lastUpdated and condition times.
+func statusEqual(a, b *infrav1.Metal3MachineStatus) bool {
+	x, y := a.DeepCopy(), b.DeepCopy()
+	x.LastUpdated, y.LastUpdated = nil, nil
+	for i := range x.Conditions {
+		x.Conditions[i].LastTransitionTime = metav1.Time{}
+	}
+	for i := range y.Conditions {
+		y.Conditions[i].LastTransitionTime = metav1.Time{}
+	}
+	return apiequality.Semantic.DeepEqual(x, y)
+}
+
+func (s *machineScope) event(warning bool, reason, format string, args ...any) {
+	s.events = append(s.events, event{warning: warning, reason: reason, action: reason, note: fmt.Sprintf(format, args...)})
+}
+
+// record emits the pass's events. Notes are built by this package and
+// carry no secret.
+func (s *machineScope) record() {
+	if s.r.Recorder == nil {
+		return
+	}
+	for _, e := range s.events {
+		t := corev1.EventTypeNormal
+		if e.warning {
+			t = corev1.EventTypeWarning
+		}
+		s.r.Recorder.Eventf(s.m3m, nil, t, e.reason, e.action, "%s", e.note)
+	}
+}

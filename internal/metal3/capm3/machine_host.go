@@ -1,0 +1,402 @@
+package capm3
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	infrav1 "github.com/airshipit/airship-go/api/infrastructure/v1beta1"
+)
+
+// hostKey parses the metal3.io/BareMetalHost annotation.
+func hostKey(m *infrav1.Metal3Machine) (types.NamespacedName, bool, error) {
+	v, ok := m.Annotations[infrav1.HostAnnotation]
+	if !ok {
+		return types.NamespacedName{}, false, nil
+	}
+	ns, name, found := strings.Cut(v, "/")
+	if !found {
+		ns, name = m.Namespace, v
+	}
+	if name == "" || ns != m.Namespace {
+		return types.NamespacedName{}, true, fmt.Errorf("Metal3Machine %s/%s: annotation %s=%q does not name a BareMetalHost of namespace %s",
+			m.Namespace, m.Name, infrav1.HostAnnotation, v, m.Namespace)
+	}
+	return types.NamespacedName{Namespace: ns, Name: name}, true, nil
+}
+
+// readHost reads the host the machine claimed. A host that is gone, or
+// that another consumer holds, is lost.
+func (s *machineScope) readHost() error {
+	m := s.m3m
+	key, ok, err := hostKey(m)
+	if err != nil || !ok {
+		return err
+	}
+	h := &metal3v1alpha1.BareMetalHost{}
+	if err := s.r.Client.Get(s.ctx, key, h); err != nil {
+		if apierrors.IsNotFound(err) {
+			s.hostLost = true
+			return nil
+		}
+		return fmt.Errorf("reading BareMetalHost %s: %w", key, err)
+	}
+	if !consumedBy(h.Spec.ConsumerRef, m) {
+		s.hostLost = true
+		return nil
+	}
+	s.r.claims.release(key)
+	s.host = h
+	return nil
+}
+
+// updateHost writes a host; its resourceVersion makes a stale write fail
+// with a conflict.
+func (s *machineScope) updateHost(h *metal3v1alpha1.BareMetalHost, what string) error {
+	if err := s.r.Client.Update(s.ctx, h); err != nil {
+		if apierrors.IsConflict(err) {
+			return wait(infrav1.ReadyCondition, "HostChanged", claimRetry, "BareMetalHost %s/%s changed while %s; trying again", h.Namespace, h.Name, what)
+		}
+		return fmt.Errorf("%s BareMetalHost %s/%s: %w", what, h.Namespace, h.Name, err)
+	}
+	return nil
+}
+
+// reuseName is the node-reuse label value this machine may take back: its
+// control plane's or machine deployment's name, when its template asks for
+// node reuse.
+func (s *machineScope) reuseName() (string, error) {
+	m := s.m3m
+	if m.Annotations[clusterv1.TemplateClonedFromGroupKindAnnotation] != infrav1.ClonedFromGroupKind {
+		return "", nil
+	}
+	name := m.Annotations[clusterv1.TemplateClonedFromNameAnnotation]
+	if name == "" {
+		return "", nil
+	}
+	t := &infrav1.Metal3MachineTemplate{}
+	if err := s.r.Client.Get(s.ctx, types.NamespacedName{Namespace: m.Namespace, Name: name}, t); err != nil {
+		if apierrors.IsNotFound(err) {
+			return "", nil
+		}
+		return "", fmt.Errorf("reading Metal3MachineTemplate %s/%s: %w", m.Namespace, name, err)
+	}
+	if !t.Spec.NodeReuse || s.machine == nil {
+		return "", nil
+	}
+	if _, cp := s.machine.Labels[clusterv1.MachineControlPlaneLabel]; cp {
+		return s.machine.Labels[clusterv1.MachineControlPlaneNameLabel], nil
+	}
+	return s.machine.Labels[clusterv1.MachineDeploymentNameLabel], nil
+}
+
+// associate claims a host for the machine.
+func (s *machineScope) associate() error {
+	m := s.m3m
+	if s.hostLost {
+		msg := fmt.Sprintf("the BareMetalHost in annotation %s is gone or consumed by another machine", infrav1.HostAnnotation)
+		setCondition(m, infrav1.AssociateBareMetalHostCondition, metav1.ConditionFalse, infrav1.HostLostReason, msg)
+		reason := "HostLost"
+		m.Status.FailureReason, m.Status.FailureMessage = &reason, &msg
+		return wait(infrav1.ReadyCondition, infrav1.HostLostReason, 0, "%s", msg)
+	}
+	if s.host != nil {
+		setCondition(m, infrav1.AssociateBareMetalHostCondition, metav1.ConditionTrue, infrav1.AssociateBareMetalHostSuccessReason,
+			"BareMetalHost "+s.host.Name)
+		return nil
+	}
+	sel, err := HostSelector(m.Spec.HostSelector)
+	if err != nil {
+		msg := err.Error()
+		setCondition(m, infrav1.AssociateBareMetalHostCondition, metav1.ConditionFalse, infrav1.AssociateBareMetalHostFailedReason, msg)
+		return wait(infrav1.ReadyCondition, infrav1.AssociateBareMetalHostFailedReason, 0, "Metal3Machine %s/%s: %s", m.Namespace, m.Name, msg)
+	}
+	reuse, err := s.reuseName()
+	if err != nil {
+		return err
+	}
+	var hosts metal3v1alpha1.BareMetalHostList
+	if err := s.r.Client.List(s.ctx, &hosts, client.InNamespace(m.Namespace)); err != nil {
+		return fmt.Errorf("listing BareMetalHosts of namespace %s: %w", m.Namespace, err)
+	}
+	now := s.r.Clock.Now()
+	fd := m.Spec.FailureDomain
+	if fd == "" && s.machine != nil {
+		fd = s.machine.Spec.FailureDomain
+	}
+	ch := chooseHost(hosts.Items, chooseRequest{
+		machine:       m,
+		selector:      sel,
+		cluster:       types.NamespacedName{Namespace: s.cluster.Namespace, Name: s.cluster.Name},
+		reuse:         reuse,
+		failureDomain: fd,
+		reserved:      func(h types.NamespacedName) bool { return s.r.claims.heldByOther(h, m.UID, now) },
+	})
+	if ch.Host == nil {
+		return wait(infrav1.AssociateBareMetalHostCondition, infrav1.NoHostAvailableReason, noHostPoll, "%s", ch.Why)
+	}
+	key := types.NamespacedName{Namespace: ch.Host.Namespace, Name: ch.Host.Name}
+	h := ch.Host.DeepCopy()
+	if !ch.Again {
+		if !s.r.claims.reserve(key, m.UID, now) {
+			return wait(infrav1.AssociateBareMetalHostCondition, infrav1.NoHostAvailableReason, claimRetry, "BareMetalHost %s is being claimed by another machine", key)
+		}
+		h.Spec.ConsumerRef = consumerRef(m)
+		if h.Labels == nil {
+			h.Labels = map[string]string{}
+		}
+		h.Labels[clusterv1.ClusterNameLabel] = s.cluster.Name
+		delete(h.Labels, NodeReuseLabel)
+		if err := s.r.Client.Update(s.ctx, h); err != nil {
+			s.r.claims.release(key)
+			if apierrors.IsConflict(err) {
+				return wait(infrav1.AssociateBareMetalHostCondition, infrav1.NoHostAvailableReason, claimRetry,
+					"BareMetalHost %s changed while being claimed; choosing again", key)
+			}
+			return fmt.Errorf("claiming BareMetalHost %s: %w", key, err)
+		}
+		how := "claimed"
+		if ch.Reused {
+			how = "claimed again (node reuse)"
+		}
+		s.event(false, "HostAssociated", "BareMetalHost %s %s", key.Name, how)
+	}
+	patch := client.MergeFromWithOptions(m.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	if m.Annotations == nil {
+		m.Annotations = map[string]string{}
+	}
+	m.Annotations[infrav1.HostAnnotation] = key.String()
+	if err := s.patchMeta(patch); err != nil {
+		// The host stays claimed: the next pass finds it by its consumerRef.
+		return fmt.Errorf("annotating Metal3Machine %s/%s with its host: %w", m.Namespace, m.Name, err)
+	}
+	s.host = h
+	setCondition(m, infrav1.AssociateBareMetalHostCondition, metav1.ConditionTrue, infrav1.AssociateBareMetalHostSuccessReason, "BareMetalHost "+h.Name)
+	return nil
+}
+
+// userData is the Secret given to the host as user-data.
+func (s *machineScope) userData() *corev1.SecretReference {
+	m := s.m3m
+	if m.Spec.UserData != nil && m.Spec.UserData.Name != "" {
+		return &corev1.SecretReference{Name: m.Spec.UserData.Name, Namespace: m.Namespace}
+	}
+	if s.machine != nil && s.machine.Spec.Bootstrap.DataSecretName != nil {
+		return &corev1.SecretReference{Name: *s.machine.Spec.Bootstrap.DataSecretName, Namespace: m.Namespace}
+	}
+	return nil
+}
+
+func sameNamespace(ref *corev1.SecretReference, ns string) *corev1.SecretReference {
+	if ref == nil || ref.Name == "" {
+		return nil
+	}
+	return &corev1.SecretReference{Name: ref.Name, Namespace: ns}
+}
+
+// writeHost gives the host what to provision.
+func (s *machineScope) writeHost() error {
+	m, h := s.m3m, s.host.DeepCopy()
+	for field, ref := range map[string]*corev1.SecretReference{"spec.userData": m.Spec.UserData, "spec.metaData": m.Spec.MetaData, "spec.networkData": m.Spec.NetworkData} {
+		if ref != nil && ref.Namespace != "" && ref.Namespace != m.Namespace {
+			return s.invalid(fmt.Sprintf("%s: a Secret of namespace %s; only the Metal3Machine's namespace %s is allowed", field, ref.Namespace, m.Namespace))
+		}
+	}
+	m.Status.UserData = s.userData()
+	if m.Spec.DataTemplate == nil {
+		m.Status.MetaData = sameNamespace(m.Spec.MetaData, m.Namespace)
+		m.Status.NetworkData = sameNamespace(m.Spec.NetworkData, m.Namespace)
+	}
+	if h.Spec.Image == nil && h.Spec.CustomDeploy == nil {
+		switch {
+		case m.Spec.Image.URL != "":
+			h.Spec.Image = &metal3v1alpha1.Image{URL: m.Spec.Image.URL, Checksum: m.Spec.Image.Checksum}
+			if m.Spec.Image.ChecksumType != nil {
+				h.Spec.Image.ChecksumType = metal3v1alpha1.ChecksumType(*m.Spec.Image.ChecksumType)
+			}
+			if m.Spec.Image.DiskFormat != nil {
+				f := *m.Spec.Image.DiskFormat
+				h.Spec.Image.DiskFormat = &f
+			}
+		case m.Spec.CustomDeploy != nil && m.Spec.CustomDeploy.Method != "":
+			h.Spec.CustomDeploy = &metal3v1alpha1.CustomDeploy{Method: m.Spec.CustomDeploy.Method}
+		default:
+			return s.invalid("neither spec.image.url nor spec.customDeploy.method is set")
+		}
+		h.Spec.UserData = m.Status.UserData
+		h.Spec.MetaData = m.Status.MetaData
+		h.Spec.NetworkData = m.Status.NetworkData
+	}
+	if mode := m.Spec.AutomatedCleaningMode; mode != nil && *mode != "" {
+		h.Spec.AutomatedCleaningMode = metal3v1alpha1.AutomatedCleaningMode(*mode)
+	}
+	h.Spec.Online = true
+	if equalHostSpec(s.host, h) {
+		return nil
+	}
+	if err := s.updateHost(h, "writing the image and data of"); err != nil {
+		return err
+	}
+	s.host = h
+	s.event(false, "HostProvisioning", "BareMetalHost %s given image and data", h.Name)
+	return nil
+}
+
+func equalHostSpec(a, b *metal3v1alpha1.BareMetalHost) bool {
+	x, _ := json.Marshal(a.Spec)
+	y, _ := json.Marshal(b.Spec)
+	return string(x) == string(y)
+}
+
+// invalid marks a spec that cannot work; the machine waits for a change.
+func (s *machineScope) invalid(msg string) error {
+	m := s.m3m
+	reason := "InvalidConfiguration"
+	m.Status.FailureReason, m.Status.FailureMessage = &reason, &msg
+	return wait(infrav1.ReadyCondition, reason, 0, "Metal3Machine %s/%s: %s", m.Namespace, m.Name, msg)
+}
+
+// waitingStates are the host states a deprovisioning machine waits out.
+func hostBusy(h *metal3v1alpha1.BareMetalHost) bool {
+	switch h.Status.Provisioning.State {
+	case metal3v1alpha1.StateRegistering, metal3v1alpha1.StateMatchProfile, metal3v1alpha1.StateInspecting,
+		metal3v1alpha1.StateReady, metal3v1alpha1.StateAvailable, metal3v1alpha1.StateNone, metal3v1alpha1.StateUnmanaged:
+		return false
+	case metal3v1alpha1.StateExternallyProvisioned:
+		return h.Status.PoweredOn
+	}
+	return true
+}
+
+// reconcileDelete deprovisions and releases the host, then lets the
+// Metal3Machine go.
+func (s *machineScope) reconcileDelete() error {
+	m := s.m3m
+	setCondition(m, infrav1.ReadyCondition, metav1.ConditionFalse, infrav1.MachineDeletingReason, "deleting: deprovisioning and releasing the host")
+	m.Status.Ready = false
+	if s.host == nil && !s.hostLost {
+		var hosts metal3v1alpha1.BareMetalHostList
+		if err := s.r.Client.List(s.ctx, &hosts, client.InNamespace(m.Namespace), client.MatchingFields{hostConsumerIndex: m.Name}); err != nil {
+			return fmt.Errorf("listing BareMetalHosts consumed by Metal3Machine %s/%s: %w", m.Namespace, m.Name, err)
+		}
+		for i := range hosts.Items {
+			if consumedBy(hosts.Items[i].Spec.ConsumerRef, m) {
+				s.host = &hosts.Items[i]
+			}
+		}
+	}
+	if h := s.host; h != nil {
+		if err := s.deprovision(h); err != nil {
+			return err
+		}
+	}
+	if err := s.deleteDataClaim(); err != nil {
+		return err
+	}
+	if controllerutil.ContainsFinalizer(m, infrav1.MachineFinalizer) {
+		patch := client.MergeFromWithOptions(m.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		controllerutil.RemoveFinalizer(m, infrav1.MachineFinalizer)
+		if err := s.patchMeta(patch); err != nil {
+			return client.IgnoreNotFound(fmt.Errorf("removing the finalizer of Metal3Machine %s/%s: %w", m.Namespace, m.Name, err))
+		}
+	}
+	return nil
+}
+
+// deprovision takes the image and data off the host, waits until it is
+// deprovisioned, then releases it.
+func (s *machineScope) deprovision(host *metal3v1alpha1.BareMetalHost) error {
+	m := s.m3m
+	h := host.DeepCopy()
+	h.Spec.Image, h.Spec.CustomDeploy = nil, nil
+	h.Spec.UserData, h.Spec.MetaData, h.Spec.NetworkData = nil, nil, nil
+	h.Spec.Online = h.Spec.DisablePowerOff
+	if !equalHostSpec(host, h) {
+		if err := s.updateHost(h, "deprovisioning"); err != nil {
+			return err
+		}
+		s.event(false, "HostDeprovisioning", "BareMetalHost %s deprovisioning", h.Name)
+		return wait(infrav1.HostProvisionedCondition, infrav1.HostDeprovisioningReason, 0, "BareMetalHost %s/%s is deprovisioning", h.Namespace, h.Name)
+	}
+	if hostBusy(h) {
+		return wait(infrav1.HostProvisionedCondition, infrav1.HostDeprovisioningReason, 0, "BareMetalHost %s/%s is %s; waiting until it is available",
+			h.Namespace, h.Name, h.Status.Provisioning.State)
+	}
+	reuse, err := s.reuseName()
+	if err != nil {
+		return err
+	}
+	clusterName := m.Labels[clusterv1.ClusterNameLabel]
+	h.Spec.ConsumerRef = nil
+	if reuse != "" && s.cluster != nil && s.cluster.DeletionTimestamp.IsZero() {
+		h.Spec.ConsumerRef = reuseConsumer(types.NamespacedName{Namespace: s.cluster.Namespace, Name: s.cluster.Name})
+		if h.Labels == nil {
+			h.Labels = map[string]string{}
+		}
+		h.Labels[NodeReuseLabel] = reuse
+	}
+	if clusterName != "" && h.Labels[clusterv1.ClusterNameLabel] == clusterName && h.Spec.ConsumerRef == nil {
+		delete(h.Labels, clusterv1.ClusterNameLabel)
+	}
+	if h.Annotations[metal3v1alpha1.PausedAnnotation] == PausedAnnotationValue {
+		delete(h.Annotations, metal3v1alpha1.PausedAnnotation)
+	}
+	if err := s.updateHost(h, "releasing"); err != nil {
+		return err
+	}
+	s.event(false, "HostReleased", "BareMetalHost %s released", h.Name)
+	return nil
+}
+
+// pause marks the claimed host paused with a copy of its status, so that
+// a move carries both.
+func (s *machineScope) pause() error {
+	m := s.m3m
+	setCondition(m, infrav1.PausedCondition, metav1.ConditionTrue, "Paused", "the Cluster or the Metal3Machine is paused")
+	h := s.host
+	if h == nil {
+		return nil
+	}
+	if _, ok := h.Annotations[metal3v1alpha1.PausedAnnotation]; ok {
+		return nil
+	}
+	st, err := json.Marshal(h.Status)
+	if err != nil {
+		return fmt.Errorf("encoding the status of BareMetalHost %s/%s: %w", h.Namespace, h.Name, err)
+	}
+	h = h.DeepCopy()
+	if h.Annotations == nil {
+		h.Annotations = map[string]string{}
+	}
+	h.Annotations[metal3v1alpha1.PausedAnnotation] = PausedAnnotationValue
+	h.Annotations[metal3v1alpha1.StatusAnnotation] = string(st)
+	if err := s.updateHost(h, "pausing"); err != nil {
+		return err
+	}
+	s.host = h
+	return nil
+}
+
+// unpauseHost removes the pause this provider set.
+func (s *machineScope) unpauseHost() error {
+	h := s.host
+	if h == nil || h.Annotations[metal3v1alpha1.PausedAnnotation] != PausedAnnotationValue {
+		return nil
+	}
+	h = h.DeepCopy()
+	delete(h.Annotations, metal3v1alpha1.PausedAnnotation)
+	if err := s.updateHost(h, "unpausing"); err != nil {
+		return err
+	}
+	s.host = h
+	return nil
+}

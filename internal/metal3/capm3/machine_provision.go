@@ -1,0 +1,149 @@
+package capm3
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "github.com/airshipit/airship-go/api/infrastructure/v1beta1"
+)
+
+// ProviderID is the providerID of a machine on host: metal3://<host uid>.
+func ProviderID(h *metal3v1alpha1.BareMetalHost) string {
+	return infrav1.ProviderIDPrefix + string(h.UID)
+}
+
+// providerIDNames reports whether id names host h for machine m, in
+// either upstream form: metal3://<host uid> or
+// metal3://<namespace>/<host>/<machine>.
+func providerIDNames(id string, h *metal3v1alpha1.BareMetalHost, m *infrav1.Metal3Machine) bool {
+	rest, ok := strings.CutPrefix(id, infrav1.ProviderIDPrefix)
+	if !ok {
+		return false
+	}
+	if rest == string(h.UID) {
+		return true
+	}
+	return rest == h.Namespace+"/"+h.Name+"/"+m.Name
+}
+
+// nodeAddresses are the host's NIC addresses and hostname, as the
+// Metal3Machine reports them.
+func nodeAddresses(h *metal3v1alpha1.BareMetalHost) []clusterv1.MachineAddress {
+	var out []clusterv1.MachineAddress
+	d := h.Status.HardwareDetails
+	if d == nil {
+		return nil
+	}
+	for _, nic := range d.NIC {
+		if nic.IP != "" {
+			out = append(out, clusterv1.MachineAddress{Type: clusterv1.MachineInternalIP, Address: nic.IP})
+		}
+	}
+	if d.Hostname != "" {
+		out = append(out,
+			clusterv1.MachineAddress{Type: clusterv1.MachineHostName, Address: d.Hostname},
+			clusterv1.MachineAddress{Type: clusterv1.MachineInternalDNS, Address: d.Hostname})
+	}
+	return out
+}
+
+// provisioned waits for the host to be provisioned, then sets the
+// providerID (on the workload Node too when no cloud provider does),
+// addresses and ready.
+func (s *machineScope) provisioned() error {
+	m, h := s.m3m, s.host
+	if h.Status.ErrorType != "" {
+		msg := fmt.Sprintf("BareMetalHost %s/%s: %s: %s", h.Namespace, h.Name, h.Status.ErrorType, h.Status.ErrorMessage)
+		return wait(infrav1.HostProvisionedCondition, infrav1.HostErrorReason, 0, "%s", msg)
+	}
+	if st := h.Status.Provisioning.State; st != metal3v1alpha1.StateProvisioned && st != metal3v1alpha1.StateExternallyProvisioned {
+		if st == "" {
+			st = "not yet registered"
+		}
+		return wait(infrav1.HostProvisionedCondition, infrav1.HostProvisioningReason, 0, "BareMetalHost %s/%s is %s", h.Namespace, h.Name, st)
+	}
+	setCondition(m, infrav1.HostProvisionedCondition, metav1.ConditionTrue, infrav1.HostProvisionedReason, "BareMetalHost "+h.Name+" is provisioned")
+	m.Status.Addresses = nodeAddresses(h)
+
+	id := ProviderID(h)
+	if cur := m.Spec.ProviderID; cur != nil && *cur != "" {
+		if !providerIDNames(*cur, h, m) {
+			return s.invalid(fmt.Sprintf("spec.providerID %q does not name BareMetalHost %s", *cur, h.Name))
+		}
+		id = *cur
+	}
+	if s.m3c != nil && s.m3c.Spec.SetsNodeProviderID() {
+		if err := s.setNodeProviderID(id); err != nil {
+			return err
+		}
+	}
+	if m.Spec.ProviderID == nil || *m.Spec.ProviderID != id {
+		patch := client.MergeFromWithOptions(m.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		m.Spec.ProviderID = &id
+		if err := s.patchMeta(patch); err != nil {
+			return fmt.Errorf("setting spec.providerID of Metal3Machine %s/%s: %w", m.Namespace, m.Name, err)
+		}
+	}
+	if !m.Status.Ready {
+		s.event(false, "Provisioned", "BareMetalHost %s provisioned; providerID %s", h.Name, id)
+	}
+	provisioned := true
+	m.Status.Ready = true
+	m.Status.Initialization.Provisioned = &provisioned
+	m.Status.FailureReason, m.Status.FailureMessage = nil, nil
+	setCondition(m, infrav1.ReadyCondition, metav1.ConditionTrue, infrav1.ProvisionedReason, "BareMetalHost "+h.Name+" provisioned")
+	return nil
+}
+
+// setNodeProviderID finds the workload cluster's Node of the host by its
+// metal3.io/uuid label and sets its spec.providerID.
+func (s *machineScope) setNodeProviderID(id string) error {
+	m, h := s.m3m, s.host
+	cluster := types.NamespacedName{Namespace: s.cluster.Namespace, Name: s.cluster.Name}
+	c, err := s.r.Workloads.Client(s.ctx, cluster)
+	if err != nil {
+		if errors.Is(err, errNoKubeconfig) {
+			return wait(infrav1.ReadyCondition, infrav1.WaitingForNodeReason, waitPoll, "%v", err)
+		}
+		return err
+	}
+	var nodes corev1.NodeList
+	sel := client.MatchingLabels{infrav1.UUIDLabel: string(h.UID)}
+	if err := c.List(s.ctx, &nodes, sel); err != nil {
+		return wait(infrav1.ReadyCondition, infrav1.WaitingForNodeReason, waitPoll, "listing the Nodes of workload cluster %s: %v", cluster, err)
+	}
+	switch len(nodes.Items) {
+	case 0:
+		return wait(infrav1.ReadyCondition, infrav1.WaitingForNodeReason, waitPoll,
+			"no Node of workload cluster %s has label %s=%s yet", cluster, infrav1.UUIDLabel, h.UID)
+	case 1:
+	default:
+		return s.invalid(fmt.Sprintf("%d Nodes of workload cluster %s have label %s=%s", len(nodes.Items), cluster, infrav1.UUIDLabel, h.UID))
+	}
+	node := &nodes.Items[0]
+	switch node.Spec.ProviderID {
+	case id:
+		return nil
+	case "":
+		patch := client.MergeFrom(node.DeepCopy())
+		node.Spec.ProviderID = id
+		if err := c.Patch(s.ctx, node, patch); err != nil {
+			return fmt.Errorf("setting spec.providerID of Node %s in workload cluster %s: %w", node.Name, cluster, err)
+		}
+		s.event(false, "NodeProviderID", "Node %s of workload cluster %s given providerID %s", node.Name, cluster.Name, id)
+		return nil
+	default:
+		if providerIDNames(node.Spec.ProviderID, h, m) {
+			return nil
+		}
+		return s.invalid(fmt.Sprintf("Node %s of workload cluster %s has providerID %q, not %q", node.Name, cluster, node.Spec.ProviderID, id))
+	}
+}

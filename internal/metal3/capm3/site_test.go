@@ -1,0 +1,234 @@
+package capm3_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	infrav1 "github.com/airshipit/airship-go/api/infrastructure/v1beta1"
+	ipamv1 "github.com/airshipit/airship-go/api/ipam/v1alpha1"
+	"github.com/airshipit/airship-go/internal/metal3/operator"
+	"github.com/airshipit/airship-go/internal/redfish/emulator"
+	"github.com/airshipit/airship-go/internal/test/capienv"
+	"github.com/airshipit/airship-go/internal/test/testenv"
+)
+
+// bmcPassword is every emulated BMC's password in these tests; a test
+// checks it never shows in status or events.
+const bmcPassword = "pw-capm3-Zq81"
+
+// site is a management cluster running the real Cluster API managers and
+// metal3-operator, a workload cluster (a second local control plane) and
+// the Redfish emulator.
+type site struct {
+	mgmt, workload *testenv.Env
+	emu            *emulator.Server
+	c              client.Client
+	ctx            context.Context
+	start          time.Time
+	t              *testing.T
+}
+
+func (s *site) step(format string, args ...any) {
+	s.t.Helper()
+	s.t.Logf("[%5.1fs] %s", time.Since(s.start).Seconds(), fmt.Sprintf(format, args...))
+}
+
+// startSite brings up the clusters, Cluster API with this provider
+// installed by clusterctl init from config/metal3/default, the operator
+// (all controllers) and an emulator of hosts.
+func startSite(t *testing.T, hosts []emulator.Host, mutate func(*operator.Options)) *site {
+	t.Helper()
+	s := &site{t: t, start: time.Now(), ctx: t.Context()}
+	adds := []func(*runtime.Scheme) error{metal3v1alpha1.AddToScheme, infrav1.AddToScheme, ipamv1.AddToScheme, clusterv1.AddToScheme}
+	s.mgmt = testenv.StartFull(t, testenv.Options{Nodes: 1, AddToScheme: adds})
+	s.workload = testenv.StartFull(t, testenv.Options{Nodes: 1})
+	s.c = s.mgmt.Client
+	s.step("management and workload control planes up")
+	capienv.Init(t, s.mgmt, capienv.InitOptions{Infrastructure: map[string]string{"metal3": "config/metal3/default"}})
+	s.step("clusterctl init: core, kubeadm bootstrap and control plane, metal3")
+	capienv.Start(t, s.mgmt, capienv.Options{Name: "mgmt-"})
+	s.step("Cluster API managers running")
+
+	var err error
+	s.emu, err = emulator.New(emulator.Config{Username: "admin", Password: bmcPassword, Hosts: hosts}, emulator.Options{Log: testLog{t}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	if _, err := s.emu.Start(ctx, "127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	o := operator.DefaultOptions()
+	o.SkipControllerNameValidation = true
+	o.MetricsAddr, o.ProbeAddr, o.LeaderElection = "0", "0", false
+	o.PowerPollInterval = 5 * time.Second
+	if mutate != nil {
+		mutate(&o)
+	}
+	done := make(chan error, 1)
+	go func() { done <- operator.Run(ctx, s.mgmt.Config, o, logr.Discard()) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("metal3-operator: %v", err)
+		}
+		s.emu.Close()
+	})
+	return s
+}
+
+type testLog struct{ t *testing.T }
+
+func (l testLog) Write(p []byte) (int, error) {
+	l.t.Logf("emulator: %s", strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+// namespace creates a namespace for one scenario.
+func (s *site) namespace(name string) {
+	s.t.Helper()
+	if err := s.c.Create(s.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// hosts registers emulated hosts as BareMetalHosts in ns, with their BMC
+// Secrets, and waits until they are available.
+func (s *site) hosts(ns string, hosts []emulator.Host, labels map[string]string) {
+	s.t.Helper()
+	for _, h := range hosts {
+		sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: h.Name + "-bmc-secret"},
+			Data: map[string][]byte{"username": []byte("admin"), "password": []byte(bmcPassword)}}
+		bmh := &metal3v1alpha1.BareMetalHost{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: h.Name, Labels: labels},
+			Spec: metal3v1alpha1.BareMetalHostSpec{
+				BMC:            metal3v1alpha1.BMCDetails{Address: s.emu.Address(h.Name), CredentialsName: sec.Name},
+				BootMACAddress: h.NICs[0].MAC,
+			},
+		}
+		for _, o := range []client.Object{sec, bmh} {
+			if err := s.c.Create(s.ctx, o); err != nil {
+				s.t.Fatalf("creating %T %s: %v", o, o.GetName(), err)
+			}
+		}
+	}
+	s.eventually(2*time.Minute, "hosts available", func() (bool, string) {
+		var list metal3v1alpha1.BareMetalHostList
+		if err := s.c.List(s.ctx, &list, client.InNamespace(ns)); err != nil {
+			return false, err.Error()
+		}
+		n := 0
+		for _, h := range list.Items {
+			if h.Status.Provisioning.State == metal3v1alpha1.StateAvailable {
+				n++
+			}
+		}
+		return n == len(hosts), fmt.Sprintf("%d of %d available", n, len(hosts))
+	})
+}
+
+// eventually polls cond until it holds, failing the test with cond's last
+// message after timeout.
+func (s *site) eventually(timeout time.Duration, what string, cond func() (bool, string)) {
+	s.t.Helper()
+	last := ""
+	err := wait.PollUntilContextTimeout(s.ctx, 200*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		ok, msg := cond()
+		last = msg
+		return ok, nil
+	})
+	if err != nil {
+		s.t.Fatalf("%s: %v; last: %s", what, err, last)
+	}
+}
+
+// apply creates the objects of a YAML stream (in order), in ns.
+func (s *site) apply(ns, docs string) {
+	s.t.Helper()
+	for _, doc := range strings.Split(docs, "\n---\n") {
+		if strings.TrimSpace(doc) == "" {
+			continue
+		}
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+			s.t.Fatalf("decoding %q: %v", doc, err)
+		}
+		u.SetNamespace(ns)
+		if err := s.c.Create(s.ctx, u); err != nil {
+			s.t.Fatalf("creating %s %s: %v", u.GetKind(), u.GetName(), err)
+		}
+	}
+}
+
+// workloadCA puts the workload cluster's CA into <cluster>-ca, as Cluster
+// API expects, so that its kubeconfig and the bootstrap data trust it.
+func (s *site) workloadCA(ns, cluster string) {
+	s.t.Helper()
+	crt, err := os.ReadFile(filepath.Join(s.workload.StateDir, "pki", "ca.crt"))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	key, err := os.ReadFile(filepath.Join(s.workload.StateDir, "pki", "ca.key"))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	sec := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: cluster + "-ca", Labels: map[string]string{clusterv1.ClusterNameLabel: cluster}},
+		Type:       "cluster.x-k8s.io/secret",
+		Data:       map[string][]byte{"tls.crt": crt, "tls.key": key},
+	}
+	if err := s.c.Create(s.ctx, sec); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// workloadEndpoint is the workload API server's https URL.
+func (s *site) workloadEndpoint() string { return s.workload.Config.Host }
+
+func get(s *site, apiVersion, kind, ns, name string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion(apiVersion)
+	u.SetKind(kind)
+	if err := s.c.Get(s.ctx, client.ObjectKey{Namespace: ns, Name: name}, u); err != nil {
+		return nil
+	}
+	return u
+}
+
+func str(u *unstructured.Unstructured, path ...string) string {
+	if u == nil {
+		return ""
+	}
+	v, _, _ := unstructured.NestedFieldNoCopy(u.Object, path...)
+	if v == nil {
+		return ""
+	}
+	if s, ok := v.(string); ok {
+		return s
+	}
+	return fmt.Sprint(v)
+}
+
+func dump(t *testing.T, u *unstructured.Unstructured) {
+	if u == nil {
+		return
+	}
+	data, _ := yaml.Marshal(u.Object)
+	t.Logf("%s %s:\n%s", u.GetKind(), u.GetName(), data)
+}
