@@ -50,7 +50,7 @@ done
 echo "== $(head -1 "${emulog}") (pid ${pids[-1]}, log ${emulog})"
 m3log="${TMPDIR:-/tmp}/airship-demo-metal3-operator.log"
 bin/metal3-operator --kubeconfig "${kubeconfig}" --leader-elect=false --metrics-bind-address=0 \
-  --health-probe-bind-address=0 --power-poll-interval=10s >"${m3log}" 2>&1 &
+  --health-probe-bind-address=0 --power-poll-interval=10s --controllers=baremetalhost >"${m3log}" 2>&1 &
 pids+=($!)
 echo "== metal3-operator started (pid ${pids[-1]}, log ${m3log})"
 # The sip-ephemeral phase needs sip-operator: it picks the tenant cluster's
@@ -100,5 +100,5 @@ echo "The Armada operator, metal3-operator, sip-operator and the Redfish emulato
 echo "script; to keep the charts healed and the hosts managed, run:"
 echo "  bin/armada-operator --kubeconfig ${kubeconfig} --chart-root examples/site/function/armada-site --leader-elect=false"
 echo "  bin/redfish-emulator --config examples/site/function/hosts/emulator.yaml --target-kubeconfig ${kubeconfig}"
-echo "  bin/metal3-operator --kubeconfig ${kubeconfig} --leader-elect=false --metrics-bind-address=0 --health-probe-bind-address=0"
+echo "  bin/metal3-operator --kubeconfig ${kubeconfig} --controllers=baremetalhost --leader-elect=false --metrics-bind-address=0 --health-probe-bind-address=0"
 echo "  bin/sip-operator --kubeconfig ${kubeconfig} --leader-elect=false --metrics-bind-address=0 --health-probe-bind-address=0"

@@ -30,7 +30,7 @@ import (
 // The operator's flags. Both sides run with fixedArgs; ours adds tunedArgs
 // (then METAL3_BENCH_OPERATOR_ARGS), the peer untunedArgs.
 var (
-	fixedArgs = []string{"--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--zap-log-level=error"}
+	fixedArgs = []string{"--controllers=baremetalhost", "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--zap-log-level=error"}
 	// tunedArgs are the best of a sweep at 1,000 hosts (docs/benchmarks.md).
 	tunedArgs = []string{"--concurrency=16", "--kube-api-qps=500", "--kube-api-burst=1000"}
 	// untunedArgs are controller-runtime's and client-go's defaults: one

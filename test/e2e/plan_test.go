@@ -173,7 +173,7 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 	hostsDir := filepath.Join(sites, "site", "function", "hosts")
 	start(t, "redfish-emulator", "serving 6 hosts at http://127.0.0.1:", emulatorBin, "--config", filepath.Join(hostsDir, "emulator.yaml"),
 		"--listen", "127.0.0.1:0", "--manifests", filepath.Join(hostsDir, "hosts.yaml"), "--namespace", "metal3", "--target-kubeconfig", kubeconfig)
-	start(t, "metal3-operator", "", metal3Bin, "--kubeconfig", kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0")
+	start(t, "metal3-operator", "", metal3Bin, "--kubeconfig", kubeconfig, "--controllers=baremetalhost", "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0")
 	start(t, "sip-operator", "", sipBin, "--kubeconfig", kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0")
 
 	r := runEnv(t, env, bin, "plan", "run", "deploy-local")

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -49,6 +50,25 @@ func TestCommandLine(t *testing.T) {
 		{name: "unknown flag", args: []string{"--bogus"}, code: 2, stderrHas: "Usage:"},
 		{name: "bad flag value", args: []string{"--bmc-timeout=soon"}, code: 2, stderrHas: `invalid argument "soon"`},
 		{name: "invalid option", args: []string{"--kubeconfig", kubeconfig, "--concurrency=0"}, code: 1, stderrHas: "--concurrency must be at least 1"},
+		{name: "unknown controller", args: []string{"--kubeconfig", kubeconfig, "--controllers=baremetalhost,ironic"}, code: 1, stderrHas: `unknown controller "ironic"`},
+		{
+			name: "--controllers selects controllers",
+			args: []string{"--kubeconfig", kubeconfig, "--controllers", "metal3machine, metal3cluster", "--machine-concurrency=7"},
+			check: func(t *testing.T, o operator.Options) {
+				if !slices.Equal(o.Controllers, []string{"metal3machine", "metal3cluster"}) || o.MachineConcurrency != 7 {
+					t.Errorf("controllers %q machine concurrency %d", o.Controllers, o.MachineConcurrency)
+				}
+			},
+		},
+		{
+			name: "all controllers by default",
+			args: []string{"--kubeconfig", kubeconfig},
+			check: func(t *testing.T, o operator.Options) {
+				if !slices.Equal(o.Controllers, operator.Controllers) {
+					t.Errorf("controllers %q, want %q", o.Controllers, operator.Controllers)
+				}
+			},
+		},
 		{name: "missing kubeconfig", args: []string{"--kubeconfig", "/nonexistent/kubeconfig"}, code: 1, stderrHas: "--kubeconfig /nonexistent/kubeconfig"},
 		{
 			name: "flags reach the operator; Lease namespace from the kubeconfig context",

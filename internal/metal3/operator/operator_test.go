@@ -42,6 +42,9 @@ func TestValidate(t *testing.T) {
 		{"no poll interval", func(o *Options) { o.PowerPollInterval = 0 }, "--power-poll-interval"},
 		{"no BMC timeout", func(o *Options) { o.BMCTimeout = -time.Second }, "--bmc-timeout"},
 		{"negative qps", func(o *Options) { o.QPS = -1 }, "--kube-api-qps"},
+		{"no machine concurrency", func(o *Options) { o.MachineConcurrency = 0 }, "--machine-concurrency"},
+		{"no controllers", func(o *Options) { o.Controllers = nil }, "names no controller"},
+		{"unknown controller", func(o *Options) { o.Controllers = []string{"baremetalhost", "ironic"} }, `unknown controller "ironic"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -65,7 +68,7 @@ func TestDefaultKustomizationBuilds(t *testing.T) {
 	for _, u := range build(t, "default") {
 		kinds[u.GetKind()]++
 	}
-	want := map[string]int{"CustomResourceDefinition": 1, "ClusterRole": 1, "ClusterRoleBinding": 1, "ServiceAccount": 1, "Namespace": 1, "Deployment": 1}
+	want := map[string]int{"CustomResourceDefinition": 10, "ClusterRole": 1, "ClusterRoleBinding": 1, "ServiceAccount": 1, "Namespace": 1, "Deployment": 1}
 	for k, n := range want {
 		if kinds[k] != n {
 			t.Errorf("config/metal3/default has %d %s, want %d (all kinds: %v)", kinds[k], k, n, kinds)
@@ -181,6 +184,7 @@ func TestRBACIsEnough(t *testing.T) {
 	o.SkipControllerNameValidation = true
 	o.MetricsAddr, o.ProbeAddr = "0", freeAddr(t)
 	o.LeaderElectionNamespace = "metal3-system"
+	o.Controllers = []string{BareMetalHostController}
 	done := make(chan error, 1)
 	go func() { done <- Run(runCtx, cfg, o, logr.Discard()) }()
 	defer func() {

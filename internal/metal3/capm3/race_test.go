@@ -1,0 +1,195 @@
+package capm3_test
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "github.com/airshipit/airship-go/api/infrastructure/v1beta1"
+	"github.com/airshipit/airship-go/internal/redfish/emulator"
+)
+
+// workerCluster creates a Cluster with a Metal3Cluster (a cloud provider
+// sets providerIDs, so the provider does not look for Nodes) and a
+// bootstrap data Secret its worker Machines share.
+func (s *site) workerCluster(ns, name string) {
+	s.t.Helper()
+	host, port := s.workload.Config.Host, 0
+	if i := strings.LastIndex(host, ":"); i > 0 {
+		fmt.Sscanf(host[i+1:], "%d", &port)
+		host = strings.TrimPrefix(host[:i], "https://")
+	}
+	enabled := true
+	objs := []client.Object{
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-bootstrap", Labels: map[string]string{clusterv1.ClusterNameLabel: name}},
+			Type: "cluster.x-k8s.io/secret", Data: map[string][]byte{"value": []byte("#cloud-config\n"), "format": []byte("cloud-config")}},
+		&infrav1.Metal3Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+			Spec: infrav1.Metal3ClusterSpec{ControlPlaneEndpoint: infrav1.APIEndpoint{Host: host, Port: port}, CloudProviderEnabled: &enabled}},
+		&clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+			Spec: clusterv1.ClusterSpec{InfrastructureRef: clusterv1.ContractVersionedObjectReference{APIGroup: infrav1.GroupVersion.Group, Kind: "Metal3Cluster", Name: name}}},
+	}
+	for _, o := range objs {
+		if err := s.c.Create(s.ctx, o); err != nil {
+			s.t.Fatalf("creating %T %s: %v", o, o.GetName(), err)
+		}
+	}
+}
+
+// worker creates a Metal3Machine and its Machine.
+func (s *site) worker(ns, cluster, name string, spec infrav1.Metal3MachineSpec) error {
+	m3m := &infrav1.Metal3Machine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: spec}
+	if err := s.c.Create(s.ctx, m3m); err != nil {
+		return err
+	}
+	secret := cluster + "-bootstrap"
+	m := &clusterv1.Machine{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{clusterv1.ClusterNameLabel: cluster}},
+		Spec: clusterv1.MachineSpec{
+			ClusterName:       cluster,
+			Bootstrap:         clusterv1.Bootstrap{DataSecretName: &secret},
+			InfrastructureRef: clusterv1.ContractVersionedObjectReference{APIGroup: infrav1.GroupVersion.Group, Kind: "Metal3Machine", Name: name},
+		},
+	}
+	return s.c.Create(s.ctx, m)
+}
+
+var image = infrav1.Metal3MachineSpec{Image: infrav1.Image{URL: "http://172.22.0.1/images/worker.img", Checksum: "0123456789abcdef0123456789abcdef"}}
+
+// TestFiftyMachinesFortyHosts: 50 machines created at once race for 40
+// hosts; each host is claimed once, by a machine that names it, and the
+// other 10 wait with a condition that says why. Scaling down (deleting a
+// Machine) deprovisions and releases its host, which a waiting machine
+// then claims.
+func TestFiftyMachinesFortyHosts(t *testing.T) {
+	hosts := emulator.Generate(40, 4)
+	s := startSite(t, hosts, nil)
+	const ns, cluster = "race", "race"
+	s.namespace(ns)
+	s.hosts(ns, hosts, nil)
+	s.step("40 hosts available")
+	s.workerCluster(ns, cluster)
+
+	var wg sync.WaitGroup
+	errs := make(chan error, 50)
+	for i := range 50 {
+		wg.Go(func() { errs <- s.worker(ns, cluster, fmt.Sprintf("worker-%02d", i), image) })
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.step("50 Machines and Metal3Machines created at once")
+
+	claims := func() (byHost map[string]string, waiting []string, msg string) {
+		var list metal3v1alpha1.BareMetalHostList
+		if err := s.c.List(s.ctx, &list, client.InNamespace(ns)); err != nil {
+			return nil, nil, err.Error()
+		}
+		byHost = map[string]string{}
+		for _, h := range list.Items {
+			if h.Spec.ConsumerRef != nil {
+				byHost[h.Name] = h.Spec.ConsumerRef.Name
+			}
+		}
+		var m3ms infrav1.Metal3MachineList
+		if err := s.c.List(s.ctx, &m3ms, client.InNamespace(ns)); err != nil {
+			return nil, nil, err.Error()
+		}
+		for _, m := range m3ms.Items {
+			if c := apimeta.FindStatusCondition(m.Status.Conditions, infrav1.AssociateBareMetalHostCondition); c != nil &&
+				c.Status == metav1.ConditionFalse && c.Reason == infrav1.NoHostAvailableReason && strings.Contains(c.Message, "no available BareMetalHost") {
+				waiting = append(waiting, m.Name)
+			}
+		}
+		return byHost, waiting, fmt.Sprintf("%d hosts claimed, %d machines waiting with a reason", len(byHost), len(waiting))
+	}
+	s.eventually(2*time.Minute, "40 claims and 10 waiting", func() (bool, string) {
+		byHost, waiting, msg := claims()
+		return len(byHost) == 40 && len(waiting) == 10, msg
+	})
+	s.step("40 hosts claimed, 10 machines waiting")
+	byHost, waiting, _ := claims()
+	consumers := map[string]string{}
+	for h, m := range byHost {
+		if other, dup := consumers[m]; dup {
+			t.Errorf("machine %s consumes hosts %s and %s", m, other, h)
+		}
+		consumers[m] = h
+	}
+	var m3ms infrav1.Metal3MachineList
+	if err := s.c.List(s.ctx, &m3ms, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range m3ms.Items {
+		ann := m.Annotations[infrav1.HostAnnotation]
+		h, has := consumers[m.Name]
+		switch {
+		case has && ann != ns+"/"+h:
+			t.Errorf("machine %s consumes host %s but its annotation says %q", m.Name, h, ann)
+		case !has && ann != "":
+			t.Errorf("machine %s consumes no host but its annotation says %q", m.Name, ann)
+		}
+	}
+	var c *metav1.Condition
+	for _, m := range m3ms.Items {
+		if m.Name == waiting[0] {
+			c = apimeta.FindStatusCondition(m.Status.Conditions, infrav1.AssociateBareMetalHostCondition)
+		}
+	}
+	t.Logf("a waiting machine's condition: %s: %s", c.Reason, c.Message)
+	if !strings.Contains(c.Message, "40 consumed") {
+		t.Errorf("waiting condition %q does not count the 40 consumed hosts", c.Message)
+	}
+
+	// Scale down: delete a Machine that holds a host once it is
+	// provisioned; its host is deprovisioned, released and claimed by one
+	// of the waiting machines.
+	var victim, freed string
+	for m, h := range consumers {
+		victim, freed = m, h
+		break
+	}
+	s.eventually(2*time.Minute, "the victim's host provisioned", func() (bool, string) {
+		h := &metal3v1alpha1.BareMetalHost{}
+		if err := s.c.Get(s.ctx, client.ObjectKey{Namespace: ns, Name: freed}, h); err != nil {
+			return false, err.Error()
+		}
+		return h.Status.Provisioning.State == metal3v1alpha1.StateProvisioned, string(h.Status.Provisioning.State)
+	})
+	if err := s.c.Delete(s.ctx, &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: victim}}); err != nil {
+		t.Fatal(err)
+	}
+	s.eventually(2*time.Minute, "the freed host claimed by a waiting machine", func() (bool, string) {
+		h := &metal3v1alpha1.BareMetalHost{}
+		if err := s.c.Get(s.ctx, client.ObjectKey{Namespace: ns, Name: freed}, h); err != nil {
+			return false, err.Error()
+		}
+		who := ""
+		if h.Spec.ConsumerRef != nil {
+			who = h.Spec.ConsumerRef.Name
+		}
+		for _, w := range waiting {
+			if who == w {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("host %s is %s, consumed by %q", freed, h.Status.Provisioning.State, who)
+	})
+	s.step("deleting Machine %s released host %s, claimed again by a waiting machine", victim, freed)
+	if err := s.c.Get(s.ctx, client.ObjectKey{Namespace: ns, Name: victim}, &infrav1.Metal3Machine{}); err == nil {
+		t.Errorf("Metal3Machine %s still exists after its Machine was deleted", victim)
+	}
+	noPassword(t, s, ns)
+}
