@@ -2,7 +2,7 @@ package capm3
 
 import (
 	"fmt"
-	"hash/fnv"
+	"hash/maphash"
 	"sort"
 	"strings"
 	"sync"
@@ -195,10 +195,11 @@ func chooseHost(hosts []metal3v1alpha1.BareMetalHost, req chooseRequest) choice 
 // a starting point the machine's UID gives.
 func spread(hosts []*metal3v1alpha1.BareMetalHost, uid types.UID) *metal3v1alpha1.BareMetalHost {
 	sort.Slice(hosts, func(i, j int) bool { return hosts[i].Name < hosts[j].Name })
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(uid))
-	return hosts[int(h.Sum32()%uint32(len(hosts)))]
+	return hosts[int(maphash.String(spreadSeed, string(uid))%uint64(len(hosts)))]
 }
+
+// spreadSeed seeds spread's hash, once per process.
+var spreadSeed = maphash.MakeSeed()
 
 // reservations are the hosts workers of this process are claiming, until
 // the cache shows the claim or reservationTTL passes.
