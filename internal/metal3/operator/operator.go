@@ -18,8 +18,11 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	infrav1 "github.com/airshipit/airship-go/api/infrastructure/v1beta1"
+	ipamv1 "github.com/airshipit/airship-go/api/ipam/v1alpha1"
 	"github.com/airshipit/airship-go/internal/metal3/capm3"
 	"github.com/airshipit/airship-go/internal/metal3/controller"
+	"github.com/airshipit/airship-go/internal/metal3/data"
+	"github.com/airshipit/airship-go/internal/metal3/ipam"
 	"github.com/airshipit/airship-go/internal/metal3/provisioner"
 	"github.com/airshipit/airship-go/internal/metal3/provisioner/redfish"
 	"github.com/airshipit/airship-go/internal/operatorkit"
@@ -51,10 +54,12 @@ const (
 	BareMetalHostController = "baremetalhost"
 	Metal3ClusterController = "metal3cluster"
 	Metal3MachineController = "metal3machine"
+	Metal3DataController    = "metal3data"
+	IPPoolController        = "ippool"
 )
 
 // Controllers lists every controller the operator can run, in start order.
-var Controllers = []string{BareMetalHostController, Metal3ClusterController, Metal3MachineController}
+var Controllers = []string{BareMetalHostController, Metal3ClusterController, Metal3MachineController, Metal3DataController, IPPoolController}
 
 // kindsOf lists the kinds each controller needs served, by group/version.
 var kindsOf = map[string]map[string][]string{
@@ -67,6 +72,16 @@ var kindsOf = map[string]map[string][]string{
 		infrav1.GroupVersion.String():        {"Metal3Machine", "Metal3MachineTemplate", "Metal3Cluster", "Metal3DataClaim", "Metal3Data"},
 		clusterv1.GroupVersion.String():      {"Cluster", "Machine"},
 		metal3v1alpha1.GroupVersion.String(): {"BareMetalHost"},
+	},
+	Metal3DataController: {
+		infrav1.GroupVersion.String():        {"Metal3DataTemplate", "Metal3DataClaim", "Metal3Data", "Metal3Machine"},
+		ipamv1.GroupVersion.String():         {"IPClaim", "IPAddress"},
+		clusterv1.GroupVersion.String():      {"Cluster", "Machine"},
+		metal3v1alpha1.GroupVersion.String(): {"BareMetalHost"},
+	},
+	IPPoolController: {
+		ipamv1.GroupVersion.String():    {"IPPool", "IPClaim", "IPAddress"},
+		clusterv1.GroupVersion.String(): {"Cluster"},
 	},
 }
 
@@ -135,7 +150,7 @@ func Scheme() (*runtime.Scheme, error) {
 	if err := clientgoscheme.AddToScheme(s); err != nil {
 		return nil, err
 	}
-	for _, add := range []func(*runtime.Scheme) error{metal3v1alpha1.AddToScheme, infrav1.AddToScheme, clusterv1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{metal3v1alpha1.AddToScheme, infrav1.AddToScheme, ipamv1.AddToScheme, clusterv1.AddToScheme} {
 		if err := add(s); err != nil {
 			return nil, err
 		}
@@ -187,6 +202,16 @@ func NewManager(ctx context.Context, cfg *rest.Config, o Options, log logr.Logge
 			Concurrency: o.MachineConcurrency,
 		}
 		if err := r.SetupWithManager(ctx, mgr, o.SkipControllerNameValidation); err != nil {
+			return nil, err
+		}
+	}
+	if o.runs(Metal3DataController) {
+		if err := data.SetupWithManager(ctx, mgr, data.Options{Concurrency: o.MachineConcurrency, SkipNameValidation: o.SkipControllerNameValidation}); err != nil {
+			return nil, err
+		}
+	}
+	if o.runs(IPPoolController) {
+		if err := ipam.SetupWithManager(ctx, mgr, ipam.Options{Concurrency: 4, SkipNameValidation: o.SkipControllerNameValidation}); err != nil {
 			return nil, err
 		}
 	}

@@ -1,0 +1,397 @@
+package data
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	infrav1 "github.com/airshipit/airship-go/api/infrastructure/v1beta1"
+	"github.com/airshipit/airship-go/internal/metal3/ipam"
+)
+
+// TemplateReconciler gives each Metal3DataClaim of a Metal3DataTemplate an
+// index and a Metal3Data, and takes them back when the claim goes.
+type TemplateReconciler struct {
+	Client client.Client
+	// APIReader lists Metal3Data uncached: they are the record of the
+	// indexes, and a Metal3Data created by the previous pass must count
+	// even before the cache sees it.
+	APIReader client.Reader
+}
+
+// +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=metal3datatemplates,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=metal3datatemplates/status,verbs=patch
+// +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=metal3datatemplates/finalizers,verbs=update
+// +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=metal3dataclaims,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=metal3dataclaims/status,verbs=patch
+// +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=metal3datas,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=cluster.x-k8s.io,resources=clusters,verbs=get;list;watch
+
+func (r *TemplateReconciler) setup(mgr ctrl.Manager, skipNameValidation bool) error {
+	skip := skipNameValidation
+	return builder.ControllerManagedBy(mgr).
+		For(&infrav1.Metal3DataTemplate{}).
+		// Claims and Metal3Data matter when they come, change spec, are
+		// deleted or go; not when their status is written.
+		Watches(&infrav1.Metal3DataClaim{}, handler.EnqueueRequestsFromMapFunc(templateRequest), builder.WithPredicates(specOrDeletion)).
+		Watches(&infrav1.Metal3Data{}, handler.EnqueueRequestsFromMapFunc(templateRequest), builder.WithPredicates(specOrDeletion)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: 1, SkipNameValidation: &skip}).
+		Named("metal3datatemplate").
+		Complete(r)
+}
+
+// specOrDeletion passes every event but updates that change neither the
+// spec, the owners nor the deletion timestamp.
+var specOrDeletion = predicate.Or(predicate.GenerationChangedPredicate{}, predicate.Funcs{
+	CreateFunc:  func(event.CreateEvent) bool { return false },
+	DeleteFunc:  func(event.DeleteEvent) bool { return false },
+	GenericFunc: func(event.GenericEvent) bool { return false },
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		return e.ObjectOld.GetDeletionTimestamp().IsZero() != e.ObjectNew.GetDeletionTimestamp().IsZero() ||
+			!slices.EqualFunc(e.ObjectOld.GetOwnerReferences(), e.ObjectNew.GetOwnerReferences(), func(a, b metav1.OwnerReference) bool { return a.UID == b.UID })
+	},
+})
+
+// templateRequest maps a claim or a Metal3Data to its template.
+func templateRequest(_ context.Context, o client.Object) []reconcile.Request {
+	var ref corev1.ObjectReference
+	switch v := o.(type) {
+	case *infrav1.Metal3DataClaim:
+		ref = v.Spec.Template
+	case *infrav1.Metal3Data:
+		ref = v.Spec.Template
+	}
+	if ref.Name == "" {
+		return nil
+	}
+	ns := ref.Namespace
+	if ns == "" {
+		ns = o.GetNamespace()
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: ns, Name: ref.Name}}}
+}
+
+// DataName is the name of a template's Metal3Data of one index.
+func DataName(template string, index int) string { return template + "-" + strconv.Itoa(index) }
+
+// templatePass is one reconcile of one template.
+type templatePass struct {
+	r    *TemplateReconciler
+	t    *infrav1.Metal3DataTemplate
+	key  string
+	data []infrav1.Metal3Data
+	// index is the index of each claim with a Metal3Data.
+	index map[string]int
+	// taken are the indexes in use, by any Metal3Data of the template.
+	taken map[int]bool
+	// live is whether any claim not being deleted names the template.
+	live bool
+}
+
+// Reconcile serves the claims of one template.
+func (r *TemplateReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	t := &infrav1.Metal3DataTemplate{}
+	if err := r.Client.Get(ctx, req.NamespacedName, t); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	key := req.String()
+	cluster, err := ipam.Cluster(ctx, r.Client, t.Namespace, t.Spec.ClusterName)
+	if err != nil {
+		return reconcile.Result{}, fmt.Errorf("Metal3DataTemplate %s spec.clusterName: %w", key, err)
+	}
+	if ipam.Paused(cluster, t) {
+		return reconcile.Result{RequeueAfter: pausedRecheck}, nil
+	}
+	deleting := !t.DeletionTimestamp.IsZero()
+	if !deleting && !controllerutil.ContainsFinalizer(t, infrav1.DataTemplateFinalizer) {
+		patch := client.MergeFromWithOptions(t.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		controllerutil.AddFinalizer(t, infrav1.DataTemplateFinalizer)
+		if err := r.Client.Patch(ctx, t, patch); err != nil {
+			return reconcile.Result{}, fmt.Errorf("Metal3DataTemplate %s: adding the finalizer: %w", key, err)
+		}
+	}
+	if deleting && !controllerutil.ContainsFinalizer(t, infrav1.DataTemplateFinalizer) {
+		return reconcile.Result{}, nil
+	}
+
+	p := &templatePass{r: r, t: t, key: key}
+	if err := p.readData(ctx); err != nil {
+		return reconcile.Result{}, err
+	}
+	var claims infrav1.Metal3DataClaimList
+	if err := r.Client.List(ctx, &claims, client.InNamespace(t.Namespace), client.MatchingFields{templateIndex: t.Name}); err != nil {
+		return reconcile.Result{}, fmt.Errorf("Metal3DataTemplate %s: listing Metal3DataClaims: %w", key, err)
+	}
+	slices.SortFunc(claims.Items, func(a, b infrav1.Metal3DataClaim) int {
+		if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Name, b.Name)
+	})
+	var errs []error
+	for i := range claims.Items {
+		c := &claims.Items[i]
+		if ns := c.Spec.Template.Namespace; ns != "" && ns != t.Namespace {
+			continue
+		}
+		if c.DeletionTimestamp.IsZero() {
+			p.live = true
+			errs = append(errs, p.serve(ctx, c))
+		} else {
+			errs = append(errs, p.release(ctx, c))
+		}
+	}
+	errs = append(errs, p.letGo(ctx), p.writeStatus(ctx))
+	if err := errors.Join(errs...); err != nil {
+		return reconcile.Result{}, err
+	}
+	if deleting {
+		return p.finish(ctx)
+	}
+	return reconcile.Result{}, nil
+}
+
+// readData lists the template's Metal3Data: the record of its indexes.
+func (p *templatePass) readData(ctx context.Context) error {
+	var list infrav1.Metal3DataList
+	if err := p.r.APIReader.List(ctx, &list, client.InNamespace(p.t.Namespace)); err != nil {
+		return fmt.Errorf("Metal3DataTemplate %s: listing Metal3Data: %w", p.key, err)
+	}
+	p.index, p.taken = map[string]int{}, map[int]bool{}
+	for _, d := range list.Items {
+		if d.Spec.Template.Name != p.t.Name || (d.Spec.Template.Namespace != "" && d.Spec.Template.Namespace != p.t.Namespace) {
+			continue
+		}
+		p.data = append(p.data, d)
+		p.taken[d.Spec.Index] = true
+		if d.Spec.Claim.Name != "" && d.DeletionTimestamp.IsZero() {
+			p.index[d.Spec.Claim.Name] = d.Spec.Index
+		}
+	}
+	return nil
+}
+
+// serve gives a live claim its Metal3Data: the one it has, or a new one of
+// the lowest free index.
+func (p *templatePass) serve(ctx context.Context, c *infrav1.Metal3DataClaim) error {
+	ckey := c.Namespace + "/" + c.Name
+	if !controllerutil.ContainsFinalizer(c, infrav1.DataClaimFinalizer) {
+		patch := client.MergeFromWithOptions(c.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		controllerutil.AddFinalizer(c, infrav1.DataClaimFinalizer)
+		if err := p.r.Client.Patch(ctx, c, patch); err != nil {
+			if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+				return nil // changed since read: its event brings it back
+			}
+			return fmt.Errorf("Metal3DataClaim %s: adding the finalizer: %w", ckey, err)
+		}
+	}
+	idx, ok := p.index[c.Name]
+	if !ok {
+		var err error
+		if idx, err = p.create(ctx, c); err != nil {
+			var invalid invalidClaim
+			if errors.As(err, &invalid) {
+				return p.setClaimStatus(ctx, c, nil, ptr.To(err.Error()))
+			}
+			return errors.Join(err, p.setClaimStatus(ctx, c, nil, ptr.To(err.Error())))
+		}
+	}
+	ref := &corev1.ObjectReference{Name: DataName(p.t.Name, idx), Namespace: p.t.Namespace}
+	return p.setClaimStatus(ctx, c, ref, nil)
+}
+
+// invalidClaim is a claim that cannot be served until it changes.
+type invalidClaim struct{ error }
+
+// create makes the claim's Metal3Data with the lowest free index. The
+// name carries the index, so an index is never given twice: creating a
+// name that exists fails, and the next index is tried.
+func (p *templatePass) create(ctx context.Context, c *infrav1.Metal3DataClaim) (int, error) {
+	ckey := c.Namespace + "/" + c.Name
+	m3m, ok := ownerOfKind(c.OwnerReferences, infrav1.GroupVersion.Group, "Metal3Machine")
+	if !ok {
+		return 0, invalidClaim{fmt.Errorf("Metal3DataClaim %s metadata.ownerReferences: no Metal3Machine owns it", ckey)}
+	}
+	for idx := 0; ; idx++ {
+		if p.taken[idx] {
+			continue
+		}
+		d := &infrav1.Metal3Data{
+			ObjectMeta: metav1.ObjectMeta{
+				Name:       DataName(p.t.Name, idx),
+				Namespace:  p.t.Namespace,
+				Labels:     c.Labels,
+				Finalizers: []string{infrav1.DataClaimFinalizer},
+				OwnerReferences: []metav1.OwnerReference{
+					{APIVersion: infrav1.GroupVersion.String(), Kind: "Metal3DataClaim", Name: c.Name, UID: c.UID, Controller: ptr.To(true)},
+					{APIVersion: m3m.APIVersion, Kind: m3m.Kind, Name: m3m.Name, UID: m3m.UID},
+				},
+			},
+			Spec: infrav1.Metal3DataSpec{
+				Index:    idx,
+				Template: corev1.ObjectReference{Name: p.t.Name, Namespace: p.t.Namespace},
+				Claim:    corev1.ObjectReference{Name: c.Name, Namespace: c.Namespace},
+			},
+		}
+		err := p.r.Client.Create(ctx, d)
+		if apierrors.IsAlreadyExists(err) {
+			// A Metal3Data of that name that is not the template's (or
+			// one created since the list): the index is not free.
+			p.taken[idx] = true
+			continue
+		}
+		if err != nil {
+			return 0, fmt.Errorf("Metal3DataClaim %s: creating Metal3Data %s/%s: %w", ckey, d.Namespace, d.Name, err)
+		}
+		p.taken[idx] = true
+		p.index[c.Name] = idx
+		p.data = append(p.data, *d)
+		log.FromContext(ctx).Info("index assigned", "claim", c.Name, "index", idx, "metal3data", d.Name)
+		return idx, nil
+	}
+}
+
+// release deletes a deleted claim's Metal3Data, which frees its index,
+// then lets the claim go. The Metal3Data's own finalizer keeps it until
+// its addresses are released.
+func (p *templatePass) release(ctx context.Context, c *infrav1.Metal3DataClaim) error {
+	if !controllerutil.ContainsFinalizer(c, infrav1.DataClaimFinalizer) {
+		return nil
+	}
+	ckey := c.Namespace + "/" + c.Name
+	for i := range p.data {
+		d := &p.data[i]
+		if d.Spec.Claim.Name != c.Name {
+			continue
+		}
+		if controllerutil.ContainsFinalizer(d, infrav1.DataClaimFinalizer) {
+			patch := client.MergeFromWithOptions(d.DeepCopy(), client.MergeFromWithOptimisticLock{})
+			controllerutil.RemoveFinalizer(d, infrav1.DataClaimFinalizer)
+			if err := p.r.Client.Patch(ctx, d, patch); err != nil && !apierrors.IsNotFound(err) {
+				return fmt.Errorf("Metal3DataClaim %s: removing the finalizer of Metal3Data %s/%s: %w", ckey, d.Namespace, d.Name, err)
+			}
+		}
+		if d.DeletionTimestamp.IsZero() {
+			if err := p.r.Client.Delete(ctx, d); err != nil && !apierrors.IsNotFound(err) {
+				return fmt.Errorf("Metal3DataClaim %s: deleting Metal3Data %s/%s: %w", ckey, d.Namespace, d.Name, err)
+			}
+			log.FromContext(ctx).Info("index released", "claim", c.Name, "index", d.Spec.Index, "metal3data", d.Name)
+		}
+		delete(p.index, c.Name)
+	}
+	patch := client.MergeFromWithOptions(c.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	controllerutil.RemoveFinalizer(c, infrav1.DataClaimFinalizer)
+	if err := p.r.Client.Patch(ctx, c, patch); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("Metal3DataClaim %s: removing the finalizer: %w", ckey, err)
+	}
+	return nil
+}
+
+// letGo removes the template's finalizer from Metal3Data deleted by
+// someone else while their claim lives: the claim gets a new one, and the
+// old one goes once its addresses are released.
+func (p *templatePass) letGo(ctx context.Context) error {
+	var errs []error
+	for i := range p.data {
+		d := &p.data[i]
+		if d.DeletionTimestamp.IsZero() || !controllerutil.ContainsFinalizer(d, infrav1.DataClaimFinalizer) {
+			continue
+		}
+		patch := client.MergeFromWithOptions(d.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		controllerutil.RemoveFinalizer(d, infrav1.DataClaimFinalizer)
+		if err := p.r.Client.Patch(ctx, d, patch); err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("Metal3DataTemplate %s: removing the finalizer of deleted Metal3Data %s: %w", p.key, d.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// setClaimStatus writes a claim's renderedData and errorMessage when they
+// changed.
+func (p *templatePass) setClaimStatus(ctx context.Context, c *infrav1.Metal3DataClaim, ref *corev1.ObjectReference, msg *string) error {
+	if ptr.Equal(c.Status.ErrorMessage, msg) && refEqual(c.Status.RenderedData, ref) {
+		return nil
+	}
+	patch := client.MergeFrom(c.DeepCopy())
+	c.Status.RenderedData, c.Status.ErrorMessage = ref, msg
+	if err := p.r.Client.Status().Patch(ctx, c, patch); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("Metal3DataClaim %s/%s: writing status: %w", c.Namespace, c.Name, err)
+	}
+	return nil
+}
+
+// writeStatus summarizes the indexes in the template's status.
+func (p *templatePass) writeStatus(ctx context.Context) error {
+	want := maps.Clone(p.index)
+	if len(want) == 0 {
+		want = nil
+	}
+	if maps.Equal(want, p.t.Status.Indexes) {
+		return nil
+	}
+	patch := client.MergeFrom(p.t.DeepCopy())
+	p.t.Status.Indexes = want
+	now := metav1.Now()
+	p.t.Status.LastUpdated = &now
+	if err := p.r.Client.Status().Patch(ctx, p.t, patch); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("Metal3DataTemplate %s: writing status.indexes: %w", p.key, err)
+	}
+	return nil
+}
+
+// finish lets a deleted template go once no claim names it and no
+// Metal3Data of it is left.
+func (p *templatePass) finish(ctx context.Context) (reconcile.Result, error) {
+	if p.live {
+		log.FromContext(ctx).Info("deleted template still has claims; waiting for them to go")
+		return reconcile.Result{}, nil
+	}
+	if len(p.data) > 0 {
+		return reconcile.Result{RequeueAfter: waitRetry}, nil
+	}
+	patch := client.MergeFromWithOptions(p.t.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	controllerutil.RemoveFinalizer(p.t, infrav1.DataTemplateFinalizer)
+	if err := p.r.Client.Patch(ctx, p.t, patch); err != nil && !apierrors.IsNotFound(err) {
+		return reconcile.Result{}, fmt.Errorf("Metal3DataTemplate %s: removing the finalizer: %w", p.key, err)
+	}
+	return reconcile.Result{}, nil
+}
+
+// ownerOfKind is the first owner reference of that group and kind.
+func ownerOfKind(refs []metav1.OwnerReference, group, kind string) (metav1.OwnerReference, bool) {
+	for _, o := range refs {
+		gv, err := schema.ParseGroupVersion(o.APIVersion)
+		if err == nil && gv.Group == group && o.Kind == kind {
+			return o, true
+		}
+	}
+	return metav1.OwnerReference{}, false
+}
+
+func refEqual(a, b *corev1.ObjectReference) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Name == b.Name && a.Namespace == b.Namespace
+}

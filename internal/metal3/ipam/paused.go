@@ -1,0 +1,41 @@
+package ipam
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Cluster reads the Cluster API Cluster namespace/name. A missing Cluster,
+// or a management cluster without Cluster API's CRDs, is nil and no error:
+// the objects of the Metal3 provider work without one.
+func Cluster(ctx context.Context, c client.Reader, namespace, name string) (*clusterv1.Cluster, error) {
+	if name == "" {
+		return nil, nil
+	}
+	cl := &clusterv1.Cluster{}
+	err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, cl)
+	switch {
+	case err == nil:
+		return cl, nil
+	case apierrors.IsNotFound(err), apimeta.IsNoMatchError(err), apierrors.IsMethodNotSupported(err):
+		return nil, nil
+	default:
+		return nil, fmt.Errorf("reading Cluster %s/%s: %w", namespace, name, err)
+	}
+}
+
+// Paused reports whether o carries Cluster API's paused annotation or its
+// Cluster (nil for none) is paused, as during clusterctl move: nothing of
+// it is then changed.
+func Paused(cluster *clusterv1.Cluster, o metav1.Object) bool {
+	if _, ok := o.GetAnnotations()[clusterv1.PausedAnnotation]; ok {
+		return true
+	}
+	return cluster != nil && cluster.Spec.Paused != nil && *cluster.Spec.Paused
+}
