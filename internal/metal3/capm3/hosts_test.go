@@ -55,8 +55,12 @@ func TestChooseHost(t *testing.T) {
 			hosts: []metal3v1alpha1.BareMetalHost{
 				bmh("a", consumed), bmh("b", state(metal3v1alpha1.StateProvisioning)),
 				bmh("c", func(h *metal3v1alpha1.BareMetalHost) { h.Status.ErrorType = metal3v1alpha1.RegistrationError }),
-				bmh("d", func(h *metal3v1alpha1.BareMetalHost) { h.Annotations = map[string]string{metal3v1alpha1.PausedAnnotation: ""} }),
-				bmh("e", func(h *metal3v1alpha1.BareMetalHost) { h.Annotations = map[string]string{metal3v1alpha1.DetachedAnnotation: ""} }),
+				bmh("d", func(h *metal3v1alpha1.BareMetalHost) {
+					h.Annotations = map[string]string{metal3v1alpha1.PausedAnnotation: ""}
+				}),
+				bmh("e", func(h *metal3v1alpha1.BareMetalHost) {
+					h.Annotations = map[string]string{metal3v1alpha1.DetachedAnnotation: ""}
+				}),
 				bmh("f", func(h *metal3v1alpha1.BareMetalHost) { now := metav1.Now(); h.DeletionTimestamp = &now }),
 				bmh("g", state(metal3v1alpha1.StateReady)),
 			}, want: "g"},
