@@ -3,6 +3,7 @@ package capm3_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -109,14 +110,18 @@ func (s *site) namespace(name string) {
 }
 
 // hosts registers emulated hosts as BareMetalHosts in ns, with their BMC
-// Secrets, and waits until they are available.
+// Secrets, and waits until they are available. They carry the emulated
+// hosts' labels (rack) and labels.
 func (s *site) hosts(ns string, hosts []emulator.Host, labels map[string]string) {
 	s.t.Helper()
 	for _, h := range hosts {
 		sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: h.Name + "-bmc-secret"},
 			Data: map[string][]byte{"username": []byte("admin"), "password": []byte(bmcPassword)}}
+		l := map[string]string{}
+		maps.Copy(l, h.Labels)
+		maps.Copy(l, labels)
 		bmh := &metal3v1alpha1.BareMetalHost{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: h.Name, Labels: labels},
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: h.Name, Labels: l},
 			Spec: metal3v1alpha1.BareMetalHostSpec{
 				BMC:            metal3v1alpha1.BMCDetails{Address: s.emu.Address(h.Name), CredentialsName: sec.Name},
 				BootMACAddress: h.NICs[0].MAC,
