@@ -188,11 +188,16 @@ func TestProviderIDNames(t *testing.T) {
 	h := &metal3v1alpha1.BareMetalHost{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "node-1", UID: "8e16"}}
 	m := &infrav1.Metal3Machine{ObjectMeta: metav1.ObjectMeta{Name: "m1"}}
 	for id, want := range map[string]bool{
-		"metal3://8e16": true, "metal3://ns/node-1/m1": true, "metal3://ns/node-1/m2": false, "metal3://other": false, "kwok://8e16": false,
+		"metal3://8e16": true, "metal3://ns/node-1/m1": true, "metal3://ns/node-1/m2": false, "kwok://8e16": false, "metal3://": false,
+		// A moved host has a new uid; the machine's annotation names it.
+		"metal3://uid-before-the-move": true,
 	} {
 		if got := providerIDNames(id, h, m); got != want {
 			t.Errorf("providerIDNames(%q) = %v", id, got)
 		}
+	}
+	if legacyUID("metal3://8e16") != "8e16" || legacyUID("metal3://ns/node-1/m1") != "" {
+		t.Error("legacyUID")
 	}
 	if ProviderID(h) != "metal3://8e16" {
 		t.Errorf("ProviderID = %q", ProviderID(h))

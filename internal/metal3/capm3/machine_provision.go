@@ -8,6 +8,8 @@ import (
 	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -20,18 +22,29 @@ func ProviderID(h *metal3v1alpha1.BareMetalHost) string {
 	return infrav1.ProviderIDPrefix + string(h.UID)
 }
 
-// providerIDNames reports whether id names host h for machine m, in
+// providerIDNames reports whether id can name host h for machine m, in
 // either upstream form: metal3://<host uid> or
-// metal3://<namespace>/<host>/<machine>.
+// metal3://<namespace>/<host>/<machine>. A uid that is not h's is
+// accepted: a host moved to another cluster gets a new uid, and the
+// machine's annotation, not the uid, says which host is its.
 func providerIDNames(id string, h *metal3v1alpha1.BareMetalHost, m *infrav1.Metal3Machine) bool {
 	rest, ok := strings.CutPrefix(id, infrav1.ProviderIDPrefix)
-	if !ok {
+	if !ok || rest == "" {
 		return false
 	}
-	if rest == string(h.UID) {
+	if !strings.Contains(rest, "/") {
 		return true
 	}
 	return rest == h.Namespace+"/"+h.Name+"/"+m.Name
+}
+
+// legacyUID is the host uid of a metal3://<uid> providerID, "" otherwise.
+func legacyUID(id string) string {
+	rest, ok := strings.CutPrefix(id, infrav1.ProviderIDPrefix)
+	if !ok || strings.Contains(rest, "/") {
+		return ""
+	}
+	return rest
 }
 
 // nodeAddresses are the host's NIC addresses and hostname, as the
@@ -115,9 +128,18 @@ func (s *machineScope) setNodeProviderID(id string) error {
 		}
 		return err
 	}
+	// The Node carries the uid of the host it booted on: this host's, or,
+	// after a move, the uid in the providerID the machine already has.
+	uids := []string{string(h.UID)}
+	if old := legacyUID(id); old != "" && old != string(h.UID) {
+		uids = append(uids, old)
+	}
+	req, err := labels.NewRequirement(infrav1.UUIDLabel, selection.In, uids)
+	if err != nil {
+		return fmt.Errorf("selecting Nodes by %s: %w", infrav1.UUIDLabel, err)
+	}
 	var nodes corev1.NodeList
-	sel := client.MatchingLabels{infrav1.UUIDLabel: string(h.UID)}
-	if err := c.List(s.ctx, &nodes, sel); err != nil {
+	if err := c.List(s.ctx, &nodes, client.MatchingLabelsSelector{Selector: labels.NewSelector().Add(*req)}); err != nil {
 		return wait(infrav1.ReadyCondition, infrav1.WaitingForNodeReason, waitPoll, "listing the Nodes of workload cluster %s: %v", cluster, err)
 	}
 	switch len(nodes.Items) {
@@ -126,7 +148,7 @@ func (s *machineScope) setNodeProviderID(id string) error {
 			"no Node of workload cluster %s has label %s=%s yet", cluster, infrav1.UUIDLabel, h.UID)
 	case 1:
 	default:
-		return s.invalid(fmt.Sprintf("%d Nodes of workload cluster %s have label %s=%s", len(nodes.Items), cluster, infrav1.UUIDLabel, h.UID))
+		return s.invalid(fmt.Sprintf("%d Nodes of workload cluster %s have label %s=%s", len(nodes.Items), cluster, infrav1.UUIDLabel, strings.Join(uids, " or ")))
 	}
 	node := &nodes.Items[0]
 	switch node.Spec.ProviderID {

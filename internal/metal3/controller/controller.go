@@ -61,8 +61,9 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=metal3.io,resources=baremetalhosts,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=metal3.io,resources=baremetalhosts/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=metal3.io,resources=baremetalhosts/finalizers,verbs=update
-// BMC credentials, user-data, network-data and meta-data are Secrets the hosts name.
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
+// BMC credentials, user-data, network-data and meta-data are Secrets the
+// hosts name; a host becomes an owner of its BMC credentials Secret.
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // SetupWithManager registers the controller, its Secret index and watches.
@@ -145,6 +146,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if deleting && !controllerutil.ContainsFinalizer(host, metal3v1alpha1.BareMetalHostFinalizer) {
 		return reconcile.Result{}, nil
 	}
+	if !deleting {
+		if err := r.ownCredentials(ctx, host); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
 
 	before := host.Status.DeepCopy()
 	s := &step{r: r, host: host, ctx: ctx}
@@ -189,6 +195,34 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{RequeueAfter: nextStateDelay}, nil
 	}
 	return res, nil
+}
+
+// ownCredentials makes the host an owner of its BMC credentials Secret, as
+// upstream does: clusterctl move then carries the Secret with the host,
+// and the Secret goes when its last host does.
+func (r *Reconciler) ownCredentials(ctx context.Context, host *metal3v1alpha1.BareMetalHost) error {
+	name := host.Spec.BMC.CredentialsName
+	if name == "" {
+		return nil
+	}
+	sec := &corev1.Secret{}
+	if err := r.Client.Get(ctx, clientKey(host.Namespace, name), sec); err != nil {
+		// A missing Secret is a registration error the state machine reports.
+		return client.IgnoreNotFound(err)
+	}
+	for _, ref := range sec.OwnerReferences {
+		if ref.UID == host.UID {
+			return nil
+		}
+	}
+	patch := client.MergeFromWithOptions(sec.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	sec.OwnerReferences = append(sec.OwnerReferences, metav1.OwnerReference{
+		APIVersion: metal3v1alpha1.GroupVersion.String(), Kind: "BareMetalHost", Name: host.Name, UID: host.UID,
+	})
+	if err := r.Client.Patch(ctx, sec, patch); err != nil {
+		return fmt.Errorf("owning the BMC credentials Secret %s/%s: %w", host.Namespace, name, err)
+	}
+	return nil
 }
 
 // restoreStatus copies the status annotation into an empty status (a host

@@ -10,19 +10,22 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/yaml"
 
-	"github.com/airshipit/airship-go/internal/cluster/local"
+	"github.com/airshipit/airship-go/internal/metal3/operator"
 	"github.com/airshipit/airship-go/internal/phase/executor"
+	"github.com/airshipit/airship-go/internal/redfish/emulator"
 	"github.com/airshipit/airship-go/internal/test/capienv"
 	"github.com/airshipit/airship-go/internal/test/testenv"
 )
@@ -30,57 +33,6 @@ import (
 // clusterctl's library logs through controller-runtime's logger, which
 // prints a stack trace when no logger is set; the tests do not read it.
 func init() { ctrllog.SetLogger(logr.Discard()) }
-
-// testInfraComponents is a minimal infrastructure provider: two CRDs that
-// follow the v1beta2 contract (the contract label, controlPlaneEndpoint and
-// providerID in spec, status.initialization.provisioned) and no controller.
-// The test plays the provider by writing their status.
-const testInfraComponents = `apiVersion: v1
-kind: Namespace
-metadata: {name: infrastructure-test-system}
----
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: testclusters.infrastructure.test.airshipit.org
-  labels: {cluster.x-k8s.io/v1beta2: v1alpha1}
-spec:
-  group: infrastructure.test.airshipit.org
-  scope: Namespaced
-  names: {plural: testclusters, singular: testcluster, kind: TestCluster, listKind: TestClusterList}
-  versions:
-  - name: v1alpha1
-    served: true
-    storage: true
-    subresources: {status: {}}
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec: {type: object, x-kubernetes-preserve-unknown-fields: true}
-          status: {type: object, x-kubernetes-preserve-unknown-fields: true}
----
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: testmachines.infrastructure.test.airshipit.org
-  labels: {cluster.x-k8s.io/v1beta2: v1alpha1}
-spec:
-  group: infrastructure.test.airshipit.org
-  scope: Namespaced
-  names: {plural: testmachines, singular: testmachine, kind: TestMachine, listKind: TestMachineList}
-  versions:
-  - name: v1alpha1
-    served: true
-    storage: true
-    subresources: {status: {}}
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec: {type: object, x-kubernetes-preserve-unknown-fields: true}
-          status: {type: object, x-kubernetes-preserve-unknown-fields: true}
-`
 
 const pivotPhases = `apiVersion: airshipit.org/v1alpha1
 kind: Phase
@@ -114,12 +66,12 @@ providers:
 - {name: cluster-api, type: CoreProvider, url: site/providers/capi, variable-substitution: true}
 - {name: kubeadm, type: BootstrapProvider, url: site/providers/cabpk, variable-substitution: true}
 - {name: kubeadm, type: ControlPlaneProvider, url: site/providers/kcp, variable-substitution: true}
-- {name: test, type: InfrastructureProvider, url: site/providers/infra-test}
+- {name: metal3, type: InfrastructureProvider, url: site/providers/metal3}
 init-options:
   core-provider: cluster-api:v1.14.2
   bootstrap-providers: [kubeadm:v1.14.2]
   control-plane-providers: [kubeadm:v1.14.2]
-  infrastructure-providers: [test:v0.1.0]
+  infrastructure-providers: [metal3:v0.1.0]
 ---
 apiVersion: airshipit.org/v1alpha1
 kind: ClusterMap
@@ -137,11 +89,11 @@ map:
 `
 
 const (
-	tenantNS   = "tenant"
-	cluster    = "workload"
-	machine    = "workload-cp-0"
-	providerID = "test://workload/control-plane-0"
-	infraGroup = "infrastructure.test.airshipit.org"
+	tenantNS    = "tenant"
+	cluster     = "workload"
+	machine     = "workload-cp-0"
+	hostName    = "node-1"
+	bmcPassword = "pw-pivot-Hk2"
 )
 
 func obj(apiVersion, kind, namespace, name string) *unstructured.Unstructured {
@@ -153,23 +105,93 @@ func obj(apiVersion, kind, namespace, name string) *unstructured.Unstructured {
 	return u
 }
 
-// setStatus writes status.initialization.provisioned (and more) as the
-// infrastructure provider would.
-func setStatus(ctx context.Context, c client.Client, u *unstructured.Unstructured, status map[string]any) error {
-	cur := obj(u.GetAPIVersion(), u.GetKind(), u.GetNamespace(), u.GetName())
-	if err := c.Get(ctx, client.ObjectKeyFromObject(cur), cur); err != nil {
-		return err
-	}
-	patch := client.MergeFrom(cur.DeepCopy())
-	cur.Object["status"] = status
-	return c.Status().Patch(ctx, cur, patch)
+// startMetal3 runs metal3-operator (every controller) against env until
+// the test ends.
+func startMetal3(t *testing.T, env *testenv.Env) {
+	t.Helper()
+	o := operator.DefaultOptions()
+	o.SkipControllerNameValidation = true
+	o.MetricsAddr, o.ProbeAddr, o.LeaderElection = "0", "0", false
+	o.PowerPollInterval = 5 * time.Second
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- operator.Run(ctx, env.Config, o, logr.Discard()) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("metal3-operator: %v", err)
+		}
+	})
 }
+
+// tenantDocs are the workload cluster's objects: its host and BMC Secret,
+// a Cluster with a Metal3Cluster, one control-plane Machine with its
+// KubeadmConfig and Metal3Machine. Bootstrap and infrastructure first.
+const tenantDocs = `apiVersion: v1
+kind: Secret
+metadata: {name: node-1-bmc, namespace: tenant}
+stringData: {username: admin, password: PASSWORD}
+---
+apiVersion: metal3.io/v1alpha1
+kind: BareMetalHost
+metadata: {name: node-1, namespace: tenant}
+spec:
+  online: true
+  bootMACAddress: MAC
+  bmc: {address: BMC, credentialsName: node-1-bmc}
+---
+apiVersion: bootstrap.cluster.x-k8s.io/v1beta2
+kind: KubeadmConfig
+metadata: {name: workload-cp-0, namespace: tenant}
+spec:
+  initConfiguration:
+    nodeRegistration:
+      name: '{{ ds.meta_data.name }}'
+      kubeletExtraArgs:
+      - {name: node-labels, value: 'metal3.io/uuid={{ ds.meta_data.uuid }}'}
+---
+apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
+kind: Metal3Machine
+metadata: {name: workload-cp-0, namespace: tenant}
+spec:
+  image: {url: http://172.22.0.1/images/node.img, checksum: http://172.22.0.1/images/node.img.md5sum}
+---
+apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
+kind: Metal3Cluster
+metadata: {name: workload, namespace: tenant}
+spec:
+  controlPlaneEndpoint: {host: HOST, port: PORT}
+  noCloudProvider: true
+---
+apiVersion: cluster.x-k8s.io/v1beta2
+kind: Cluster
+metadata: {name: workload, namespace: tenant}
+spec:
+  infrastructureRef: {apiGroup: infrastructure.cluster.x-k8s.io, kind: Metal3Cluster, name: workload}
+---
+apiVersion: cluster.x-k8s.io/v1beta2
+kind: Machine
+metadata:
+  name: workload-cp-0
+  namespace: tenant
+  labels: {cluster.x-k8s.io/control-plane: "", cluster.x-k8s.io/cluster-name: workload}
+spec:
+  clusterName: workload
+  version: v1.37.1
+  bootstrap:
+    configRef: {apiGroup: bootstrap.cluster.x-k8s.io, kind: KubeadmConfig, name: workload-cp-0}
+  infrastructureRef: {apiGroup: infrastructure.cluster.x-k8s.io, kind: Metal3Machine, name: workload-cp-0}
+`
 
 // TestPivotProvisionedCluster provisions a Cluster API Cluster on a
 // management control plane with the real core and kubeadm managers (run
-// locally by capienv) and a test-played infrastructure provider, the
-// workload cluster being a second local control plane; then it installs
-// the providers there and pivots with the executor's move.
+// locally by capienv) and the bare-metal infrastructure provider
+// (metal3-operator, installed by clusterctl init from config/metal3): an
+// emulated host boots into the workload cluster, a second local control
+// plane. Then it installs the providers there and pivots with the
+// executor's move: the host, its BMC Secret and the machines arrive with
+// their state (the host's status through its status annotation), the
+// managers there carry on, and the host is not provisioned again.
 func TestPivotProvisionedCluster(t *testing.T) {
 	capi := capiModuleDir(t)
 	start := time.Now()
@@ -177,7 +199,7 @@ func TestPivotProvisionedCluster(t *testing.T) {
 		t.Logf("[%5.1fs] %s", time.Since(start).Seconds(), fmt.Sprintf(format, args...))
 	}
 	mgmt := testenv.StartFull(t, testenv.Options{Nodes: 1})
-	workload := testenv.StartFull(t, testenv.Options{Nodes: 1})
+	workload := testenv.StartFull(t, testenv.Options{Nodes: 1, AddToScheme: []func(*runtime.Scheme) error{metal3v1alpha1.AddToScheme}})
 	step("two local control planes up")
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
@@ -203,17 +225,24 @@ func TestPivotProvisionedCluster(t *testing.T) {
 		}
 		return r
 	}
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	metal3Rel, err := filepath.Rel(filepath.Join(dir, "site", "providers", "metal3"), filepath.Join(root, "config", "metal3", "default"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	writeSite(t, dir, map[string]string{
 		"config": "apiVersion: airshipit.org/v1alpha1\nkind: Config\ncurrentContext: c\ncontexts: {c: {manifest: m}}\n" +
 			"manifests:\n  m: {phaseRepositoryName: r, repositories: {r: {url: ./site}}, targetPath: ., metadataPath: metadata.yaml}\n",
-		"site/metadata.yaml":                           "phase: {path: phases}\n",
-		"site/phases/kustomization.yaml":               "resources: [phases.yaml]\n",
-		"site/phases/phases.yaml":                      strings.NewReplacer(pairs...).Replace(pivotPhases),
-		"site/providers/capi/kustomization.yaml":       "resources:\n- " + rel("capi", "core") + "\n",
-		"site/providers/cabpk/kustomization.yaml":      "resources:\n- " + rel("cabpk", "bootstrap/kubeadm") + "\n",
-		"site/providers/kcp/kustomization.yaml":        "resources:\n- " + rel("kcp", "controlplane/kubeadm") + "\n",
-		"site/providers/infra-test/kustomization.yaml": "resources: [components.yaml]\n",
-		"site/providers/infra-test/components.yaml":    testInfraComponents,
+		"site/metadata.yaml":                       "phase: {path: phases}\n",
+		"site/phases/kustomization.yaml":           "resources: [phases.yaml]\n",
+		"site/phases/phases.yaml":                  strings.NewReplacer(pairs...).Replace(pivotPhases),
+		"site/providers/capi/kustomization.yaml":   "resources:\n- " + rel("capi", "core") + "\n",
+		"site/providers/cabpk/kustomization.yaml":  "resources:\n- " + rel("cabpk", "bootstrap/kubeadm") + "\n",
+		"site/providers/kcp/kustomization.yaml":    "resources:\n- " + rel("kcp", "controlplane/kubeadm") + "\n",
+		"site/providers/metal3/kustomization.yaml": "resources:\n- " + metal3Rel + "\n",
 	})
 	phaseExecutor := func(name string) executor.Executor {
 		t.Helper()
@@ -256,16 +285,20 @@ func TestPivotProvisionedCluster(t *testing.T) {
 	capienv.Start(t, mgmt, capienv.Options{Name: "mgmt-"})
 	step("Cluster API managers running for mgmt")
 
-	// The workload cluster's control-plane Node, as the infrastructure
-	// provider would have named it.
-	node := &corev1.Node{}
-	if err := workload.Client.Get(ctx, client.ObjectKey{Name: local.NodeName(0)}, node); err != nil {
+	startMetal3(t, mgmt)
+	// One emulated host; it boots into the cluster its user-data names.
+	host := emulator.Generate(1, 1)[0]
+	host.Name = hostName
+	emu, err := emulator.New(emulator.Config{Username: "admin", Password: bmcPassword, Hosts: []emulator.Host{host}}, emulator.Options{})
+	if err != nil {
 		t.Fatal(err)
 	}
-	node.Spec.ProviderID = providerID
-	if err := workload.Client.Update(ctx, node); err != nil {
-		t.Fatalf("setting the Node's providerID: %v", err)
+	emuCtx, stopEmu := context.WithCancel(context.Background())
+	t.Cleanup(func() { stopEmu(); emu.Close() })
+	if _, err := emu.Start(emuCtx, "127.0.0.1:0"); err != nil {
+		t.Fatal(err)
 	}
+	step("metal3-operator and the emulator running for mgmt")
 
 	caCrt, err := os.ReadFile(filepath.Join(workload.StateDir, "pki", "ca.crt"))
 	if err != nil {
@@ -275,74 +308,51 @@ func TestPivotProvisionedCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	host, port := apiEndpoint(t, workload)
-	clusterLabels := map[string]string{"cluster.x-k8s.io/cluster-name": cluster}
-
-	infraCluster := obj(infraGroup+"/v1alpha1", "TestCluster", tenantNS, cluster)
-	infraCluster.Object["spec"] = map[string]any{"controlPlaneEndpoint": map[string]any{"host": host, "port": int64(port)}}
-	infraMachine := obj(infraGroup+"/v1alpha1", "TestMachine", tenantNS, machine)
-	infraMachine.SetLabels(clusterLabels)
-	infraMachine.Object["spec"] = map[string]any{"providerID": providerID}
-	capiCluster := obj("cluster.x-k8s.io/v1beta2", "Cluster", tenantNS, cluster)
-	capiCluster.Object["spec"] = map[string]any{
-		"controlPlaneEndpoint": map[string]any{"host": host, "port": int64(port)},
-		"infrastructureRef":    map[string]any{"apiGroup": infraGroup, "kind": "TestCluster", "name": cluster},
-	}
-	capiMachine := obj("cluster.x-k8s.io/v1beta2", "Machine", tenantNS, machine)
-	capiMachine.SetLabels(map[string]string{"cluster.x-k8s.io/control-plane": ""})
-	capiMachine.Object["spec"] = map[string]any{
-		"clusterName":       cluster,
-		"bootstrap":         map[string]any{"dataSecretName": machine + "-bootstrap"},
-		"infrastructureRef": map[string]any{"apiGroup": infraGroup, "kind": "TestMachine", "name": machine},
-	}
-	secrets := []*corev1.Secret{
-		{
-			ObjectMeta: metav1.ObjectMeta{Name: cluster + "-ca", Namespace: tenantNS, Labels: clusterLabels},
-			Type:       "cluster.x-k8s.io/secret",
-			Data:       map[string][]byte{"tls.crt": caCrt, "tls.key": caKey},
-		},
-		{
-			// Bootstrap data would come from a bootstrap provider; its name
-			// is not one clusterctl links to the Cluster, so it asks to move.
-			ObjectMeta: metav1.ObjectMeta{Name: machine + "-bootstrap", Namespace: tenantNS,
-				Labels: map[string]string{"cluster.x-k8s.io/cluster-name": cluster, "clusterctl.cluster.x-k8s.io/move": ""}},
-			Type: "cluster.x-k8s.io/secret",
-			Data: map[string][]byte{"value": []byte("#cloud-config\n"), "format": []byte("cloud-config")},
-		},
-	}
+	apiHost, apiPort := apiEndpoint(t, workload)
 	if err := mgmt.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: tenantNS}}); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range secrets {
-		if err := mgmt.Client.Create(ctx, s); err != nil {
+	ca := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: cluster + "-ca", Namespace: tenantNS, Labels: map[string]string{"cluster.x-k8s.io/cluster-name": cluster}},
+		Type:       "cluster.x-k8s.io/secret",
+		Data:       map[string][]byte{"tls.crt": caCrt, "tls.key": caKey},
+	}
+	if err := mgmt.Client.Create(ctx, ca); err != nil {
+		t.Fatal(err)
+	}
+	docs := strings.NewReplacer("PASSWORD", bmcPassword, "MAC", host.NICs[0].MAC, "BMC", emu.Address(hostName),
+		"HOST", apiHost, "PORT", fmt.Sprint(apiPort)).Replace(tenantDocs)
+	for _, doc := range strings.Split(docs, "\n---\n") {
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
 			t.Fatal(err)
 		}
-	}
-	// Infrastructure and bootstrap first, then the owners: a Machine created
-	// before its infrastructure waits for a requeue.
-	for _, o := range []*unstructured.Unstructured{infraCluster, infraMachine, capiCluster, capiMachine} {
-		if err := mgmt.Client.Create(ctx, o); err != nil {
-			t.Fatalf("creating %s %s: %v", o.GetKind(), o.GetName(), err)
+		if err := mgmt.Client.Create(ctx, u); err != nil {
+			t.Fatalf("creating %s %s: %v", u.GetKind(), u.GetName(), err)
 		}
 	}
-	step("Cluster, Machine and infrastructure created on mgmt")
-	// Play the infrastructure provider.
-	if err := setStatus(ctx, mgmt.Client, infraCluster, map[string]any{"initialization": map[string]any{"provisioned": true}}); err != nil {
-		t.Fatalf("TestCluster status: %v", err)
-	}
-	if err := setStatus(ctx, mgmt.Client, infraMachine, map[string]any{
-		"initialization": map[string]any{"provisioned": true},
-		"addresses":      []any{map[string]any{"type": "InternalIP", "address": "127.0.0.1"}},
-	}); err != nil {
-		t.Fatalf("TestMachine status: %v", err)
-	}
+	step("host, Cluster, Metal3Cluster, Machine, KubeadmConfig and Metal3Machine created on mgmt")
 	waitProvisioned(ctx, t, mgmt.Client, "mgmt")
-	step("Cluster provisioned and initialized, Machine Running with a nodeRef (real managers)")
+	step("Cluster provisioned and initialized, Machine Running with a nodeRef (real managers, this provider, the emulator)")
+	before, _ := emu.State(hostName)
+	bmhBefore := obj("metal3.io/v1alpha1", "BareMetalHost", tenantNS, hostName)
+	if err := mgmt.Client.Get(ctx, client.ObjectKeyFromObject(bmhBefore), bmhBefore); err != nil {
+		t.Fatal(err)
+	}
+	m3mBefore := obj("infrastructure.cluster.x-k8s.io/v1beta1", "Metal3Machine", tenantNS, machine)
+	if err := mgmt.Client.Get(ctx, client.ObjectKeyFromObject(m3mBefore), m3mBefore); err != nil {
+		t.Fatal(err)
+	}
+	providerID, _, _ := unstructured.NestedString(m3mBefore.Object, "spec", "providerID")
+	if providerID != "metal3://"+string(bmhBefore.GetUID()) {
+		t.Fatalf("Metal3Machine providerID %q, want metal3://<host uid>", providerID)
+	}
 
 	run("init-workload")
 	step("providers installed on workload")
 	capienv.Start(t, workload, capienv.Options{Name: "workload-"})
-	step("Cluster API managers running for workload")
+	startMetal3(t, workload)
+	step("Cluster API managers and metal3-operator running for workload")
 
 	st, err = phaseExecutor("pivot").Status(ctx)
 	if err != nil {
@@ -357,8 +367,12 @@ func TestPivotProvisionedCluster(t *testing.T) {
 	moveTook := time.Since(moveStart)
 	step("move took %s", moveTook.Round(time.Millisecond))
 
-	moved := []client.Object{capiCluster, capiMachine, infraCluster, infraMachine}
-	for _, name := range []string{cluster + "-ca", cluster + "-kubeconfig", machine + "-bootstrap"} {
+	moved := []client.Object{
+		obj("cluster.x-k8s.io/v1beta2", "Cluster", tenantNS, cluster), obj("cluster.x-k8s.io/v1beta2", "Machine", tenantNS, machine),
+		obj("infrastructure.cluster.x-k8s.io/v1beta1", "Metal3Cluster", tenantNS, cluster), obj("infrastructure.cluster.x-k8s.io/v1beta1", "Metal3Machine", tenantNS, machine),
+		obj("metal3.io/v1alpha1", "BareMetalHost", tenantNS, hostName),
+	}
+	for _, name := range []string{cluster + "-ca", cluster + "-kubeconfig", machine, hostName + "-bmc"} {
 		moved = append(moved, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: tenantNS, Name: name}})
 	}
 	for _, o := range moved {
@@ -402,19 +416,38 @@ func TestPivotProvisionedCluster(t *testing.T) {
 		}
 	}
 
-	// Status does not move: play the infrastructure provider again on the
-	// new management cluster and let its managers bring the Machine back.
-	if err := setStatus(ctx, workload.Client, infraCluster, map[string]any{"initialization": map[string]any{"provisioned": true}}); err != nil {
-		t.Fatalf("TestCluster status on workload: %v", err)
-	}
-	if err := setStatus(ctx, workload.Client, infraMachine, map[string]any{
-		"initialization": map[string]any{"provisioned": true},
-		"addresses":      []any{map[string]any{"type": "InternalIP", "address": "127.0.0.1"}},
-	}); err != nil {
-		t.Fatalf("TestMachine status on workload: %v", err)
-	}
+	// Status does not move: the host's comes back from its annotation,
+	// the Metal3Machine's from the restored host, the Machine's from
+	// Cluster API's managers on the new management cluster.
 	waitProvisioned(ctx, t, workload.Client, "workload")
 	step("after the pivot the workload cluster manages itself: Machine Running again")
+	bmh := &metal3v1alpha1.BareMetalHost{}
+	if err := workload.Client.Get(ctx, client.ObjectKey{Namespace: tenantNS, Name: hostName}, bmh); err != nil {
+		t.Fatal(err)
+	}
+	if bmh.Status.Provisioning.State != metal3v1alpha1.StateProvisioned || !bmh.Status.PoweredOn || bmh.Spec.ConsumerRef == nil ||
+		bmh.Spec.ConsumerRef.Name != machine || bmh.Annotations[metal3v1alpha1.PausedAnnotation] != "" {
+		t.Errorf("moved host: state %q poweredOn %v consumerRef %+v annotations %v, want provisioned, on, the Metal3Machine, unpaused",
+			bmh.Status.Provisioning.State, bmh.Status.PoweredOn, bmh.Spec.ConsumerRef, bmh.Annotations)
+	}
+	m3m := obj("infrastructure.cluster.x-k8s.io/v1beta1", "Metal3Machine", tenantNS, machine)
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		if err := workload.Client.Get(ctx, client.ObjectKeyFromObject(m3m), m3m); err != nil {
+			return false, nil
+		}
+		ready, _, _ := unstructured.NestedBool(m3m.Object, "status", "ready")
+		return ready, nil
+	}); err != nil {
+		t.Errorf("the moved Metal3Machine is not ready again: %v", m3m.Object["status"])
+	}
+	if got, _, _ := unstructured.NestedString(m3m.Object, "spec", "providerID"); got != providerID {
+		t.Errorf("moved Metal3Machine providerID %q, want %q", got, providerID)
+	}
+	// The host was not provisioned again: same media, no power cycle.
+	after, _ := emu.State(hostName)
+	if !after.PowerOn || after.Media.Image != before.Media.Image || after.Resets != before.Resets {
+		t.Errorf("the host was touched by the move: before %+v, after %+v", before, after)
+	}
 	st, err = phaseExecutor("pivot").Status(ctx)
 	if err != nil {
 		t.Fatalf("move status: %v", err)
