@@ -16,4 +16,8 @@
 // refused on an address beyond loopback, and any such address needs
 // --tls-cert and --tls-key. --manifests writes the hosts' BareMetalHosts
 // and Secrets (mode 0600, they hold the BMC password) and keeps serving.
+// Booted hosts become kwok Nodes of the cluster their user-data's kubeadm
+// configuration names, when the emulator has credentials for it (from a
+// cluster CA in a control-plane host's user-data), else of the
+// --target-kubeconfig cluster (package emulator says how).
 package redfishemulator

@@ -55,11 +55,19 @@ func newCmd(streams cli.IOStreams, runF func(*Options, *cobra.Command) error) *c
 		Long: `Serves N emulated hosts over real Redfish HTTP(S), one ComputerSystem and one
 Manager each (/redfish/v1/Systems/<host>, /redfish/v1/Managers/<host>), with
 basic auth and sessions. A host powered on with virtual media inserted boots
-after --boot-delay; with --target-kubeconfig it then gets a kwok Node there
-(name, providerID and labels from the media's meta-data), NotReady while the
-host is off and deleted when it is deprovisioned (media ejected, then a
-power-off request; or, for a host already off, the media it booted from
-ejected).
+after --boot-delay and then gets a kwok Node, named, labelled and addressed as
+its user-data (a #cloud-config running kubeadm, as Cluster API's kubeadm
+bootstrap provider writes) and meta-data ask, NotReady while the host is off
+and deleted when it is deprovisioned (media ejected, then a power-off request;
+or, for a host already off, the media it booted from ejected).
+
+The Node goes to the cluster of the user-data's kubeadm configuration
+(controlPlaneEndpoint, or the bootstrap token's apiServerEndpoint) when the
+emulator has credentials for it: a client certificate it issues itself from
+the cluster CA a control-plane host's user-data carries, used again for later
+hosts of that endpoint (a bootstrap token alone is not enough: the kubelet TLS
+bootstrap is not emulated). Otherwise it goes to --target-kubeconfig's
+cluster; without one the host gets no Node, and the log says why.
 
 Hosts come from --config (a YAML file: username, password, bootDelay,
 hosts[] with name, labels, cpus, cpuModel, memoryMiB, nics[], disks[]) or are
@@ -96,7 +104,7 @@ Once listening it prints one line to standard output:
 	f.StringVar(&o.Password, "password", "", "BMC password of every host (visible to other local users: prefer --credentials-file; refused beyond loopback)")
 	f.StringVar(&o.CredentialsFile, "credentials-file", "", "YAML file with username: and password: of every host")
 	f.DurationVar(&o.BootDelay, "boot-delay", time.Second, "how long a powered-on host takes to boot; with --config and without this flag, the file's bootDelay, 0 when it has none")
-	f.StringVar(&o.TargetKubeconfig, "target-kubeconfig", "", "kubeconfig of the cluster where booted hosts get kwok Nodes")
+	f.StringVar(&o.TargetKubeconfig, "target-kubeconfig", "", "kubeconfig of the cluster where booted hosts get kwok Nodes when their user-data names no cluster the emulator has credentials for")
 	f.StringVar(&o.Manifests, "manifests", "", "write the hosts' BareMetalHosts, BMC Secrets and networkData Secrets to this file (mode 0600), then keep serving")
 	f.StringVar(&o.Namespace, "namespace", "default", "namespace of the --manifests objects")
 	f.StringVar(&o.TLSCert, "tls-cert", "", "PEM certificate (chain) to serve HTTPS with")

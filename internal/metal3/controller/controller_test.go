@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -270,7 +271,7 @@ func (r *rig) provisionOn(name string) {
 	ctx := context.Background()
 	for _, s := range []*corev1.Secret{
 		{ObjectMeta: metav1.ObjectMeta{Namespace: r.ns, Name: name + "-user-data"}, Data: map[string][]byte{"userData": []byte(userData)}},
-		{ObjectMeta: metav1.ObjectMeta{Namespace: r.ns, Name: name + "-meta-data"}, Data: map[string][]byte{"metaData": []byte(`{"local-hostname": "` + name + `"}`)}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: r.ns, Name: name + "-meta-data"}, Data: map[string][]byte{"metaData": []byte("local-hostname: " + name + "\nname: " + name + "-machine\n")}},
 	} {
 		if err := r.c.Create(ctx, s); err != nil && !apierrors.IsAlreadyExists(err) {
 			r.t.Fatal(err)
@@ -326,8 +327,21 @@ func TestLifecycle(t *testing.T) {
 	r.provisionOn("host-0000")
 	h = r.waitState("host-0000", metal3v1alpha1.StateProvisioned)
 	st := r.waitEmu("host-0000", "booted the image", func(s emulator.HostState) bool { return s.PowerOn && s.Media.Inserted })
-	if st.Media.Image != "http://172.22.0.1/images/host-0000.img" || st.Media.Checksum != "http://172.22.0.1/images/host-0000.img.md5sum" || st.Media.ChecksumType != "md5" || string(st.Media.UserData) != userData || !strings.Contains(string(st.Media.MetaData), "host-0000") {
+	if st.Media.Image != "http://172.22.0.1/images/host-0000.img" || st.Media.Checksum != "http://172.22.0.1/images/host-0000.img.md5sum" || st.Media.ChecksumType != "md5" || string(st.Media.UserData) != userData {
 		t.Errorf("the BMC got %+v", st.Media)
+	}
+	// The meta-data: upstream's config-drive defaults, the Secret's keys
+	// (YAML here) over them, as JSON.
+	var meta map[string]string
+	if err := json.Unmarshal(st.Media.MetaData, &meta); err != nil {
+		t.Fatalf("the meta-data is not a JSON object of strings: %v", err)
+	}
+	wantMeta := map[string]string{
+		"uuid": string(h.UID), "metal3-namespace": r.ns, "metal3-name": "host-0000",
+		"local-hostname": "host-0000", "local_hostname": "host-0000", "name": "host-0000-machine",
+	}
+	if !maps.Equal(meta, wantMeta) {
+		t.Errorf("meta-data %v, want %v", meta, wantMeta)
 	}
 	if h.Status.Provisioning.Image.URL != "http://172.22.0.1/images/host-0000.img" || h.Status.Provisioning.ID != string(h.UID) || !h.Status.PoweredOn {
 		t.Errorf("provisioning status %+v poweredOn %v", h.Status.Provisioning, h.Status.PoweredOn)

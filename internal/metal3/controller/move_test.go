@@ -33,17 +33,21 @@ func TestPausedHostKeepsStatusAnnotation(t *testing.T) {
 		t.Fatal(err)
 	}
 	// host-0001: arrives paused, with a status annotation and no status,
-	// as on the target of a move.
+	// as on the target of a move: provisioned with the image its spec
+	// names (else, once unpaused, it would rightly be deprovisioned).
+	img := metal3v1alpha1.Image{URL: "http://172.22.0.1/images/node.img", Checksum: "http://172.22.0.1/images/node.img.md5sum"}
 	moved := metal3v1alpha1.BareMetalHostStatus{
 		OperationalStatus: metal3v1alpha1.OperationalStatusOK,
 		HardwareDetails:   &metal3v1alpha1.HardwareDetails{Hostname: "moved"},
-		Provisioning:      metal3v1alpha1.ProvisionStatus{State: metal3v1alpha1.StateProvisioned, ID: "old"},
+		Provisioning:      metal3v1alpha1.ProvisionStatus{State: metal3v1alpha1.StateProvisioned, ID: "old", Image: img},
 	}
 	raw, err = json.Marshal(moved)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r.host(1, password, func(h *metal3v1alpha1.BareMetalHost) {
+		h.Spec.Online = true
+		h.Spec.Image = img.DeepCopy()
 		h.Annotations = map[string]string{metal3v1alpha1.PausedAnnotation: "metal3.io/capm3", metal3v1alpha1.StatusAnnotation: string(raw)}
 	})
 	got := r.wait("host-0001", "status restored while paused", func(h *metal3v1alpha1.BareMetalHost) bool {

@@ -3,8 +3,8 @@ package controller
 import (
 	"context"
 	"encoding/json"
-
 	"fmt"
+	"maps"
 	"strings"
 
 	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/yaml"
 
 	"github.com/airshipit/airship-go/internal/metal3/provisioner"
 )
@@ -455,7 +456,11 @@ func (s *step) managePower() reconcile.Result {
 	return reconcile.Result{RequeueAfter: s.r.PowerPollInterval}
 }
 
-// bootMedia gathers the image and the contents of the data Secrets.
+// bootMedia gathers the image and the contents of the data Secrets. The
+// meta-data is what upstream baremetal-operator puts in a config drive:
+// the defaults uuid (the host's UID), metal3-namespace, metal3-name,
+// local-hostname, local_hostname and name, with the spec.metaData Secret's
+// keys (JSON or YAML) over them, as JSON.
 func (s *step) bootMedia() (provisioner.BootMedia, error) {
 	h := s.host
 	m := provisioner.BootMedia{Image: *h.Spec.Image.DeepCopy()}
@@ -466,8 +471,32 @@ func (s *step) bootMedia() (provisioner.BootMedia, error) {
 	if m.NetworkData, err = s.secretData(h.Spec.NetworkData, "spec.networkData", "networkData", "nmstate"); err != nil {
 		return m, err
 	}
-	if m.MetaData, err = s.secretData(h.Spec.MetaData, "spec.metaData", "metaData"); err != nil {
+	raw, err := s.secretData(h.Spec.MetaData, "spec.metaData", "metaData")
+	if err != nil {
 		return m, err
+	}
+	meta := map[string]any{
+		"uuid":             string(h.UID),
+		"metal3-namespace": h.Namespace,
+		"metal3-name":      h.Name,
+		"local-hostname":   h.Name,
+		"local_hostname":   h.Name,
+		"name":             h.Name,
+	}
+	if len(raw) > 0 {
+		var given map[string]any
+		if err := yaml.Unmarshal(raw, &given); err != nil {
+			// The decoder's message may quote the data: name the Secret only.
+			ns := h.Spec.MetaData.Namespace
+			if ns == "" {
+				ns = h.Namespace
+			}
+			return m, fmt.Errorf("spec.metaData: Secret %s/%s key metaData is not a JSON or YAML mapping", ns, h.Spec.MetaData.Name)
+		}
+		maps.Copy(meta, given)
+	}
+	if m.MetaData, err = json.Marshal(meta); err != nil {
+		return m, fmt.Errorf("spec.metaData: encoding the meta-data: %w", err)
 	}
 	return m, nil
 }

@@ -7,7 +7,7 @@
 // One service serves every host; a host's BMC address is its system's URL
 // (Address). Per host <h>:
 //
-//	/redfish/v1/Systems/<h>                           ComputerSystem: PowerState, Boot, ProcessorSummary,
+//	/redfish/v1/Systems/<h>                           ComputerSystem: HostName (the host's name), PowerState, Boot, ProcessorSummary,
 //	                                                  MemorySummary, UUID, SerialNumber, BiosVersion; PATCH Boot
 //	/redfish/v1/Systems/<h>/Actions/ComputerSystem.Reset   On, ForceOff, GracefulShutdown, ForceRestart, GracefulRestart
 //	/redfish/v1/Systems/<h>/{Processors,Memory,EthernetInterfaces,Storage,SimpleStorage,Bios}
@@ -52,19 +52,68 @@
 //
 // # Nodes
 //
-// With a target cluster (Options.Target or TargetConfig), a host that
-// boots from media gets a Node named by the meta-data's local-hostname
-// (or local_hostname; else the host's name), with spec.providerID from
-// providerid (or provider-id), the meta-data's labels, the annotation
-// kwok.x-k8s.io/node=fake (kwok then marks it Ready) and addresses: the
-// first NIC's IP as InternalIP, the name as Hostname. Meta-data may be
-// JSON or YAML. Powering the host off removes the kwok annotation and sets
-// the Ready condition False with reason PoweredOff; booting it again
-// (from media, or from disk) hands the Node back to kwok.
+// A host that boots from media registers a Node, as cloud-init, kubeadm
+// and the kubelet would from its user-data and meta-data (JSON or YAML):
 //
-// Deprovisioning deletes the Node and forgets the provisioning, so that
-// the host has no disk to boot from until it boots from media again. A
-// host that booted from media is deprovisioned by either of:
+//   - name: kubeadm's nodeRegistration.name (or the kubelet's
+//     hostname-override), else the meta-data's local-hostname (or
+//     local_hostname), lower-cased, else the host's name;
+//   - spec.providerID: the kubelet's provider-id, else the meta-data's
+//     providerid (or provider-id, providerID); often none, and then the Cluster API
+//     infrastructure provider sets it later (finding the Node by its
+//     metal3.io/uuid label): the emulator never clears a providerID, and
+//     replaces a Node whose providerID differs only when it wants one;
+//   - labels: the kubelet's node-labels, then the meta-data's labels;
+//   - annotations kwok.x-k8s.io/node=fake (kwok then marks it Ready) and
+//     the host's name;
+//   - addresses: the kubelet's node-ip (else the first NIC's IP) as
+//     InternalIP, the name as Hostname.
+//
+// The user-data is read when it is a #cloud-config (as Cluster API's
+// kubeadm bootstrap provider writes, after its "## template: jinja"
+// line): cloud-init's {{ ds.meta_data.<key> }} references are replaced by
+// the meta-data's values in its text (with or without spaces; also
+// ds.meta_data['key'], and a key with hyphens under its name with
+// underscores; a reference inside a base64 file stays, as in cloud-init),
+// then write_files (encodings b64, base64, gz, gzip and
+// their +base64/+b64 forms; append) gives kubeadm's configuration — the
+// --config of the kubeadm command in runcmd, else /run/kubeadm/kubeadm.yaml
+// (ClusterConfiguration and InitConfiguration, kubeadm init) or
+// /run/kubeadm/kubeadm-join-config.yaml (JoinConfiguration, kubeadm
+// join), of kubeadm v1beta3 (kubeletExtraArgs a map) or v1beta4 (a list of
+// name and value) — and the cluster CA, <certificatesDir>/ca.crt and
+// ca.key. Ignition and scripts are not read.
+//
+// The Node goes to the cluster the kubeadm configuration names:
+// ClusterConfiguration.controlPlaneEndpoint (else InitConfiguration's
+// localAPIEndpoint) for kubeadm init, JoinConfiguration's
+// discovery.bootstrapToken.apiServerEndpoint for kubeadm join, as
+// https://host:port (port 6443 when none is given). When the user-data
+// carries the cluster CA's certificate and key (a control-plane host's),
+// the emulator issues itself a client certificate from that CA with the
+// group system:masters, trusts that CA for the server, and keeps those
+// credentials for the endpoint: a later host whose user-data carries only
+// a bootstrap token and the endpoint (a worker) joins through them. The
+// emulator does not emulate the kubelet's TLS bootstrap, so a bootstrap
+// token alone gives no credentials. One client per endpoint is built, on
+// first use, and kept (a CA other than the one known for the endpoint
+// replaces it). Otherwise — no user-data, not a cloud-config, unreadable,
+// no endpoint, or no credentials for it — the Node goes to the target
+// cluster (Options.Target or TargetConfig); without one the host boots
+// but gets no Node. The log names each boot's cluster and, when the
+// user-data named none the emulator can use, why, never quoting the
+// user-data (it holds the CA key and the token). HostState.NodeCluster
+// tells where the Node is.
+//
+// Powering the host off removes the kwok annotation and sets the Ready
+// condition False with reason PoweredOff; booting it again (from media,
+// or from disk) hands the Node back to kwok. Both happen in the cluster
+// the Node was made in.
+//
+// Deprovisioning deletes the Node (in its cluster) and forgets the
+// provisioning, so that the host has no disk to boot from until it boots
+// from media again. A host that booted from media is deprovisioned by
+// either of:
 //
 //   - a power-off request (ForceOff or GracefulShutdown, the host on or
 //     already off) while the virtual CD is empty, after an EjectMedia since

@@ -36,22 +36,21 @@ const (
 const nodeWorkers = 4
 
 // nodeSyncer brings each host's Node to what the host's state asks for,
-// one host at a time, retrying with backoff. It works from the latest
-// state, so a burst of changes ends in the last one.
+// in the cluster the host's Node is in, one host at a time, retrying with
+// backoff. It works from the latest state, so a burst of changes ends in
+// the last one.
 type nodeSyncer struct {
 	s      *Server
-	c      client.Client
 	q      workqueue.TypedRateLimitingInterface[string]
 	ctx    context.Context
 	cancel context.CancelFunc
 	done   chan struct{}
 }
 
-func newNodeSyncer(s *Server, c client.Client) *nodeSyncer {
+func newNodeSyncer(s *Server) *nodeSyncer {
 	ctx, cancel := context.WithCancel(context.Background())
 	n := &nodeSyncer{
 		s:      s,
-		c:      c,
 		q:      workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[string](100*time.Millisecond, 30*time.Second)),
 		ctx:    ctx,
 		cancel: cancel,
@@ -108,63 +107,98 @@ func (n *nodeSyncer) sync(hostName string) error {
 	ctx, cancel := context.WithTimeout(n.ctx, 30*time.Second)
 	defer cancel()
 
-	for _, name := range want.stale {
-		if err := n.delete(ctx, name); err != nil {
+	for _, ref := range want.stale {
+		c, err := n.client(ref.cluster)
+		if err != nil {
+			return err
+		}
+		if c == nil {
+			continue
+		}
+		if err := n.delete(ctx, c, ref); err != nil {
 			return err
 		}
 	}
 	if len(want.stale) > 0 {
 		n.s.mu.Lock()
-		h.st.node.stale = slices.DeleteFunc(h.st.node.stale, func(s string) bool { return slices.Contains(want.stale, s) })
+		h.st.node.stale = slices.DeleteFunc(h.st.node.stale, func(r nodeRef) bool { return slices.Contains(want.stale, r) })
 		n.s.mu.Unlock()
 	}
+	if want.state == nodeNone {
+		return nil
+	}
+	c, err := n.client(want.cluster)
+	if err != nil || c == nil {
+		return err // no cluster: the boot logged why
+	}
+	ref := nodeRef{cluster: want.cluster, name: want.name}
 	switch want.state {
 	case nodeReady:
-		return n.ready(ctx, hostName, want)
+		return n.ready(ctx, c, hostName, want)
 	case nodeNotReady:
-		return n.notReady(ctx, want.name)
+		return n.notReady(ctx, c, ref)
 	case nodeAbsent:
-		return n.delete(ctx, want.name)
+		return n.delete(ctx, c, ref)
 	}
 	return nil
 }
 
-func (n *nodeSyncer) delete(ctx context.Context, name string) error {
-	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	err := n.c.Delete(ctx, node)
+// client is the client of a Node's cluster (see nodeWant.cluster); nil
+// for the target cluster when there is none.
+func (n *nodeSyncer) client(cluster string) (client.Client, error) {
+	if cluster == "" {
+		return n.s.target, nil
+	}
+	return n.s.clusters.client(cluster)
+}
+
+// where names a Node and its cluster in errors and the log.
+func (n *nodeSyncer) where(ref nodeRef) string {
+	return ref.name + " in " + n.s.clusterName(ref.cluster)
+}
+
+func (n *nodeSyncer) delete(ctx context.Context, c client.Client, ref nodeRef) error {
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: ref.name}}
+	err := c.Delete(ctx, node)
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil
 	case err != nil:
-		return fmt.Errorf("deleting %s: %w", name, err)
+		return fmt.Errorf("deleting %s: %w", n.where(ref), err)
 	}
-	n.s.logger.Printf("Node %s deleted", name)
+	n.s.logger.Printf("Node %s deleted", n.where(ref))
 	return nil
 }
 
-// ready creates or updates the Node and hands it to kwok.
-func (n *nodeSyncer) ready(ctx context.Context, hostName string, want nodeWant) error {
+// ready creates or updates the Node and hands it to kwok. It sets
+// spec.providerID only when it wants one and the Node has none: another
+// controller (Cluster API's infrastructure provider) may set it later, and
+// the emulator never clears it. A Node with another providerID than the
+// one the emulator wants is of an earlier provisioning: it is deleted and
+// created again.
+func (n *nodeSyncer) ready(ctx context.Context, c client.Client, hostName string, want nodeWant) error {
+	ref := nodeRef{cluster: want.cluster, name: want.name}
 	node := &corev1.Node{}
-	err := n.c.Get(ctx, client.ObjectKey{Name: want.name}, node)
+	err := c.Get(ctx, client.ObjectKey{Name: want.name}, node)
 	switch {
 	case apierrors.IsNotFound(err):
 		node = &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: want.name}}
 		setNodeMeta(node, hostName, want)
 		node.Spec.ProviderID = want.providerID
-		if err := n.c.Create(ctx, node); err != nil {
-			return fmt.Errorf("creating %s: %w", want.name, err)
+		if err := c.Create(ctx, node); err != nil {
+			return fmt.Errorf("creating %s: %w", n.where(ref), err)
 		}
-		n.s.logger.Printf("%s: Node %s created", hostName, want.name)
+		n.s.logger.Printf("%s: Node %s created", hostName, n.where(ref))
 	case err != nil:
-		return fmt.Errorf("reading %s: %w", want.name, err)
+		return fmt.Errorf("reading %s: %w", n.where(ref), err)
 	default:
 		if node.Spec.ProviderID != "" && want.providerID != "" && node.Spec.ProviderID != want.providerID {
 			// spec.providerID cannot change: a Node of another
 			// provisioning; start over.
-			if err := n.delete(ctx, want.name); err != nil {
+			if err := n.delete(ctx, c, ref); err != nil {
 				return err
 			}
-			return fmt.Errorf("%s had another providerID; deleted to be created again", want.name)
+			return fmt.Errorf("%s had another providerID; deleted to be created again", n.where(ref))
 		}
 		before := node.DeepCopy()
 		setNodeMeta(node, hostName, want)
@@ -172,45 +206,45 @@ func (n *nodeSyncer) ready(ctx context.Context, hostName string, want nodeWant) 
 			node.Spec.ProviderID = want.providerID
 		}
 		if !equalMetaSpec(before, node) {
-			if err := n.c.Update(ctx, node); err != nil {
-				return fmt.Errorf("updating %s: %w", want.name, err)
+			if err := c.Update(ctx, node); err != nil {
+				return fmt.Errorf("updating %s: %w", n.where(ref), err)
 			}
 		}
 	}
 	before := node.DeepCopy()
 	node.Status.Addresses = nodeAddresses(want)
-	if c := readyCondition(node); c != nil && c.Status != corev1.ConditionTrue && c.Reason == PoweredOffReason {
+	if cond := readyCondition(node); cond != nil && cond.Status != corev1.ConditionTrue && cond.Reason == PoweredOffReason {
 		setReady(node, corev1.ConditionUnknown, PoweredOnReason, "the host powered on and booted; kwok takes the Node over")
 	}
 	if !equalStatus(before, node) {
-		if err := n.c.Status().Update(ctx, node); err != nil {
-			return fmt.Errorf("updating the status of %s: %w", want.name, err)
+		if err := c.Status().Update(ctx, node); err != nil {
+			return fmt.Errorf("updating the status of %s: %w", n.where(ref), err)
 		}
 	}
 	return nil
 }
 
 // notReady takes the Node from kwok, then marks it not Ready.
-func (n *nodeSyncer) notReady(ctx context.Context, name string) error {
+func (n *nodeSyncer) notReady(ctx context.Context, c client.Client, ref nodeRef) error {
 	node := &corev1.Node{}
-	if err := n.c.Get(ctx, client.ObjectKey{Name: name}, node); err != nil {
+	if err := c.Get(ctx, client.ObjectKey{Name: ref.name}, node); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
-		return fmt.Errorf("reading %s: %w", name, err)
+		return fmt.Errorf("reading %s: %w", n.where(ref), err)
 	}
 	if _, ok := node.Annotations[KwokAnnotation]; ok {
 		delete(node.Annotations, KwokAnnotation)
-		if err := n.c.Update(ctx, node); err != nil {
-			return fmt.Errorf("updating %s: %w", name, err)
+		if err := c.Update(ctx, node); err != nil {
+			return fmt.Errorf("updating %s: %w", n.where(ref), err)
 		}
 	}
-	if c := readyCondition(node); c == nil || c.Status != corev1.ConditionFalse || c.Reason != PoweredOffReason {
+	if cond := readyCondition(node); cond == nil || cond.Status != corev1.ConditionFalse || cond.Reason != PoweredOffReason {
 		setReady(node, corev1.ConditionFalse, PoweredOffReason, "the host is powered off")
-		if err := n.c.Status().Update(ctx, node); err != nil {
-			return fmt.Errorf("updating the status of %s: %w", name, err)
+		if err := c.Status().Update(ctx, node); err != nil {
+			return fmt.Errorf("updating the status of %s: %w", n.where(ref), err)
 		}
-		n.s.logger.Printf("Node %s not ready: host powered off", name)
+		n.s.logger.Printf("Node %s not ready: host powered off", n.where(ref))
 	}
 	return nil
 }

@@ -20,8 +20,11 @@ import (
 
 // Options are how a Server runs, beside what it serves.
 type Options struct {
-	// Target is the cluster where booted hosts get their kwok Nodes.
-	// TargetConfig is the same given as a REST config. Neither: no Nodes.
+	// Target is the cluster where booted hosts get their kwok Nodes
+	// unless their user-data names a cluster the emulator has credentials
+	// for (see the package documentation). TargetConfig is the same given
+	// as a REST config. Neither: only hosts whose user-data names such a
+	// cluster get Nodes.
 	Target       client.Client
 	TargetConfig *rest.Config
 	// Log receives one line per state change (power, media, boot, Node)
@@ -43,9 +46,13 @@ type HostState struct {
 	BootedFrom string
 	// Resets counts accepted ComputerSystem.Reset requests.
 	Resets int
-	// Node names the host's Node in the target cluster while the host is
-	// provisioned (booted from media and not deprovisioned since).
+	// Node names the host's Node while the host is provisioned (booted
+	// from media and not deprovisioned since).
 	Node string
+	// NodeCluster is the API server URL of the cluster of that Node when
+	// the host's user-data named it; empty for the target cluster
+	// (Options.Target), or none.
+	NodeCluster string
 }
 
 // BootOverride is the system's Boot property.
@@ -97,6 +104,10 @@ type Server struct {
 	logger  *lineLogger
 	tlsCert *tls.Certificate
 	nodes   *nodeSyncer
+	// target is Options.Target (or a client of TargetConfig), nil without.
+	target client.Client
+	// clusters are the clusters hosts' user-data named, with credentials.
+	clusters *clusterSet
 
 	mu          sync.Mutex
 	sessions    map[string]*session // by token
@@ -131,6 +142,7 @@ func New(cfg Config, opts Options) (*Server, error) {
 		logger:     &lineLogger{w: opts.Log},
 		sessions:   map[string]*session{},
 		sessionIDs: map[string]*session{},
+		clusters:   newClusterSet(),
 	}
 	for _, h := range hosts {
 		e := &hostEntry{host: h, st: hostStatus{override: BootOverride{Target: "None", Enabled: "Disabled", Mode: "UEFI"}}}
@@ -148,16 +160,14 @@ func New(cfg Config, opts Options) (*Server, error) {
 		}
 		s.tlsCert = &cert
 	}
-	target := opts.Target
-	if target == nil && opts.TargetConfig != nil {
-		target, err = client.New(opts.TargetConfig, client.Options{})
+	s.target = opts.Target
+	if s.target == nil && opts.TargetConfig != nil {
+		s.target, err = client.New(opts.TargetConfig, client.Options{})
 		if err != nil {
 			return nil, fmt.Errorf("target cluster client: %w", err)
 		}
 	}
-	if target != nil {
-		s.nodes = newNodeSyncer(s, target)
-	}
+	s.nodes = newNodeSyncer(s)
 	s.handler = s.routes()
 	return s, nil
 }
@@ -310,6 +320,7 @@ func (s *Server) State(host string) (HostState, bool) {
 	}
 	if st.provisioned {
 		out.Node = st.node.name
+		out.NodeCluster = st.node.cluster
 	}
 	return out, true
 }
@@ -338,9 +349,7 @@ func (s *Server) Close() {
 			}
 		}
 		s.mu.Unlock()
-		if s.nodes != nil {
-			s.nodes.stop()
-		}
+		s.nodes.stop()
 	})
 }
 

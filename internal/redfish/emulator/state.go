@@ -1,14 +1,6 @@
 package emulator
 
-import (
-	"fmt"
-	"net/netip"
-	"strings"
-	"time"
-
-	"k8s.io/apimachinery/pkg/util/validation"
-	"sigs.k8s.io/yaml"
-)
+import "time"
 
 // hostStatus is a host's mutable state, guarded by Server.mu.
 type hostStatus struct {
@@ -31,7 +23,10 @@ type hostStatus struct {
 	// mediaBooted: the inserted media is what the host last booted from.
 	// Ejecting it while the host is off deprovisions the host.
 	mediaBooted bool
-	node        nodeWant
+	// data is what the host makes of the inserted media's meta-data and
+	// user-data, read when it was inserted.
+	data *mediaData
+	node nodeWant
 }
 
 // nodeState is what a host's Node should be.
@@ -48,15 +43,23 @@ func (n nodeState) String() string {
 	return [...]string{"none", "ready", "not ready", "absent"}[n]
 }
 
-// nodeWant is the Node a host should have in the target cluster.
+// nodeWant is the Node a host should have.
 type nodeWant struct {
-	state      nodeState
+	state nodeState
+	// cluster is the API server URL of the cluster the host's user-data
+	// named; empty for the target cluster (Server.target, maybe none).
+	cluster    string
 	name       string
 	providerID string
 	labels     map[string]string
 	ip         string
 	// stale are Nodes of earlier provisionings to delete.
-	stale []string
+	stale []nodeRef
+}
+
+// nodeRef is a Node in a cluster (as nodeWant.cluster).
+type nodeRef struct {
+	cluster, name string
 }
 
 // Reset types the systems accept.
@@ -145,16 +148,20 @@ func (s *Server) finishBoot(h *hostEntry, gen uint64, source string) {
 	st.booted, st.bootedFrom = true, source
 	if source == "Cd" {
 		want := s.nodeFromMedia(h)
-		if st.node.name != "" && st.node.name != want.name {
-			want.stale = append(want.stale, st.node.name)
+		want.stale = append([]nodeRef(nil), st.node.stale...)
+		if old := st.node; old.name != "" && (old.name != want.name || old.cluster != want.cluster) {
+			want.stale = append(want.stale, nodeRef{cluster: old.cluster, name: old.name})
 		}
-		want.stale = append(append([]string(nil), st.node.stale...), want.stale...)
 		st.node = want
 		st.provisioned = true
 		st.mediaBooted = true
 	}
 	st.node.state = nodeReady
-	s.logger.Printf("%s: booted from %s; Node %s", h.Name, source, st.node.name)
+	if st.node.cluster == "" && s.target == nil {
+		s.logger.Printf("%s: booted from %s; no Node, no cluster", h.Name, source)
+	} else {
+		s.logger.Printf("%s: booted from %s; Node %s in %s", h.Name, source, st.node.name, s.clusterName(st.node.cluster))
+	}
 	s.syncNode(h)
 }
 
@@ -188,9 +195,11 @@ func (s *Server) deprovision(h *hostEntry, why string) {
 	s.syncNode(h)
 }
 
-// insertMedia records inserted media. Called with s.mu held.
-func (s *Server) insertMedia(h *hostEntry, m Media) {
+// insertMedia records inserted media and what was read from its data
+// (readMediaData; nil: nothing). Called with s.mu held.
+func (s *Server) insertMedia(h *hostEntry, m Media, data *mediaData) {
 	h.st.media = m
+	h.st.data = data
 	h.st.mediaBooted = false
 	s.logger.Printf("%s: media inserted: %s (format %q, checksum type %q, user-data %d bytes, network-data %d bytes, meta-data %d bytes)",
 		h.Name, redactURL(m.Image), m.Format, m.ChecksumType, len(m.UserData), len(m.NetworkData), len(m.MetaData))
@@ -203,6 +212,7 @@ func (s *Server) ejectMedia(h *hostEntry) {
 	st := &h.st
 	was, booted := st.media.Inserted, st.mediaBooted
 	st.media = Media{}
+	st.data = nil
 	st.mediaBooted = false
 	st.ejectedSinceOn = true
 	if was {
@@ -228,65 +238,7 @@ func (s *Server) setBoot(h *hostEntry, p bootPatch) {
 	s.logger.Printf("%s: boot override %s %s (%s)", h.Name, o.Target, o.Enabled, o.Mode)
 }
 
-// syncNode hands the host to the Node syncer, if there is a target cluster.
+// syncNode hands the host to the Node syncer.
 func (s *Server) syncNode(h *hostEntry) {
-	if s.nodes != nil {
-		s.nodes.enqueue(h.Name)
-	}
-}
-
-// nodeFromMedia is the Node the inserted media's meta-data asks for:
-// name from local-hostname (or local_hostname; else the host's name),
-// spec.providerID from providerid (or provider-id), labels from labels,
-// InternalIP from the first NIC's IP.
-func (s *Server) nodeFromMedia(h *hostEntry) nodeWant {
-	want := nodeWant{name: h.Name}
-	for _, n := range h.NICs {
-		if n.IP != "" {
-			if p, err := parseIP(n.IP); err == nil {
-				want.ip = p.Addr().String()
-			}
-			break
-		}
-	}
-	md := map[string]any{}
-	if len(h.st.media.MetaData) > 0 {
-		if err := yaml.Unmarshal(h.st.media.MetaData, &md); err != nil {
-			s.logger.Printf("%s: meta-data is neither JSON nor YAML, ignored (%d bytes)", h.Name, len(h.st.media.MetaData))
-			md = map[string]any{}
-		}
-	}
-	str := func(keys ...string) string {
-		for _, k := range keys {
-			if v, ok := md[k].(string); ok && v != "" {
-				return v
-			}
-		}
-		return ""
-	}
-	if name := strings.ToLower(str("local-hostname", "local_hostname")); name != "" {
-		if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 {
-			s.logger.Printf("%s: meta-data local-hostname %q is not a Node name (%s); using %s", h.Name, name, strings.Join(msgs, "; "), h.Name)
-		} else {
-			want.name = name
-		}
-	}
-	want.providerID = str("providerid", "provider-id", "providerID")
-	if raw, ok := md["labels"].(map[string]any); ok {
-		want.labels = map[string]string{}
-		for k, v := range raw {
-			val := fmt.Sprint(v)
-			if len(validation.IsQualifiedName(k)) > 0 || len(validation.IsValidLabelValue(val)) > 0 {
-				s.logger.Printf("%s: meta-data label %q ignored: not a valid label", h.Name, k)
-				continue
-			}
-			want.labels[k] = val
-		}
-	}
-	if want.ip != "" {
-		if _, err := netip.ParseAddr(want.ip); err != nil {
-			want.ip = ""
-		}
-	}
-	return want
+	s.nodes.enqueue(h.Name)
 }

@@ -41,7 +41,7 @@ func TestBootDecisions(t *testing.T) {
 				s.mu.Lock()
 				switch {
 				case st.do == "insert":
-					s.insertMedia(h, Media{Inserted: true, Image: "http://i/x.iso"})
+					s.insertMedia(h, Media{Inserted: true, Image: "http://i/x.iso"}, nil)
 				case st.do == "eject":
 					s.ejectMedia(h)
 				case strings.HasPrefix(st.do, "boot "):

@@ -68,6 +68,7 @@ func want(h emulator.Host) *metal3v1alpha1.HardwareDetails {
 	d := &metal3v1alpha1.HardwareDetails{
 		SystemVendor: metal3v1alpha1.HardwareSystemVendor{Manufacturer: "Airship", ProductName: "Emulated Server"},
 		RAMMebibytes: h.MemoryMiB,
+		Hostname:     h.Name,
 		CPU:          metal3v1alpha1.CPU{Arch: "x86_64", Model: h.CPUModel, ClockMegahertz: 2400, Count: h.CPUs},
 	}
 	for _, n := range h.NICs {
