@@ -2,7 +2,9 @@ package controller
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -255,6 +257,57 @@ func TestCustomDeployWithoutImage(t *testing.T) {
 				}
 				if got := reasons(s.events); !slices.Equal(got, []string{"ProvisioningComplete"}) {
 					t.Errorf("events %v", got)
+				}
+			}
+		})
+	}
+}
+
+// TestBootMediaMetaData: the meta-data handed to the BMC is upstream's
+// config-drive defaults with the Secret's keys winning; meta-data that is
+// not a mapping is an error naming the Secret, not quoting its content.
+func TestBootMediaMetaData(t *testing.T) {
+	tests := []struct {
+		name, data string
+		want       map[string]string
+		err        string
+	}{
+		{name: "no Secret: defaults", want: map[string]string{"uuid": "uid-1", "name": "node-1", "local-hostname": "node-1", "local_hostname": "node-1", "metal3-name": "node-1", "metal3-namespace": "metal3"}},
+		{name: "the Secret wins", data: "name: machine-0\nrole: worker\n", want: map[string]string{"uuid": "uid-1", "name": "machine-0", "role": "worker", "local-hostname": "node-1"}},
+		{name: "JSON", data: `{"local-hostname": "m-1"}`, want: map[string]string{"local-hostname": "m-1", "name": "node-1"}},
+		{name: "not a mapping", data: "- secret-looking-item\n", err: "spec.metaData: Secret metal3/meta key metaData is not a JSON or YAML mapping"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, _ := unitHost(t, metal3v1alpha1.StateProvisioning, provisioner.PowerOff, nil, func(h *metal3v1alpha1.BareMetalHost) {
+				h.Spec.Image = &metal3v1alpha1.Image{URL: "http://img"}
+				if tt.data != "" {
+					h.Spec.MetaData = &corev1.SecretReference{Name: "meta"}
+				}
+			})
+			if tt.data != "" {
+				sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "metal3", Name: "meta"}, Data: map[string][]byte{"metaData": []byte(tt.data)}}
+				if err := s.r.Client.Create(context.Background(), sec); err != nil {
+					t.Fatal(err)
+				}
+			}
+			m, err := s.bootMedia()
+			if tt.err != "" {
+				if err == nil || err.Error() != tt.err || strings.Contains(err.Error(), "secret-looking-item") {
+					t.Fatalf("err = %v, want %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got map[string]any
+			if err := json.Unmarshal(m.MetaData, &got); err != nil {
+				t.Fatalf("meta-data %s: %v", m.MetaData, err)
+			}
+			for k, v := range tt.want {
+				if got[k] != v {
+					t.Errorf("meta-data[%s] = %v, want %q (all: %v)", k, got[k], v, got)
 				}
 			}
 		})
