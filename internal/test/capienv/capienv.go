@@ -605,6 +605,15 @@ func (m *Manager) stop(grace time.Duration) error {
 	}
 }
 
+// PID is the manager's process id (its own, not a wrapper's), 0 before it
+// started. A benchmark reads the process' peak RSS from /proc/PID/status.
+func (m *Manager) PID() int {
+	if m.cmd == nil || m.cmd.Process == nil {
+		return 0
+	}
+	return m.cmd.Process.Pid
+}
+
 // Running reports whether the process is still alive.
 func (m *Manager) Running() bool {
 	if m.done == nil {

@@ -67,7 +67,7 @@ func Init(t testing.TB, env *testenv.Env, opts InitOptions) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), opts.Timeout)
 	defer cancel()
-	for _, crd := range []*apiextensionsv1.CustomResourceDefinition{stubCRD("issuers", "Issuer"), stubCRD("certificates", "Certificate")} {
+	for _, crd := range CertManagerStubs() {
 		if err := env.Client.Create(ctx, crd); err != nil && !apierrors.IsAlreadyExists(err) {
 			t.Fatal(err)
 		}
@@ -173,8 +173,13 @@ map:
 	}
 }
 
-// stubCRD is a schemaless CRD, enough for clusterctl to find cert-manager's
-// API and skip installing cert-manager (which cannot run here).
+// CertManagerStubs are schemaless cert-manager CRDs (issuers,
+// certificates): enough for clusterctl init to find cert-manager's API and
+// skip installing cert-manager, which cannot run here.
+func CertManagerStubs() []*apiextensionsv1.CustomResourceDefinition {
+	return []*apiextensionsv1.CustomResourceDefinition{stubCRD("issuers", "Issuer"), stubCRD("certificates", "Certificate")}
+}
+
 func stubCRD(plural, kind string) *apiextensionsv1.CustomResourceDefinition {
 	preserve := true
 	return &apiextensionsv1.CustomResourceDefinition{

@@ -3,7 +3,6 @@ package clusterctl_test
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -22,28 +21,9 @@ import (
 	"github.com/airshipit/airship-go/internal/phase"
 	"github.com/airshipit/airship-go/internal/phase/executor"
 	_ "github.com/airshipit/airship-go/internal/phase/executors"
+	"github.com/airshipit/airship-go/internal/test/capienv"
 	"github.com/airshipit/airship-go/internal/test/testenv"
-	"github.com/airshipit/airship-go/internal/test/testtool"
 )
-
-// stubCRD is a schemaless CRD, enough for clusterctl to find cert-manager's
-// API and skip installing cert-manager (which cannot run here).
-func stubCRD(plural, kind string) *apiextensionsv1.CustomResourceDefinition {
-	preserve := true
-	return &apiextensionsv1.CustomResourceDefinition{
-		ObjectMeta: metav1.ObjectMeta{Name: plural + ".cert-manager.io"},
-		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
-			Group: "cert-manager.io", Scope: apiextensionsv1.NamespaceScoped,
-			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: plural, Kind: kind},
-			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
-				Name: "v1", Served: true, Storage: true,
-				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
-					Type: "object", XPreserveUnknownFields: &preserve,
-				}},
-			}},
-		},
-	}
-}
 
 func writeSite(t *testing.T, dir string, files map[string]string) {
 	t.Helper()
@@ -118,11 +98,11 @@ map:
 // core/config/default, through the site tree) with clusterctl's library,
 // offline, into the local control plane, and waits for it.
 func TestInitCoreProviderFromSiteTree(t *testing.T) {
-	capi := capiModuleDir(t)
+	capi := capienv.ModuleDir(t)
 	env := testenv.StartFull(t, testenv.Options{Nodes: 1})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	for _, crd := range []*apiextensionsv1.CustomResourceDefinition{stubCRD("issuers", "Issuer"), stubCRD("certificates", "Certificate")} {
+	for _, crd := range capienv.CertManagerStubs() {
 		if err := env.Client.Create(ctx, crd); err != nil {
 			t.Fatal(err)
 		}
@@ -354,14 +334,14 @@ map:
 // control planes and moves an object marked for clusterctl move from the
 // parent to the target with clusterctl's library.
 func TestMoveBetweenTwoAPIServers(t *testing.T) {
-	capi := capiModuleDir(t)
+	capi := capienv.ModuleDir(t)
 	ephemeral := testenv.StartFull(t, testenv.Options{Nodes: 1})
 	target := testenv.StartFull(t, testenv.Options{Nodes: 1})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	contexts := map[string]string{}
 	for name, env := range map[string]*testenv.Env{"EPHEMERAL": ephemeral, "TARGET": target} {
-		for _, crd := range []*apiextensionsv1.CustomResourceDefinition{stubCRD("issuers", "Issuer"), stubCRD("certificates", "Certificate")} {
+		for _, crd := range capienv.CertManagerStubs() {
 			if err := env.Client.Create(ctx, crd); err != nil {
 				t.Fatal(err)
 			}
@@ -474,13 +454,3 @@ func TestFirstInitNeedsBootstrapAndControlPlane(t *testing.T) {
 	}
 }
 
-// capiModuleDir is the source directory of the cluster-api module this
-// project requires, whose config/ trees the tests build providers from.
-func capiModuleDir(t *testing.T) string {
-	t.Helper()
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/cluster-api").Output()
-	if err != nil {
-		testtool.Missing(t, "cannot locate the cluster-api module with `go list`: %v", err)
-	}
-	return strings.TrimSpace(string(out))
-}

@@ -12,7 +12,6 @@ import (
 	"github.com/go-logr/logr"
 	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -193,7 +192,7 @@ spec:
 // their state (the host's status through its status annotation), the
 // managers there carry on, and the host is not provisioned again.
 func TestPivotProvisionedCluster(t *testing.T) {
-	capi := capiModuleDir(t)
+	capi := capienv.ModuleDir(t)
 	start := time.Now()
 	step := func(format string, args ...any) {
 		t.Logf("[%5.1fs] %s", time.Since(start).Seconds(), fmt.Sprintf(format, args...))
@@ -206,7 +205,7 @@ func TestPivotProvisionedCluster(t *testing.T) {
 
 	pairs := []string{}
 	for name, env := range map[string]*testenv.Env{"MGMT": mgmt, "WORKLOAD": workload} {
-		for _, crd := range []*apiextensionsv1.CustomResourceDefinition{stubCRD("issuers", "Issuer"), stubCRD("certificates", "Certificate")} {
+		for _, crd := range capienv.CertManagerStubs() {
 			if err := env.Client.Create(ctx, crd); err != nil {
 				t.Fatal(err)
 			}
