@@ -453,4 +453,3 @@ func TestFirstInitNeedsBootstrapAndControlPlane(t *testing.T) {
 		t.Fatalf("first init without bootstrap and control-plane providers: %v", err)
 	}
 }
-
