@@ -24,17 +24,9 @@ import (
 var env *testenv.Env
 
 func TestMain(m *testing.M) {
-	var err error
-	env, err = testenv.NewFull(context.Background(), testenv.Options{Nodes: 2})
-	if err != nil {
-		if testenv.MainSkip(err) {
-			os.Exit(0)
-		}
-		panic(err)
-	}
-	code := m.Run()
-	_ = env.Stop()
-	os.Exit(code)
+	os.Exit(testenv.Main(m, func() (*testenv.Env, error) {
+		return testenv.NewFull(context.Background(), testenv.Options{Nodes: 2})
+	}, func(e *testenv.Env) { env = e }))
 }
 
 func objs(t *testing.T, y string) []*unstructured.Unstructured {

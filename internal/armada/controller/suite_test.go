@@ -49,24 +49,13 @@ func TestMain(m *testing.M) {
 	} else {
 		ctrl.SetLogger(logr.Discard())
 	}
-	e, err := testenv.NewFull(context.Background(), testenv.Options{
-		Nodes:       3,
-		CRDDirs:     []string{"config/armada/crd/bases"},
-		AddToScheme: []func(*runtime.Scheme) error{armadav1.AddToScheme},
-	})
-	if testenv.MainSkip(err) {
-		os.Exit(0)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	env = e
-	code := m.Run()
-	if err := env.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-	}
-	os.Exit(code)
+	os.Exit(testenv.Main(m, func() (*testenv.Env, error) {
+		return testenv.NewFull(context.Background(), testenv.Options{
+			Nodes:       3,
+			CRDDirs:     []string{"config/armada/crd/bases"},
+			AddToScheme: []func(*runtime.Scheme) error{armadav1.AddToScheme},
+		})
+	}, func(e *testenv.Env) { env = e }))
 }
 
 // managerKubeconfigEnv makes the test binary run only an operator manager

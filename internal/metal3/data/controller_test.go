@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,7 +20,6 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/yaml"
 
@@ -30,6 +27,7 @@ import (
 	ipamv1 "github.com/airshipit/airship-go/api/ipam/v1alpha1"
 	"github.com/airshipit/airship-go/internal/metal3/data"
 	"github.com/airshipit/airship-go/internal/metal3/ipam"
+	"github.com/airshipit/airship-go/internal/test/capienv"
 	"github.com/airshipit/airship-go/internal/test/testenv"
 )
 
@@ -39,43 +37,18 @@ var env *testenv.Env
 // Cluster API's Cluster and Machine CRDs (from the cluster-api module this
 // project requires); tests keep apart by namespace.
 func TestMain(m *testing.M) {
-	e, err := testenv.NewAPI(testenv.Options{
-		CRDDirs: []string{"config/metal3/crd/bases"},
-		AddToScheme: []func(*runtime.Scheme) error{
-			infrav1.AddToScheme, ipamv1.AddToScheme, metal3v1alpha1.AddToScheme, clusterv1.AddToScheme,
-		},
-	})
-	if err != nil {
-		if testenv.MainSkip(err) {
-			os.Exit(0)
+	os.Exit(testenv.Main(m, func() (*testenv.Env, error) {
+		capi, err := capienv.CoreCRDs()
+		if err != nil {
+			return nil, err
 		}
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	env = e
-	code := 1
-	if err := installCAPICRDs(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-	} else {
-		code = m.Run()
-	}
-	if err := e.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-	}
-	os.Exit(code)
-}
-
-func installCAPICRDs() error {
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/cluster-api").Output()
-	if err != nil {
-		return fmt.Errorf("locating the cluster-api module with go list: %w", err)
-	}
-	dir := filepath.Join(strings.TrimSpace(string(out)), "core", "config", "crd", "bases")
-	_, err = envtest.InstallCRDs(env.Config, envtest.CRDInstallOptions{
-		Paths:              []string{filepath.Join(dir, "cluster.x-k8s.io_clusters.yaml"), filepath.Join(dir, "cluster.x-k8s.io_machines.yaml")},
-		ErrorIfPathMissing: true,
-	})
-	return err
+		return testenv.NewAPI(testenv.Options{
+			CRDDirs: []string{"config/metal3/crd/bases", capi},
+			AddToScheme: []func(*runtime.Scheme) error{
+				infrav1.AddToScheme, ipamv1.AddToScheme, metal3v1alpha1.AddToScheme, clusterv1.AddToScheme,
+			},
+		})
+	}, func(e *testenv.Env) { env = e }))
 }
 
 // startManager runs the IPPool, Metal3DataTemplate and Metal3Data

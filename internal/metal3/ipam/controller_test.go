@@ -30,23 +30,12 @@ var env *testenv.Env
 // TestMain starts one API server for the package; tests keep apart by
 // namespace.
 func TestMain(m *testing.M) {
-	e, err := testenv.NewAPI(testenv.Options{
-		CRDDirs:     []string{"config/metal3/crd/bases"},
-		AddToScheme: []func(*runtime.Scheme) error{ipamv1.AddToScheme},
-	})
-	if err != nil {
-		if testenv.MainSkip(err) {
-			os.Exit(0)
-		}
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	env = e
-	code := m.Run()
-	if err := e.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-	}
-	os.Exit(code)
+	os.Exit(testenv.Main(m, func() (*testenv.Env, error) {
+		return testenv.NewAPI(testenv.Options{
+			CRDDirs:     []string{"config/metal3/crd/bases"},
+			AddToScheme: []func(*runtime.Scheme) error{ipamv1.AddToScheme},
+		})
+	}, func(e *testenv.Env) { env = e }))
 }
 
 // startManager runs a manager with the IPPool controller until the test ends.

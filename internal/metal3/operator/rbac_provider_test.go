@@ -56,14 +56,7 @@ spec:
 // the emulator and is ready; deleting it releases the host. Any missing
 // permission fails the test.
 func TestRBACIsEnoughForTheProvider(t *testing.T) {
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	capiCRDs, err := filepath.Rel(root, filepath.Join(capienv.ModuleDir(t), "core", "config", "crd", "bases"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	capiCRDs := filepath.Join(capienv.ModuleDir(t), "core", "config", "crd", "bases")
 	env := testenv.StartAPI(t, testenv.Options{
 		CRDDirs:     []string{"config/metal3/crd/bases", capiCRDs},
 		AddToScheme: []func(*runtime.Scheme) error{metal3v1alpha1.AddToScheme, infrav1.AddToScheme, ipamv1.AddToScheme, clusterv1.AddToScheme},

@@ -30,23 +30,12 @@ var env *testenv.Env
 // Available under kwok) for every test; tests keep apart by namespace and
 // by a flavor label of their own.
 func TestMain(m *testing.M) {
-	e, err := testenv.NewFull(context.Background(), testenv.Options{
-		CRDDirs:     []string{"config/sip/crd/bases", "config/metal3/crd/bases"},
-		AddToScheme: []func(*runtime.Scheme) error{sipv1.AddToScheme, metal3v1alpha1.AddToScheme},
-	})
-	if err != nil {
-		if testenv.MainSkip(err) {
-			os.Exit(0)
-		}
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	env = e
-	code := m.Run()
-	if err := e.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-	}
-	os.Exit(code)
+	os.Exit(testenv.Main(m, func() (*testenv.Env, error) {
+		return testenv.NewFull(context.Background(), testenv.Options{
+			CRDDirs:     []string{"config/sip/crd/bases", "config/metal3/crd/bases"},
+			AddToScheme: []func(*runtime.Scheme) error{sipv1.AddToScheme, metal3v1alpha1.AddToScheme},
+		})
+	}, func(e *testenv.Env) { env = e }))
 }
 
 // startOperator runs the operator in-process until the test ends.

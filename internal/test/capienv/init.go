@@ -41,14 +41,34 @@ type InitOptions struct {
 }
 
 // ModuleDir is the directory of the sigs.k8s.io/cluster-api module the
-// managers are built from (its config/ holds the providers' components).
+// managers are built from (its config/ holds the providers' components);
+// a test that cannot find it fails or skips as for a missing binary.
 func ModuleDir(t testing.TB) string {
 	t.Helper()
+	dir, err := ModulePath()
+	if err != nil {
+		testtool.Missing(t, "%v", err)
+	}
+	return dir
+}
+
+// ModulePath is ModuleDir without a testing.TB, for TestMain.
+func ModulePath() (string, error) {
 	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/cluster-api").Output()
 	if err != nil {
-		testtool.Missing(t, "cannot locate the cluster-api module with `go list`: %v", err)
+		return "", fmt.Errorf("cannot locate the cluster-api module with `go list`: %w", err)
 	}
-	return strings.TrimSpace(string(out))
+	return strings.TrimSpace(string(out)), nil
+}
+
+// CoreCRDs is the directory of Cluster API's core CRDs (Cluster, Machine,
+// MachineDeployment, ...), for tests that play Cluster API themselves.
+func CoreCRDs() (string, error) {
+	dir, err := ModulePath()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "core", "config", "crd", "bases"), nil
 }
 
 // Init runs `clusterctl init` through the Clusterctl executor against env:

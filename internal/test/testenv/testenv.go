@@ -56,7 +56,8 @@ func (e *Env) Stop() error {
 
 // Options configure either mode.
 type Options struct {
-	// CRDDirs are directories of CRD manifests, relative to the repository root.
+	// CRDDirs are directories of CRD manifests, relative to the repository
+	// root unless absolute.
 	CRDDirs []string
 	// AddToScheme registers API types with the client's scheme.
 	AddToScheme []func(*runtime.Scheme) error
@@ -160,7 +161,7 @@ func NewAPI(opts Options) (*Env, error) {
 		Scheme:                scheme,
 	}
 	for _, d := range opts.CRDDirs {
-		te.CRDDirectoryPaths = append(te.CRDDirectoryPaths, filepath.Join(root, d))
+		te.CRDDirectoryPaths = append(te.CRDDirectoryPaths, fromRoot(root, d))
 	}
 	cfg, err := te.Start()
 	if err != nil {
@@ -272,7 +273,7 @@ func NewFull(ctx context.Context, opts Options) (*Env, error) {
 		}
 		var paths []string
 		for _, d := range opts.CRDDirs {
-			paths = append(paths, filepath.Join(root, d))
+			paths = append(paths, fromRoot(root, d))
 		}
 		if _, err := envtest.InstallCRDs(env.Config, envtest.CRDInstallOptions{Paths: paths, ErrorIfPathMissing: true}); err != nil {
 			return fail(fmt.Errorf("installing CRDs: %w", err))
@@ -295,4 +296,33 @@ func StartFull(t testing.TB, opts Options) *Env {
 		}
 	})
 	return env
+}
+
+// fromRoot resolves a CRD directory against the repository root.
+func fromRoot(root, dir string) string {
+	if filepath.IsAbs(dir) {
+		return dir
+	}
+	return filepath.Join(root, dir)
+}
+
+// Main is the body of a TestMain that shares one control plane across a
+// package's tests: it starts it, hands it to use, runs the tests, stops it
+// and returns the exit code. Missing binaries skip every test (code 0)
+// unless RequireEnv is set; another start error fails them (code 1).
+func Main(m *testing.M, start func() (*Env, error), use func(*Env)) int {
+	e, err := start()
+	if err != nil {
+		if MainSkip(err) {
+			return 0
+		}
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	use(e)
+	code := m.Run()
+	if err := e.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	}
+	return code
 }

@@ -29,23 +29,12 @@ import (
 var env *testenv.Env
 
 func TestMain(m *testing.M) {
-	e, err := testenv.NewAPI(testenv.Options{
-		CRDDirs:     []string{"config/metal3/crd/bases"},
-		AddToScheme: []func(*runtime.Scheme) error{metal3v1alpha1.AddToScheme},
-	})
-	if testenv.MainSkip(err) {
-		os.Exit(0)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	env = e
-	code := m.Run()
-	if err := e.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-	}
-	os.Exit(code)
+	os.Exit(testenv.Main(m, func() (*testenv.Env, error) {
+		return testenv.NewAPI(testenv.Options{
+			CRDDirs:     []string{"config/metal3/crd/bases"},
+			AddToScheme: []func(*runtime.Scheme) error{metal3v1alpha1.AddToScheme},
+		})
+	}, func(e *testenv.Env) { env = e }))
 }
 
 const (
