@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
@@ -20,9 +21,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
@@ -119,8 +122,16 @@ func (r *MachineReconciler) SetupWithManager(ctx context.Context, mgr manager.Ma
 	return builder.ControllerManagedBy(mgr).
 		For(&infrav1.Metal3Machine{}).
 		Watches(&clusterv1.Machine{}, handler.EnqueueRequestsFromMapFunc(machineToMetal3Machine)).
-		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.clusterToMetal3Machines)).
-		Watches(&metal3v1alpha1.BareMetalHost{}, handler.EnqueueRequestsFromMapFunc(r.hostToMetal3Machines)).
+		// A Cluster matters to its machines when it is paused or unpaused
+		// and when its infrastructure becomes provisioned, not on every
+		// status write of Cluster API's.
+		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.clusterToMetal3Machines),
+			builder.WithPredicates(predicate.Funcs{UpdateFunc: clusterChanged})).
+		// A host wakes its consumer on any change; it wakes the machines
+		// still waiting for a host only when it becomes free.
+		Watches(&metal3v1alpha1.BareMetalHost{}, handler.EnqueueRequestsFromMapFunc(hostToConsumer)).
+		Watches(&metal3v1alpha1.BareMetalHost{}, handler.EnqueueRequestsFromMapFunc(r.hostToWaitingMachines),
+			builder.WithPredicates(predicate.Funcs{UpdateFunc: hostFreed, DeleteFunc: func(ctrlevent.DeleteEvent) bool { return false }})).
 		Watches(&infrav1.Metal3DataClaim{}, handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &infrav1.Metal3Machine{})).
 		Watches(&infrav1.Metal3Data{}, handler.EnqueueRequestsFromMapFunc(dataToMetal3Machine)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.Concurrency, SkipNameValidation: &skip}).
@@ -148,18 +159,60 @@ func (r *MachineReconciler) clusterToMetal3Machines(ctx context.Context, o clien
 	return requests(list.Items)
 }
 
-// hostToMetal3Machines maps a host to its consumer, and a free available
-// host to the machines that wait for one.
-func (r *MachineReconciler) hostToMetal3Machines(ctx context.Context, o client.Object) []reconcile.Request {
-	h := o.(*metal3v1alpha1.BareMetalHost)
-	if ref := h.Spec.ConsumerRef; ref != nil && ref.Kind == "Metal3Machine" {
-		ns := ref.Namespace
-		if ns == "" {
-			ns = h.Namespace
-		}
-		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: ns, Name: ref.Name}}}
+// clusterChanged reports a Cluster update its machines act on: pause,
+// unpause, infrastructure provisioned.
+func clusterChanged(e ctrlevent.UpdateEvent) bool {
+	o, ok1 := e.ObjectOld.(*clusterv1.Cluster)
+	n, ok2 := e.ObjectNew.(*clusterv1.Cluster)
+	if !ok1 || !ok2 {
+		return true
 	}
-	if st := h.Status.Provisioning.State; st != metal3v1alpha1.StateAvailable && st != metal3v1alpha1.StateReady {
+	_, oldPaused := o.Annotations[clusterv1.PausedAnnotation]
+	_, newPaused := n.Annotations[clusterv1.PausedAnnotation]
+	return oldPaused != newPaused || !ptrEqual(o.Spec.Paused, n.Spec.Paused) ||
+		!ptrEqual(o.Status.Initialization.InfrastructureProvisioned, n.Status.Initialization.InfrastructureProvisioned) ||
+		!n.DeletionTimestamp.Equal(o.DeletionTimestamp)
+}
+
+func ptrEqual(a, b *bool) bool {
+	return (a == nil) == (b == nil) && (a == nil || *a == *b)
+}
+
+// free reports a host a waiting machine could take.
+func free(h *metal3v1alpha1.BareMetalHost) bool {
+	st := h.Status.Provisioning.State
+	return (st == metal3v1alpha1.StateAvailable || st == metal3v1alpha1.StateReady) && h.Spec.ConsumerRef == nil
+}
+
+// hostFreed reports an update after which a host is free and was not.
+func hostFreed(e ctrlevent.UpdateEvent) bool {
+	o, ok1 := e.ObjectOld.(*metal3v1alpha1.BareMetalHost)
+	n, ok2 := e.ObjectNew.(*metal3v1alpha1.BareMetalHost)
+	if !ok1 || !ok2 {
+		return true
+	}
+	return free(n) && (!free(o) || !maps.Equal(o.Labels, n.Labels) || !maps.Equal(o.Annotations, n.Annotations))
+}
+
+// hostToConsumer maps a host to the Metal3Machine consuming it.
+func hostToConsumer(_ context.Context, o client.Object) []reconcile.Request {
+	h := o.(*metal3v1alpha1.BareMetalHost)
+	ref := h.Spec.ConsumerRef
+	if ref == nil || ref.Kind != "Metal3Machine" {
+		return nil
+	}
+	ns := ref.Namespace
+	if ns == "" {
+		ns = h.Namespace
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: ns, Name: ref.Name}}}
+}
+
+// hostToWaitingMachines maps a free host to the machines of its namespace
+// that wait for one.
+func (r *MachineReconciler) hostToWaitingMachines(ctx context.Context, o client.Object) []reconcile.Request {
+	h := o.(*metal3v1alpha1.BareMetalHost)
+	if !free(h) {
 		return nil
 	}
 	var list infrav1.Metal3MachineList
