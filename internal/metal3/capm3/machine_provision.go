@@ -93,7 +93,10 @@ func (s *machineScope) provisioned() error {
 		}
 		id = *cur
 	}
-	if s.m3c != nil && s.m3c.Spec.SetsNodeProviderID() {
+	// Once ready with a providerID, the Node is not looked up again: only a
+	// machine that is not yet ready (new, or moved) needs it.
+	settled := m.Status.Ready && m.Spec.ProviderID != nil && *m.Spec.ProviderID == id
+	if s.m3c != nil && s.m3c.Spec.SetsNodeProviderID() && !settled {
 		if err := s.setNodeProviderID(id); err != nil {
 			return err
 		}
