@@ -8,11 +8,11 @@ import (
 	"os"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/airshipit/airship-go/bench/internal/harness"
 )
 
 var quoted = regexp.MustCompile(`"[^"]*"`)
@@ -75,41 +75,8 @@ func logSummary(path string) string {
 // apiRequests reads the API server's apiserver_request_total counters,
 // summed by "verb resource[/subresource] code".
 func apiRequests(ctx context.Context, cfg *rest.Config) (map[string]float64, error) {
-	kc, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	raw, err := kc.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]float64{}
-	for _, line := range strings.Split(string(raw), "\n") {
-		rest, ok := strings.CutPrefix(line, "apiserver_request_total{")
-		if !ok {
-			continue
-		}
-		end := strings.LastIndexByte(rest, '}')
-		if end < 0 {
-			continue
-		}
-		labels := map[string]string{}
-		for _, kv := range strings.Split(rest[:end], ",") {
-			if k, v, ok := strings.Cut(kv, "="); ok {
-				labels[k] = strings.Trim(v, `"`)
-			}
-		}
-		v, err := strconv.ParseFloat(strings.TrimSpace(rest[end+1:]), 64)
-		if err != nil {
-			continue
-		}
-		res := labels["resource"]
-		if sub := labels["subresource"]; sub != "" {
-			res += "/" + sub
-		}
-		out[labels["verb"]+" "+res+" "+labels["code"]] += v
-	}
-	return out, nil
+	r, err := harness.APIRequests(ctx, cfg)
+	return map[string]float64(r), err
 }
 
 // requestDelta lists the largest increases between two apiRequests.
