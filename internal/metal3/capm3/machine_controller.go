@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"time"
 
 	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
@@ -120,8 +121,13 @@ func (r *MachineReconciler) SetupWithManager(ctx context.Context, mgr manager.Ma
 	}
 	skip := skipNameValidation
 	return builder.ControllerManagedBy(mgr).
-		For(&infrav1.Metal3Machine{}).
-		Watches(&clusterv1.Machine{}, handler.EnqueueRequestsFromMapFunc(machineToMetal3Machine)).
+		// The controller's own status writes do not wake it; spec, metadata
+		// (owner, annotations, finalizers) and deletion do.
+		For(&infrav1.Metal3Machine{}, builder.WithPredicates(predicate.Funcs{UpdateFunc: metal3MachineChanged})).
+		// A Machine matters when its bootstrap data or deletion changes, not
+		// on each of Cluster API's status writes.
+		Watches(&clusterv1.Machine{}, handler.EnqueueRequestsFromMapFunc(machineToMetal3Machine),
+			builder.WithPredicates(predicate.Funcs{UpdateFunc: machineChanged})).
 		// A Cluster matters to its machines when it is paused or unpaused
 		// and when its infrastructure becomes provisioned, not on every
 		// status write of Cluster API's.
@@ -157,6 +163,36 @@ func (r *MachineReconciler) clusterToMetal3Machines(ctx context.Context, o clien
 		return nil
 	}
 	return requests(list.Items)
+}
+
+// metal3MachineChanged reports an update of a Metal3Machine other than
+// its status.
+func metal3MachineChanged(e ctrlevent.UpdateEvent) bool {
+	o, ok1 := e.ObjectOld.(*infrav1.Metal3Machine)
+	n, ok2 := e.ObjectNew.(*infrav1.Metal3Machine)
+	if !ok1 || !ok2 {
+		return true
+	}
+	return o.Generation != n.Generation || !n.DeletionTimestamp.Equal(o.DeletionTimestamp) ||
+		!maps.Equal(o.Annotations, n.Annotations) || !maps.Equal(o.Labels, n.Labels) ||
+		!slices.Equal(o.Finalizers, n.Finalizers) || !apiequality.Semantic.DeepEqual(o.OwnerReferences, n.OwnerReferences)
+}
+
+// machineChanged reports a Machine update its Metal3Machine acts on.
+func machineChanged(e ctrlevent.UpdateEvent) bool {
+	o, ok1 := e.ObjectOld.(*clusterv1.Machine)
+	n, ok2 := e.ObjectNew.(*clusterv1.Machine)
+	if !ok1 || !ok2 {
+		return true
+	}
+	secret := func(m *clusterv1.Machine) string {
+		if m.Spec.Bootstrap.DataSecretName == nil {
+			return ""
+		}
+		return *m.Spec.Bootstrap.DataSecretName
+	}
+	return secret(o) != secret(n) || !n.DeletionTimestamp.Equal(o.DeletionTimestamp) || o.Spec.ClusterName != n.Spec.ClusterName ||
+		!maps.Equal(o.Labels, n.Labels) || o.Spec.FailureDomain != n.Spec.FailureDomain
 }
 
 // clusterChanged reports a Cluster update its machines act on: pause,
