@@ -288,15 +288,14 @@ type machineScope struct {
 	cluster  *clusterv1.Cluster
 	m3c      *infrav1.Metal3Cluster
 	host     *metal3v1alpha1.BareMetalHost
-	result   reconcile.Result
 	events   []event
 	hostLost bool
 }
 
 type event struct {
-	warning        bool
-	reason, action string
-	note           string
+	warning bool
+	reason  string
+	note    string
 }
 
 // waiting is an outcome that needs no error log: the machine waits on
@@ -346,7 +345,7 @@ func (r *MachineReconciler) Reconcile(ctx context.Context, req reconcile.Request
 		return reconcile.Result{}, err
 	}
 	if !m3m.DeletionTimestamp.IsZero() {
-		return s.result, s.reconcileDelete()
+		return reconcile.Result{}, s.reconcileDelete()
 	}
 	if s.machine == nil {
 		return reconcile.Result{}, wait(infrav1.ReadyCondition, infrav1.WaitingForMachineOwnerReason, 0,
@@ -357,10 +356,10 @@ func (r *MachineReconciler) Reconcile(ctx context.Context, req reconcile.Request
 	}
 	for _, step := range []func() error{s.waitForInfrastructure, s.associate, s.renderData, s.writeHost, s.provisioned} {
 		if err := step(); err != nil {
-			return s.result, err
+			return reconcile.Result{}, err
 		}
 	}
-	return s.result, nil
+	return reconcile.Result{}, nil
 }
 
 // readOwners reads the Machine, Cluster and Metal3Cluster; any may be nil.
@@ -559,7 +558,7 @@ func statusEqual(a, b *infrav1.Metal3MachineStatus) bool {
 }
 
 func (s *machineScope) event(warning bool, reason, format string, args ...any) {
-	s.events = append(s.events, event{warning: warning, reason: reason, action: reason, note: fmt.Sprintf(format, args...)})
+	s.events = append(s.events, event{warning: warning, reason: reason, note: fmt.Sprintf(format, args...)})
 }
 
 // record emits the pass's events. Notes are built by this package and
@@ -573,6 +572,6 @@ func (s *machineScope) record() {
 		if e.warning {
 			t = corev1.EventTypeWarning
 		}
-		s.r.Recorder.Eventf(s.m3m, nil, t, e.reason, e.action, "%s", e.note)
+		s.r.Recorder.Eventf(s.m3m, nil, t, e.reason, e.reason, "%s", e.note)
 	}
 }
