@@ -55,6 +55,10 @@ type Options struct {
 	PollInterval time.Duration
 	// Conditions are extra JSONPath readiness checks.
 	Conditions []v1.Condition
+	// WebhookWait bounds how long an object whose admission webhook does
+	// not answer yet is applied again (default WaitTimeout, at least a
+	// minute).
+	WebhookWait time.Duration
 	// Concurrency bounds parallel requests (default 8).
 	Concurrency int
 	// Progress receives events; nil discards.
@@ -285,7 +289,7 @@ func (a *Applier) applyStaged(ctx context.Context, objs []*unstructured.Unstruct
 		}
 	}
 	if len(rest) > 0 {
-		changes, err := a.applyAll(ctx, rest, live, opts.Concurrency)
+		changes, err := a.applyAll(ctx, rest, live, opts)
 		res.Changes = append(res.Changes, changes...)
 		if err != nil {
 			return fmt.Errorf("applying: %w", err)
@@ -300,10 +304,20 @@ func (a *Applier) applyStaged(ctx context.Context, objs []*unstructured.Unstruct
 // API server does not write an apply that changes nothing). ssa's ApplyAll
 // reads and dry-runs every object first: three requests where one does.
 // Every object is attempted; the errors are joined.
-func (a *Applier) applyAll(ctx context.Context, objs []*unstructured.Unstructured, live map[string]string, concurrency int) ([]Change, error) {
+//
+// An object whose admission webhook cannot be reached yet (its provider was
+// installed a moment ago and its server is starting, as after `clusterctl
+// init`) is applied again until WebhookWait (default: WaitTimeout, at least
+// a minute) has passed; every other error fails at once.
+func (a *Applier) applyAll(ctx context.Context, objs []*unstructured.Unstructured, live map[string]string, opts Options) ([]Change, error) {
 	changes := make([]Change, len(objs))
 	errs := make([]error, len(objs))
-	sem := make(chan struct{}, concurrency)
+	sem := make(chan struct{}, opts.Concurrency)
+	webhookWait := opts.WebhookWait
+	if webhookWait == 0 {
+		webhookWait = max(opts.WaitTimeout, time.Minute)
+	}
+	var once sync.Once
 	var wg sync.WaitGroup
 	for i, o := range objs {
 		wg.Add(1)
@@ -313,7 +327,15 @@ func (a *Applier) applyAll(ctx context.Context, objs []*unstructured.Unstructure
 			defer func() { <-sem }()
 			ref := RefOf(o)
 			obj := o.DeepCopy()
-			if err := a.client.Patch(ctx, obj, client.Apply, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+			err := a.client.Patch(ctx, obj, client.Apply, client.FieldOwner(FieldManager), client.ForceOwnership)
+			if err != nil && IsWebhookUnavailable(err) {
+				once.Do(func() { opts.emit("Apply", "%s: its admission webhook does not answer yet; trying again for up to %s", ref, webhookWait) })
+				err = retryWhile(ctx, webhookWait, IsWebhookUnavailable, func() error {
+					obj = o.DeepCopy()
+					return a.client.Patch(ctx, obj, client.Apply, client.FieldOwner(FieldManager), client.ForceOwnership)
+				})
+			}
+			if err != nil {
 				errs[i] = fmt.Errorf("%s: %w", ref, err)
 				return
 			}
@@ -336,6 +358,38 @@ func (a *Applier) applyAll(ctx context.Context, objs []*unstructured.Unstructure
 		}
 	}
 	return done, errors.Join(errs...)
+}
+
+// IsWebhookUnavailable reports whether the API server refused a request
+// because it could not reach an admission or conversion webhook (no
+// endpoints, connection refused, timeout), which clears once the webhook's
+// server runs; a webhook that answers and denies is not unavailable.
+func IsWebhookUnavailable(err error) bool {
+	if err == nil || !apierrors.IsInternalError(err) {
+		return false
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "failed calling webhook") || strings.Contains(msg, "conversion webhook")
+}
+
+// retryWhile calls f every second until it succeeds, fails with an error
+// transient does not accept, ctx ends or limit has passed; it returns f's
+// last error.
+func retryWhile(ctx context.Context, limit time.Duration, transient func(error) bool, f func() error) error {
+	deadline := time.Now().Add(limit)
+	for {
+		t := time.NewTimer(time.Second)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+		err := f()
+		if err == nil || !transient(err) || time.Now().After(deadline) {
+			return err
+		}
+	}
 }
 
 func isNoMatch(err error) bool {
