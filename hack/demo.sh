@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
-# The demo: bring up the local control plane (or reuse the running one), run
-# the example site's plan on it (namespaces and a CRD, then a workload that
-# must become Ready, Helm charts deployed by the Armada operator, and
-# bare-metal hosts served by the Redfish emulator that metal3-operator takes
-# to available, and a tenant cluster sip-operator picks hosts for), and show
-# the result with kubectl and airshipctl.
+# The demo: two local control planes, the ephemeral cluster and the target
+# cluster, then the example site's plan on the ephemeral one: namespaces and
+# CRDs, a workload, Helm charts deployed by the Armada operator, Cluster API
+# with this project's bare-metal provider, the site's hosts served by the
+# Redfish emulator, the hosts SIP picks for the target cluster, and that
+# cluster's control plane and workers provisioned on them through Redfish,
+# their Nodes joining the target cluster.
+#
+# kwok runs no containers, so the operators the site's manifests deploy as
+# Deployments run here as local processes this script starts, and stops when
+# it ends.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -12,93 +17,106 @@ airshipctl=bin/airshipctl
 # kubectl: the one on PATH, else the one hack/testbin/build.sh built.
 PATH="${PATH}:$(bash hack/testbin/dir.sh)"
 export AIRSHIPCONFIG="${PWD}/examples/site/airship-config.yaml"
+# The example ClusterMap reads the clusters' kubeconfigs from these two
+# state directories.
+unset AIRSHIP_LOCAL_STATE_DIR KUBECONFIG
+ephemeral_dir="${HOME}/.airship/local"
+target_dir="${HOME}/.airship/local-target"
+kubeconfig="${ephemeral_dir}/kubeconfig"
+logs="${TMPDIR:-/tmp}/airship-demo"
+mkdir -p "${logs}"
 
-"${airshipctl}" cluster local up
-kubeconfig="$("${airshipctl}" cluster local status -o json | sed -n 's/.*"kubeconfig": "\(.*\)".*/\1/p' | head -1)"
-# The example ClusterMap reads ~/.airship/local/kubeconfig; a cluster kept
-# elsewhere is passed explicitly.
-override=()
-if [[ "${kubeconfig}" != "${HOME}/.airship/local/kubeconfig" ]]; then
-  override=(--kubeconfig "${kubeconfig}")
+phase() { printf '\n== [%s] %s\n' "$(date +%H:%M:%S)" "$*"; }
+
+phase "ephemeral cluster (${ephemeral_dir})"
+"${airshipctl}" cluster local up --state-dir "${ephemeral_dir}"
+phase "target cluster (${target_dir}, API server on 127.0.0.1:16443)"
+"${airshipctl}" cluster local up --state-dir "${target_dir}" --port 16443 --nodes 1
+
+# Cluster API signs the target cluster's bootstrap data and kubeconfig
+# with the CA in the Secret <cluster>-ca; here that is the CA the target
+# control plane already trusts. A real site ships it as a document.
+phase "the target cluster's CA as Secret metal3/tenant-1-ca"
+export KUBECONFIG="${kubeconfig}"
+kubectl get namespace metal3 >/dev/null 2>&1 || kubectl create namespace metal3
+if ! kubectl -n metal3 get secret tenant-1-ca >/dev/null 2>&1; then
+  kubectl -n metal3 create secret generic tenant-1-ca --type cluster.x-k8s.io/secret \
+    --from-file=tls.crt="${target_dir}/pki/ca.crt" --from-file=tls.key="${target_dir}/pki/ca.key"
+  kubectl -n metal3 label secret tenant-1-ca cluster.x-k8s.io/cluster-name=tenant-1
 fi
+unset KUBECONFIG
 
-# The plan's armada-ephemeral phase needs the Armada operator. It runs here
-# as a local process (it waits for the CRDs the phase installs); the site's
-# charts/ directory stands in for the /charts volume of an in-cluster one.
-oplog="${TMPDIR:-/tmp}/airship-demo-armada-operator.log"
-bin/armada-operator --kubeconfig "${kubeconfig}" --chart-root examples/site/function/armada-site \
-  --leader-elect=false --metrics-bind-address=0 --health-probe-bind-address=0 >"${oplog}" 2>&1 &
-oppid=$!
-pids=("${oppid}")
+pids=()
 trap 'kill "${pids[@]}" 2>/dev/null || true' EXIT
-echo "== armada-operator started (pid ${oppid}, log ${oplog})"
+# start NAME READY-LINE COMMAND...: runs COMMAND in the background with its
+# output in ${logs}/NAME.log and waits for READY-LINE (none when empty).
+start() {
+  local name="$1" ready="$2"; shift 2
+  local log="${logs}/${name}.log"
+  "$@" >"${log}" 2>&1 &
+  pids+=($!)
+  if [[ -n "${ready}" ]]; then
+    for _ in $(seq 100); do
+      grep -q "${ready}" "${log}" && break
+      kill -0 "${pids[-1]}" 2>/dev/null || { cat "${log}"; echo "${name} exited"; exit 1; }
+      sleep 0.1
+    done
+  fi
+  echo "${name} started (pid ${pids[-1]}, log ${log})"
+}
+local_flags=(--kubeconfig "${kubeconfig}" --leader-elect=false --metrics-bind-address=0 --health-probe-bind-address=0)
 
-# The hosts-ephemeral phase registers the site's bare-metal hosts: the
-# Redfish BMC emulator serves them at the address their BareMetalHosts name
-# (127.0.0.1:8000, see examples/site/function/hosts/emulator.yaml), and
-# metal3-operator, a local process like the Armada operator, drives them
-# through it. Hosts that boot an image become kwok Nodes of the cluster.
-emulog="${TMPDIR:-/tmp}/airship-demo-redfish-emulator.log"
-bin/redfish-emulator --config examples/site/function/hosts/emulator.yaml --listen 127.0.0.1:8000 \
-  --target-kubeconfig "${kubeconfig}" >"${emulog}" 2>&1 &
-pids+=($!)
-for _ in $(seq 50); do
-  grep -q 'serving' "${emulog}" && break
-  kill -0 "${pids[-1]}" 2>/dev/null || { cat "${emulog}"; echo "redfish-emulator did not start (is 127.0.0.1:8000 in use?)"; exit 1; }
-  sleep 0.1
-done
-echo "== $(head -1 "${emulog}") (pid ${pids[-1]}, log ${emulog})"
-m3log="${TMPDIR:-/tmp}/airship-demo-metal3-operator.log"
-bin/metal3-operator --kubeconfig "${kubeconfig}" --leader-elect=false --metrics-bind-address=0 \
-  --health-probe-bind-address=0 --power-poll-interval=10s --controllers=baremetalhost >"${m3log}" 2>&1 &
-pids+=($!)
-echo "== metal3-operator started (pid ${pids[-1]}, log ${m3log})"
-# The sip-ephemeral phase needs sip-operator: it picks the tenant cluster's
-# hosts among them, labels them and runs its load balancers.
-siplog="${TMPDIR:-/tmp}/airship-demo-sip-operator.log"
-bin/sip-operator --kubeconfig "${kubeconfig}" --leader-elect=false --metrics-bind-address=0 \
-  --health-probe-bind-address=0 >"${siplog}" 2>&1 &
-pids+=($!)
-echo "== sip-operator started (pid ${pids[-1]}, log ${siplog})"
+phase "local processes in place of the site's Deployments"
+go build -o bin/capi-managers ./hack/capi-managers
+# The site's charts/ directory stands in for an in-cluster operator's /charts volume.
+start armada-operator "" bin/armada-operator "${local_flags[@]}" --chart-root examples/site/function/armada-site
+# Cluster API's core and kubeadm managers, once clusterctl-init-ephemeral
+# installed their providers.
+start capi-managers "" bin/capi-managers --kubeconfig "${kubeconfig}" --log-dir "${logs}"
+# The site's hosts at the BMC address their BareMetalHosts name
+# (127.0.0.1:8000, see examples/site/function/hosts/emulator.yaml). A host
+# booted with Cluster API's user-data registers as a Node of the cluster
+# the user-data names; anything else becomes a Node of the ephemeral cluster.
+start redfish-emulator serving bin/redfish-emulator --config examples/site/function/hosts/emulator.yaml \
+  --listen 127.0.0.1:8000 --target-kubeconfig "${kubeconfig}"
+# Every controller: BareMetalHosts, and the Cluster API provider once
+# Cluster API's CRDs are in.
+start metal3-operator "" bin/metal3-operator "${local_flags[@]}" --power-poll-interval=10s
+start sip-operator "" bin/sip-operator "${local_flags[@]}"
 
-echo "== airshipctl phase list"
-"${airshipctl}" phase list
-echo "== airshipctl plan validate deploy-local"
+phase "airshipctl plan validate deploy-local"
 "${airshipctl}" plan validate deploy-local
-echo "== airshipctl plan run deploy-local"
-"${airshipctl}" "${override[@]}" plan run deploy-local
-echo "== airshipctl plan status deploy-local"
-"${airshipctl}" "${override[@]}" plan status deploy-local
+phase "airshipctl plan run deploy-local"
+"${airshipctl}" plan run deploy-local
+phase "airshipctl plan status deploy-local"
+"${airshipctl}" plan status deploy-local
 
 export KUBECONFIG="${kubeconfig}"
-echo "== kubectl get nodes"
-kubectl get nodes
-echo "== kubectl -n airship-demo get deploy,pods,configmaps,widgets -o wide"
-kubectl -n airship-demo get deploy,pods,configmaps,widgets -o wide
-echo "== kubectl -n armada-site get act,acg,amf"
+phase "the ephemeral cluster"
+kubectl -n airship-demo get deploy,widgets
 kubectl -n armada-site get act,acg,amf
-echo "== kubectl -n demo get deploy,statefulsets,jobs"
-kubectl -n demo get deploy,statefulsets,jobs
-echo "== kubectl -n metal3 get baremetalhosts -L sip.airshipit.org/cluster-name,sip.airshipit.org/node-type,sip.airshipit.org/standby"
-kubectl -n metal3 get baremetalhosts -L sip.airshipit.org/cluster-name,sip.airshipit.org/node-type,sip.airshipit.org/standby
-echo "== kubectl get sipclusters -A; kubectl -n tenant-1 get deploy,services"
 kubectl get sipclusters -A
-kubectl -n tenant-1 get deploy,services
-echo "== airshipctl baremetal powerstatus -n metal3"
-"${airshipctl}" "${override[@]}" baremetal --cluster ephemeral-cluster powerstatus -n metal3
+kubectl -n metal3 get baremetalhosts -L sip.airshipit.org/cluster-name,sip.airshipit.org/node-type
+kubectl -n metal3 get clusters,machines,metal3machines
+phase "the target cluster"
+KUBECONFIG="${target_dir}/kubeconfig" kubectl get nodes -L metal3.io/uuid
 
 if [[ -x hack/demo-promenade.sh ]]; then
-  out="${TMPDIR:-/tmp}/airship-demo-promenade"
-  echo "== Promenade: site PKI and genesis/join scripts into ${out}"
+  out="${logs}/promenade"
+  phase "Promenade: site PKI and genesis/join scripts into ${out}"
   bash hack/demo-promenade.sh "${out}"
 fi
 
-echo
-echo "The cluster keeps running. Use it with: export KUBECONFIG=${kubeconfig}"
-echo "Stop it with: ${airshipctl} cluster local down [--purge]"
-echo "The Armada operator, metal3-operator, sip-operator and the Redfish emulator stop with this"
-echo "script; to keep the charts healed and the hosts managed, run:"
-echo "  bin/armada-operator --kubeconfig ${kubeconfig} --chart-root examples/site/function/armada-site --leader-elect=false"
-echo "  bin/redfish-emulator --config examples/site/function/hosts/emulator.yaml --target-kubeconfig ${kubeconfig}"
-echo "  bin/metal3-operator --kubeconfig ${kubeconfig} --controllers=baremetalhost --leader-elect=false --metrics-bind-address=0 --health-probe-bind-address=0"
-echo "  bin/sip-operator --kubeconfig ${kubeconfig} --leader-elect=false --metrics-bind-address=0 --health-probe-bind-address=0"
+cat <<EOF
+
+Both clusters keep running. Look at them with:
+  export AIRSHIPCONFIG=${AIRSHIPCONFIG}
+  ${airshipctl} plan status deploy-local
+  KUBECONFIG=${kubeconfig} kubectl get machines,bmh,sipclusters,act -A
+  KUBECONFIG=${target_dir}/kubeconfig kubectl get nodes
+Stop them with:
+  ${airshipctl} cluster local down --state-dir ${target_dir} --purge
+  ${airshipctl} cluster local down --state-dir ${ephemeral_dir} --purge
+The operators, Cluster API's managers and the Redfish emulator stopped with
+this script (their logs are in ${logs}); make demo starts them again.
+EOF

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Builds the local control-plane binaries (etcd, kube-apiserver,
 # kube-controller-manager, kube-scheduler, kwok) and the Cluster API managers
-# the clusterctl tests run (capi-manager, capi-kubeadm-bootstrap-manager,
-# capi-kubeadm-control-plane-manager) from Go modules into a cache directory
-# outside the repository. A binary is rebuilt only when the wrapper module that
+# the clusterctl tests and the demo run (capi-manager,
+# capi-kubeadm-bootstrap-manager, capi-kubeadm-control-plane-manager) from Go
+# modules into a cache directory outside the repository, and links the
+# example site to Cluster API's provider components. A binary is rebuilt only when the wrapper module that
 # pins it (go.mod + go.sum) or the Go toolchain changed.
 #
 # Usage: hack/testbin/build.sh            build what is missing or stale
@@ -116,5 +117,16 @@ else
   mark kubernetes kubectl
   log "kubectl: done"
 fi
+
+# The example site installs Cluster API's providers from the source of the
+# module the managers above are built from: a git-ignored link in the site
+# tree (examples/site/function/capi/README.md).
+capi_src="$(cd "${here}/capi" && go mod download -json "sigs.k8s.io/cluster-api@${CAPI_VERSION}" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+if [[ ! -d "${capi_src}/core/config/default" ]]; then
+  log "cluster-api ${CAPI_VERSION}: module source not found (go mod download gave '${capi_src}')"
+  exit 1
+fi
+ln -sfn "${capi_src}" "${here}/../../examples/site/function/capi/upstream"
+log "examples/site/function/capi/upstream -> ${capi_src}"
 
 log "all binaries in ${dir} ($((SECONDS - start)) s)"

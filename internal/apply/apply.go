@@ -329,7 +329,9 @@ func (a *Applier) applyAll(ctx context.Context, objs []*unstructured.Unstructure
 			obj := o.DeepCopy()
 			err := a.client.Patch(ctx, obj, client.Apply, client.FieldOwner(FieldManager), client.ForceOwnership)
 			if err != nil && IsWebhookUnavailable(err) {
-				once.Do(func() { opts.emit("Apply", "%s: its admission webhook does not answer yet; trying again for up to %s", ref, webhookWait) })
+				once.Do(func() {
+					opts.emit("Apply", "%s: its admission webhook does not answer yet; trying again for up to %s", ref, webhookWait)
+				})
 				err = retryWhile(ctx, webhookWait, IsWebhookUnavailable, func() error {
 					obj = o.DeepCopy()
 					return a.client.Patch(ctx, obj, client.Apply, client.FieldOwner(FieldManager), client.ForceOwnership)
@@ -531,14 +533,23 @@ func (a *Applier) wait(ctx context.Context, objs []*unstructured.Unstructured, o
 				case rs.Resource != nil:
 					why = checkConditions(rs.Resource, opts.Conditions)
 				}
+				_, wasPending := pending[rs.Identifier]
 				if why == "" {
 					delete(pending, rs.Identifier)
 				} else {
 					pending[rs.Identifier] = why
 				}
 				if len(pending) != reported {
+					// A count that goes down says which object is no
+					// longer ready and why (a controller reported a new
+					// condition, a chart was enabled), so that it does
+					// not read as a failure.
+					back := ""
+					if !wasPending && why != "" && reported >= 0 {
+						back = fmt.Sprintf(" (%s is no longer ready: %s)", names[rs.Identifier], why)
+					}
 					reported = len(pending)
-					opts.emit("Wait", "%d of %d objects ready", len(objs)-len(pending), len(objs))
+					opts.emit("Wait", "%d of %d objects ready%s", len(objs)-len(pending), len(objs), back)
 				}
 				if len(pending) == 0 {
 					return nil

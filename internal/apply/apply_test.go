@@ -301,6 +301,68 @@ func TestWaitTimeoutNamesWhatIsNotReady(t *testing.T) {
 	}
 }
 
+// TestWaitProgressSaysWhyItWentBack: when an object that was ready stops
+// being ready, the progress line that counts down names it and says why.
+func TestWaitProgressSaysWhyItWentBack(t *testing.T) {
+	ctx := context.Background()
+	a := newApplier(t)
+	y := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: flip-a, namespace: default}\ndata: {state: done}\n---\n" +
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: flip-b, namespace: default}\ndata: {state: pending}\n"
+	progress := make(chan string, 100)
+	done := make(chan error, 1)
+	go func() {
+		_, err := a.Apply(ctx, objs(t, y), Options{
+			Inventory: "flip", WaitTimeout: time.Minute,
+			Conditions: []v1.Condition{{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, JSONPath: "{.data.state}", Value: "done"}},
+			Progress: func(ev Event) {
+				if ev.Type == "Wait" {
+					progress <- ev.Message
+				}
+			},
+		})
+		done <- err
+	}()
+	next := func(want string) string {
+		t.Helper()
+		for {
+			select {
+			case m := <-progress:
+				if strings.HasPrefix(m, want) {
+					return m
+				}
+			case err := <-done:
+				t.Fatalf("apply ended (%v) before progress %q", err, want)
+			case <-time.After(30 * time.Second):
+				t.Fatalf("no progress %q in 30s", want)
+			}
+		}
+	}
+	set := func(name, state string) {
+		t.Helper()
+		cm := &corev1.ConfigMap{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: name}, cm); err != nil {
+			t.Fatal(err)
+		}
+		cm.Data["state"] = state
+		if err := env.Client.Update(ctx, cm); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if m := next("1 of 2 objects ready"); strings.Contains(m, "no longer") {
+		t.Errorf("progress %q says something went back", m)
+	}
+	set("flip-a", "pending")
+	want := `0 of 2 objects ready (ConfigMap/default/flip-a is no longer ready: condition {.data.state} is "pending", want "done")`
+	if m := next("0 of 2 objects ready"); m != want {
+		t.Errorf("progress %q, want %q", m, want)
+	}
+	set("flip-a", "done")
+	set("flip-b", "done")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestDuplicateObjectsRejected(t *testing.T) {
 	a := newApplier(t)
 	y := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: d, namespace: default}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: d, namespace: default}\n"

@@ -187,9 +187,9 @@ func TestWebhookDenialIsNotRetried(t *testing.T) {
 	addr := l2.Addr().String()
 	_ = l2.Close()
 	registerWebhook(t, "never", "https://"+addr+"/validate", ca.CertPEM())
-	y = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: never, namespace: default, labels: {webhook-test: never}}\ndata: {a: b}\n"
+	y = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: unserved, namespace: default, labels: {webhook-test: never}}\ndata: {a: b}\n"
 	_, err = newApplier(t).Apply(ctx, objs(t, y), Options{Inventory: "webhook-never", WebhookWait: 2 * time.Second})
-	if err == nil || !strings.Contains(err.Error(), "failed calling webhook") || !strings.Contains(err.Error(), "ConfigMap/default/never") {
+	if err == nil || !strings.Contains(err.Error(), "failed calling webhook") || !strings.Contains(err.Error(), "ConfigMap/default/unserved") {
 		t.Fatalf("apply through a webhook that never serves: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package local
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -30,6 +31,10 @@ var Components = []string{Etcd, APIServer, ControllerManager, Scheduler, Kwok}
 
 // FakeNodeAnnotation marks the Nodes kwok manages.
 const FakeNodeAnnotation = "kwok.x-k8s.io/node"
+
+// ErrNoBinaries is returned when the control-plane (or Cluster API
+// manager) binaries are not built.
+var ErrNoBinaries = errors.New("control-plane binaries not built")
 
 // BuildHint tells a user how to get the binaries.
 const BuildHint = "build them with `make testbin` (about 14 minutes cold, seconds when cached)"

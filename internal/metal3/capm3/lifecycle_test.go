@@ -164,6 +164,23 @@ func TestMachineLifecycle(t *testing.T) {
 
 	// Delete mid-provisioning: host-0002's BMC is slow, so its machine is
 	// deleted while the host provisions.
+	// host-0002 has network-data of its own, as a site's hosts do; mid-0
+	// has no data template, so the host keeps it throughout.
+	own := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "host-0002-network"}, StringData: map[string]string{"networkData": "links: []\n"}}
+	if err := s.c.Create(s.ctx, own); err != nil {
+		t.Fatal(err)
+	}
+	h = s.host(ns, "host-0002")
+	h.Spec.NetworkData = &corev1.SecretReference{Name: own.Name, Namespace: ns}
+	if err := s.c.Update(s.ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	keepsOwn := func(when string) {
+		t.Helper()
+		if h := s.host(ns, "host-0002"); h.Spec.NetworkData == nil || h.Spec.NetworkData.Name != own.Name {
+			t.Errorf("host-0002 %s: networkData %+v, want its own %s", when, h.Spec.NetworkData, own.Name)
+		}
+	}
 	s.emu.SetFault("host-0002", emulator.Fault{Delay: 2 * time.Second})
 	if err := s.worker(ns, cluster, "mid-0", rack("rack-2")); err != nil {
 		t.Fatal(err)
@@ -172,6 +189,7 @@ func TestMachineLifecycle(t *testing.T) {
 		h := s.host(ns, "host-0002")
 		return h != nil && h.Status.Provisioning.State == metal3v1alpha1.StateProvisioning, string(h.Status.Provisioning.State)
 	})
+	keepsOwn("provisioning for mid-0")
 	if err := s.c.Delete(s.ctx, &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "mid-0"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +203,8 @@ func TestMachineLifecycle(t *testing.T) {
 	if st, _ := s.emu.State("host-0002"); st.PowerOn || st.Media.Inserted {
 		t.Errorf("host-0002 after release: power %v media inserted %v", st.PowerOn, st.Media.Inserted)
 	}
-	s.step("mid-0 deleted while provisioning: host-0002 deprovisioned and released")
+	keepsOwn("released by mid-0")
+	s.step("mid-0 deleted while provisioning: host-0002 deprovisioned and released, its own network-data kept")
 
 	// Deleting data-0 releases its host, Metal3Data, Secrets and address.
 	data := m.Status.RenderedData.Name

@@ -233,8 +233,14 @@ func (s *machineScope) writeHost() error {
 			return s.invalid("neither spec.image.url nor spec.customDeploy.method is set")
 		}
 		h.Spec.UserData = m.Status.UserData
-		h.Spec.MetaData = m.Status.MetaData
-		h.Spec.NetworkData = m.Status.NetworkData
+		// A host's own metaData and networkData (the site's, for hosts
+		// without a data template) stay unless the machine has its own.
+		if m.Status.MetaData != nil {
+			h.Spec.MetaData = m.Status.MetaData
+		}
+		if m.Status.NetworkData != nil {
+			h.Spec.NetworkData = m.Status.NetworkData
+		}
 	}
 	if mode := m.Spec.AutomatedCleaningMode; mode != nil && *mode != "" {
 		h.Spec.AutomatedCleaningMode = metal3v1alpha1.AutomatedCleaningMode(*mode)
@@ -318,7 +324,16 @@ func (s *machineScope) deprovision(host *metal3v1alpha1.BareMetalHost) error {
 	m := s.m3m
 	h := host.DeepCopy()
 	h.Spec.Image, h.Spec.CustomDeploy = nil, nil
-	h.Spec.UserData, h.Spec.MetaData, h.Spec.NetworkData = nil, nil, nil
+	// Only the data this machine put there goes; the host's own stays.
+	if m.Status.UserData != nil {
+		h.Spec.UserData = nil
+	}
+	if m.Status.MetaData != nil {
+		h.Spec.MetaData = nil
+	}
+	if m.Status.NetworkData != nil {
+		h.Spec.NetworkData = nil
+	}
 	h.Spec.Online = h.Spec.DisablePowerOff
 	if !equalHostSpec(host, h) {
 		if err := s.updateHost(h, "deprovisioning"); err != nil {

@@ -27,7 +27,7 @@ import (
 const RequireEnv = testtool.RequireEnv
 
 // ErrNoBinaries is returned when the control-plane binaries are not built.
-var ErrNoBinaries = errors.New("control-plane binaries not built")
+var ErrNoBinaries = local.ErrNoBinaries
 
 // Env is a running control plane and clients for it.
 type Env struct {

@@ -1,4 +1,4 @@
-package capienv
+package capilocal
 
 import (
 	"bufio"
@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
+	"github.com/airshipit/airship-go/internal/cluster/local"
 	"github.com/airshipit/airship-go/internal/test/testenv"
 )
 
@@ -40,7 +41,7 @@ func TestVersionMatchesBuildScript(t *testing.T) {
 		}
 	}
 	if got != Version {
-		t.Errorf("versions.env CAPI_VERSION=%q, capienv.Version=%q", got, Version)
+		t.Errorf("versions.env CAPI_VERSION=%q, capilocal.Version=%q", got, Version)
 	}
 	for _, mod := range []string{"../../../hack/testbin/capi/go.mod", "../../../go.mod"} {
 		data, err := os.ReadFile(mod)
@@ -202,6 +203,19 @@ func TestNewChecksProviders(t *testing.T) {
 		}
 		t.Cleanup(func() { _ = env.Client.Delete(context.Background(), p) })
 	}
+	t.Run("inventory wait names what is missing", func(t *testing.T) {
+		wctx, wcancel := context.WithTimeout(ctx, 3*time.Second)
+		defer wcancel()
+		err := WaitForInventory(wctx, env.Config, []string{"cluster-api", "bootstrap-kubeadm"}, 100*time.Millisecond)
+		if err == nil || !strings.Contains(err.Error(), "not yet installed: cluster-api, bootstrap-kubeadm") {
+			t.Fatalf("WaitForInventory on an empty inventory: %v", err)
+		}
+		addProvider(t, "capi-system", "cluster-api", "CoreProvider")
+		addProvider(t, "capi-kubeadm-bootstrap-system", "kubeadm", "BootstrapProvider")
+		if err := WaitForInventory(ctx, env.Config, []string{"cluster-api", "bootstrap-kubeadm"}, 100*time.Millisecond); err != nil {
+			t.Fatalf("WaitForInventory with both providers listed: %v", err)
+		}
+	})
 	tests := []struct {
 		name   string
 		setup  func(t *testing.T)
@@ -255,7 +269,7 @@ func TestNewChecksProviders(t *testing.T) {
 			if !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error %q, want %q", err, tt.want)
 			}
-			if errors.Is(err, testenv.ErrNoBinaries) != tt.noBins {
+			if errors.Is(err, local.ErrNoBinaries) != tt.noBins {
 				t.Errorf("errors.Is(err, ErrNoBinaries) = %v, want %v", !tt.noBins, tt.noBins)
 			}
 		})
