@@ -3,6 +3,7 @@ package capilocal
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -21,6 +22,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -310,8 +312,9 @@ func readWebhooks(ctx context.Context, c client.Client) (*webhooks, error) {
 	}
 	for i := range vl.Items {
 		cfg := &vl.Items[i]
+		saved := savedServices(cfg)
 		for j := range cfg.Webhooks {
-			w.remember("validating/"+cfg.Name+"/"+cfg.Webhooks[j].Name, cfg.Webhooks[j].ClientConfig.Service)
+			w.remember("validating/"+cfg.Name+"/"+cfg.Webhooks[j].Name, cfg.Webhooks[j].ClientConfig.Service, saved[cfg.Webhooks[j].Name])
 		}
 		w.validating = append(w.validating, cfg.Name)
 	}
@@ -321,8 +324,9 @@ func readWebhooks(ctx context.Context, c client.Client) (*webhooks, error) {
 	}
 	for i := range ml.Items {
 		cfg := &ml.Items[i]
+		saved := savedServices(cfg)
 		for j := range cfg.Webhooks {
-			w.remember("mutating/"+cfg.Name+"/"+cfg.Webhooks[j].Name, cfg.Webhooks[j].ClientConfig.Service)
+			w.remember("mutating/"+cfg.Name+"/"+cfg.Webhooks[j].Name, cfg.Webhooks[j].ClientConfig.Service, saved[cfg.Webhooks[j].Name])
 		}
 		w.mutating = append(w.mutating, cfg.Name)
 	}
@@ -333,8 +337,11 @@ func readWebhooks(ctx context.Context, c client.Client) (*webhooks, error) {
 	for i := range cl.Items {
 		crd := &cl.Items[i]
 		if cv := crd.Spec.Conversion; cv != nil && cv.Webhook != nil && cv.Webhook.ClientConfig != nil {
+			var svc *admissionv1.ServiceReference
 			if s := cv.Webhook.ClientConfig.Service; s != nil {
-				w.remember("crd/"+crd.Name, &admissionv1.ServiceReference{Namespace: s.Namespace, Name: s.Name, Path: s.Path})
+				svc = &admissionv1.ServiceReference{Namespace: s.Namespace, Name: s.Name, Path: s.Path}
+			}
+			if w.remember("crd/"+crd.Name, svc, savedServices(crd)[conversionKey]) {
 				w.crds = append(w.crds, crd.Name)
 			}
 		}
@@ -342,10 +349,52 @@ func readWebhooks(ctx context.Context, c client.Client) (*webhooks, error) {
 	return w, nil
 }
 
-func (w *webhooks) remember(key string, s *admissionv1.ServiceReference) {
-	if s != nil {
-		w.service[key] = *s
+// ServicesAnnotation, on a webhook configuration or CRD New pointed at
+// local managers, keeps the Services its webhooks called before (JSON, by
+// webhook name; "conversion" for a CRD), so that managers started again
+// later against the same cluster find their webhooks.
+const ServicesAnnotation = "capilocal.airshipit.org/services"
+
+const conversionKey = "conversion"
+
+func savedServices(o metav1.Object) map[string]admissionv1.ServiceReference {
+	out := map[string]admissionv1.ServiceReference{}
+	if v := o.GetAnnotations()[ServicesAnnotation]; v != "" {
+		_ = json.Unmarshal([]byte(v), &out) // a garbled note is as good as none
 	}
+	return out
+}
+
+// saveServices records on o the Services of its webhooks, by name.
+func saveServices(o metav1.Object, byName map[string]admissionv1.ServiceReference) {
+	if len(byName) == 0 {
+		return
+	}
+	data, err := json.Marshal(byName)
+	if err != nil {
+		return
+	}
+	a := o.GetAnnotations()
+	if a == nil {
+		a = map[string]string{}
+	}
+	a[ServicesAnnotation] = string(data)
+	o.SetAnnotations(a)
+}
+
+// remember keeps the Service a webhook calls: the one in its client
+// config, else the one saved when it was pointed at a local manager. It
+// reports whether there was one.
+func (w *webhooks) remember(key string, s *admissionv1.ServiceReference, saved admissionv1.ServiceReference) bool {
+	switch {
+	case s != nil:
+		w.service[key] = *s
+	case saved.Name != "":
+		w.service[key] = saved
+	default:
+		return false
+	}
+	return true
 }
 
 // count is the number of webhooks served from a namespace.
@@ -382,14 +431,16 @@ func (w *webhooks) rewrite(ctx context.Context, c client.Client, urls map[string
 	for _, name := range w.validating {
 		cfg := &admissionv1.ValidatingWebhookConfiguration{}
 		err := update(ctx, c, name, cfg, func() bool {
-			changed := false
+			saved := map[string]admissionv1.ServiceReference{}
 			for j := range cfg.Webhooks {
-				if u, ok := target("validating/" + cfg.Name + "/" + cfg.Webhooks[j].Name); ok {
+				key := "validating/" + cfg.Name + "/" + cfg.Webhooks[j].Name
+				if u, ok := target(key); ok {
 					cfg.Webhooks[j].ClientConfig = admissionv1.WebhookClientConfig{URL: &u, CABundle: caBundle}
-					changed = true
+					saved[cfg.Webhooks[j].Name] = w.service[key]
 				}
 			}
-			return changed
+			saveServices(cfg, saved)
+			return len(saved) > 0
 		})
 		if err != nil {
 			return fmt.Errorf("pointing ValidatingWebhookConfiguration %s at local managers: %w", name, err)
@@ -398,14 +449,16 @@ func (w *webhooks) rewrite(ctx context.Context, c client.Client, urls map[string
 	for _, name := range w.mutating {
 		cfg := &admissionv1.MutatingWebhookConfiguration{}
 		err := update(ctx, c, name, cfg, func() bool {
-			changed := false
+			saved := map[string]admissionv1.ServiceReference{}
 			for j := range cfg.Webhooks {
-				if u, ok := target("mutating/" + cfg.Name + "/" + cfg.Webhooks[j].Name); ok {
+				key := "mutating/" + cfg.Name + "/" + cfg.Webhooks[j].Name
+				if u, ok := target(key); ok {
 					cfg.Webhooks[j].ClientConfig = admissionv1.WebhookClientConfig{URL: &u, CABundle: caBundle}
-					changed = true
+					saved[cfg.Webhooks[j].Name] = w.service[key]
 				}
 			}
-			return changed
+			saveServices(cfg, saved)
+			return len(saved) > 0
 		})
 		if err != nil {
 			return fmt.Errorf("pointing MutatingWebhookConfiguration %s at local managers: %w", name, err)
@@ -422,6 +475,7 @@ func (w *webhooks) rewrite(ctx context.Context, c client.Client, urls map[string
 				return false
 			}
 			crd.Spec.Conversion.Webhook.ClientConfig = &apiextensionsv1.WebhookClientConfig{URL: &u, CABundle: caBundle}
+			saveServices(crd, map[string]admissionv1.ServiceReference{conversionKey: w.service["crd/"+name]})
 			return true
 		})
 		if err != nil {

@@ -129,8 +129,17 @@ func TestRewriteWebhooks(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Twice, as a retry on fresh ports does: the second rewrite must still
-	// find the webhooks the first one already changed.
-	for _, port := range []string{"1111", "2222"} {
+	// find the webhooks the first one already changed. Then once more from
+	// what the cluster says, as managers started again later do.
+	for _, port := range []string{"1111", "2222", "3333"} {
+		if port == "3333" {
+			if hooks, err = readWebhooks(ctx, env.Client); err != nil {
+				t.Fatal(err)
+			}
+			if n := hooks.count("provider-system"); n != 3 {
+				t.Errorf("webhooks served from provider-system after the rewrite: %d, want 3", n)
+			}
+		}
 		if err := hooks.rewrite(ctx, env.Client, map[string]string{"provider-system": "https://127.0.0.1:" + port}, ca); err != nil {
 			t.Fatal(err)
 		}
@@ -150,10 +159,10 @@ func TestRewriteWebhooks(t *testing.T) {
 		service bool
 		want    string
 	}{
-		{"validating, provider", vwc.Webhooks[0].ClientConfig.URL, vwc.Webhooks[0].ClientConfig.Service != nil, "https://127.0.0.1:2222/validate-a"},
+		{"validating, provider", vwc.Webhooks[0].ClientConfig.URL, vwc.Webhooks[0].ClientConfig.Service != nil, "https://127.0.0.1:3333/validate-a"},
 		{"validating, other namespace", vwc.Webhooks[1].ClientConfig.URL, vwc.Webhooks[1].ClientConfig.Service != nil, ""},
-		{"mutating", mwc.Webhooks[0].ClientConfig.URL, mwc.Webhooks[0].ClientConfig.Service != nil, "https://127.0.0.1:2222/mutate-a"},
-		{"conversion", crd.Spec.Conversion.Webhook.ClientConfig.URL, crd.Spec.Conversion.Webhook.ClientConfig.Service != nil, "https://127.0.0.1:2222/convert"},
+		{"mutating", mwc.Webhooks[0].ClientConfig.URL, mwc.Webhooks[0].ClientConfig.Service != nil, "https://127.0.0.1:3333/mutate-a"},
+		{"conversion", crd.Spec.Conversion.Webhook.ClientConfig.URL, crd.Spec.Conversion.Webhook.ClientConfig.Service != nil, "https://127.0.0.1:3333/convert"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
