@@ -26,12 +26,19 @@ func airshipctl(t *testing.T) string { return build(t, "airshipctl") }
 // build compiles cmd/NAME of this repository into a temporary directory.
 func build(t *testing.T, name string) string {
 	t.Helper()
+	return buildPath(t, name, "./cmd/"+name)
+}
+
+// buildPath compiles the package at pkg (relative to the repository root)
+// into a temporary directory as name.
+func buildPath(t *testing.T, name, pkg string) string {
+	t.Helper()
 	root, err := testenv.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(t.TempDir(), name)
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/"+name)
+	cmd := exec.Command("go", "build", "-o", bin, pkg)
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("building %s: %v\n%s", name, err, out)

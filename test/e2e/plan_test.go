@@ -6,9 +6,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +19,7 @@ import (
 	"github.com/airshipit/airship-go/internal/cluster/local"
 	"github.com/airshipit/airship-go/internal/phase/executor"
 	"github.com/airshipit/airship-go/internal/test/testenv"
+	"github.com/airshipit/airship-go/internal/test/testtool"
 )
 
 // copyDir copies the example site so a test may change it.
@@ -28,6 +31,13 @@ func copyDir(t *testing.T, src, dst string) {
 		}
 		rel, _ := filepath.Rel(src, p)
 		target := filepath.Join(dst, rel)
+		if info.Mode()&os.ModeSymlink != 0 {
+			link, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			return os.Symlink(link, target)
+		}
 		if info.IsDir() {
 			return os.MkdirAll(target, 0o755)
 		}
@@ -113,12 +123,43 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-// TestExamplePlanOnLocalCluster runs the example site's plan on the local
-// control plane as the demo does: the ClusterMap's filesystem source finds
-// ~/.airship/local/kubeconfig, the workload becomes Ready under kwok, the
-// site's hosts (served by the Redfish emulator) become available under
-// metal3-operator and are found powered on through their BMCs, SIP picks
-// and labels the tenant cluster's hosts among them, the
+// freePort is a port on 127.0.0.1 nothing listened on a moment ago.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// replaceIn replaces old by new in a file of the site's copy, once.
+func replaceIn(t *testing.T, path, old, new string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), old) {
+		t.Fatalf("%s has no %q", path, old)
+	}
+	if err := os.WriteFile(path, []byte(strings.Replace(string(data), old, new, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestExamplePlanOnLocalCluster runs the example site's plan on two local
+// control planes as the demo does: the ClusterMap's filesystem sources
+// find ~/.airship/local/kubeconfig (ephemeral) and
+// ~/.airship/local-target/kubeconfig (target), the workload becomes Ready
+// under kwok, clusterctl installs Cluster API and the bare-metal provider
+// and the managers run, the site's hosts (served by the Redfish emulator)
+// become available under metal3-operator and are found powered on through
+// their BMCs, SIP picks and labels the tenant cluster's hosts among them,
+// the target cluster's control-plane Machine and its two workers take
+// those hosts, which boot the site's image and join the target cluster as
+// its Nodes, the
 // Armada phase is clean (nothing drifted) after the operator enabled its
 // groups and charts, second runs change nothing, and an object dropped
 // from the site is pruned (after a dry run that shows it and changes
@@ -131,24 +172,49 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, err := os.Stat(filepath.Join(root, "examples", "site", "function", "capi", "upstream", "core")); err != nil {
+		testtool.Missing(t, "the example site's link to Cluster API's components is missing (%v); `make testbin` writes it", err)
+	}
 	home := t.TempDir()
-	// The site and the Armada CRDs it takes from config/, in the
-	// repository's layout.
+	// The site and what it takes from config/, in the repository's layout.
 	sites := filepath.Join(t.TempDir(), "examples")
 	copyDir(t, filepath.Join(root, "examples", "site"), filepath.Join(sites, "site"))
 	copyDir(t, filepath.Join(root, "config", "armada", "crd"), filepath.Join(sites, "..", "config", "armada", "crd"))
-	copyDir(t, filepath.Join(root, "config", "metal3", "crd"), filepath.Join(sites, "..", "config", "metal3", "crd"))
+	copyDir(t, filepath.Join(root, "config", "metal3"), filepath.Join(sites, "..", "config", "metal3"))
 	copyDir(t, filepath.Join(root, "config", "sip", "crd"), filepath.Join(sites, "..", "config", "sip", "crd"))
+	// The target cluster's API server on a free port, not the demo's 16443.
+	targetPort := freePort(t)
+	replaceIn(t, filepath.Join(sites, "site", "function", "k8scontrol", "cluster.yaml"), "port: 16443", fmt.Sprintf("port: %d", targetPort))
 	conf := filepath.Join(sites, "site", "airship-config.yaml")
 	operator := build(t, "armada-operator")
 	emulatorBin, metal3Bin, sipBin := build(t, "redfish-emulator"), build(t, "metal3-operator"), build(t, "sip-operator")
 	env := []string{"HOME=" + home, "AIRSHIP_TESTBIN_DIR=" + local.DefaultBinDir(), "AIRSHIP_LOCAL_STATE_DIR=", "AIRSHIPCONFIG=" + conf, "AIRSHIP_RENDER_CACHE_DIR=" + filepath.Join(home, "cache")}
+	targetDir := filepath.Join(home, ".airship", "local-target")
 	t.Cleanup(func() { runEnv(t, env, bin, "cluster", "local", "down", "--purge") })
+	t.Cleanup(func() { runEnv(t, env, bin, "cluster", "local", "down", "--purge", "--state-dir", targetDir) })
 
 	if r := runEnv(t, env, bin, "cluster", "local", "up", "--nodes=2"); r.code != 0 {
 		t.Fatalf("up: %s%s", r.stdout, r.stderr)
 	}
+	if r := runEnv(t, env, bin, "cluster", "local", "up", "--nodes=1", "--state-dir", targetDir, "--port", fmt.Sprint(targetPort)); r.code != 0 {
+		t.Fatalf("up (target): %s%s", r.stdout, r.stderr)
+	}
 	kubeconfig := filepath.Join(home, ".airship", "local", "kubeconfig")
+	targetKubeconfig := filepath.Join(targetDir, "kubeconfig")
+	kc := func(config string, args ...string) string {
+		t.Helper()
+		out, err := exec.Command(kubectl, append([]string{"--kubeconfig", config}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	// As the demo does: the target cluster's CA as the Secret Cluster API
+	// signs the cluster's bootstrap data and kubeconfig with.
+	kc(kubeconfig, "create", "namespace", "metal3")
+	kc(kubeconfig, "-n", "metal3", "create", "secret", "generic", "tenant-1-ca", "--type", "cluster.x-k8s.io/secret",
+		"--from-file=tls.crt="+filepath.Join(targetDir, "pki", "ca.crt"), "--from-file=tls.key="+filepath.Join(targetDir, "pki", "ca.key"))
+	kc(kubeconfig, "-n", "metal3", "label", "secret", "tenant-1-ca", "cluster.x-k8s.io/cluster-name=tenant-1")
 	// The armada-ephemeral phase needs the operator; it runs outside the
 	// cluster with the site's charts/ in place of the /charts volume.
 	var opLog strings.Builder
@@ -173,16 +239,19 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 	hostsDir := filepath.Join(sites, "site", "function", "hosts")
 	start(t, "redfish-emulator", "serving 6 hosts at http://127.0.0.1:", emulatorBin, "--config", filepath.Join(hostsDir, "emulator.yaml"),
 		"--listen", "127.0.0.1:0", "--manifests", filepath.Join(hostsDir, "hosts.yaml"), "--namespace", "metal3", "--target-kubeconfig", kubeconfig)
-	start(t, "metal3-operator", "", metal3Bin, "--kubeconfig", kubeconfig, "--controllers=baremetalhost", "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0")
+	start(t, "metal3-operator", "", metal3Bin, "--kubeconfig", kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0")
+	// Cluster API's managers, once clusterctl-init-ephemeral installed them.
+	start(t, "capi-managers", "waiting for clusterctl init", buildPath(t, "capi-managers", "./hack/capi-managers"), "--kubeconfig", kubeconfig, "--log-dir", t.TempDir())
 	start(t, "sip-operator", "", sipBin, "--kubeconfig", kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0")
 
 	r := runEnv(t, env, bin, "plan", "run", "deploy-local")
 	if r.code != 0 {
 		t.Fatalf("plan run: code %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	for _, want := range []string{"initinfra-ephemeral     succeeded", "workload-ephemeral      succeeded", "armada-ephemeral        succeeded", "hosts-ephemeral         succeeded", "hosts-power-ephemeral   succeeded", "sip-ephemeral           succeeded"} {
-		if !strings.Contains(r.stdout, want) {
-			t.Errorf("plan run summary lacks %q:\n%s", want, r.stdout)
+	for _, p := range []string{"initinfra-ephemeral", "workload-ephemeral", "armada-ephemeral", "clusterctl-init-ephemeral", "hosts-ephemeral",
+		"hosts-power-ephemeral", "sip-ephemeral", "controlplane-ephemeral", "workers-ephemeral"} {
+		if !regexp.MustCompile(`(?m)^` + p + ` +succeeded`).MatchString(r.stdout) {
+			t.Errorf("plan run summary lacks %s succeeded:\n%s", p, r.stdout)
 		}
 	}
 	if !strings.Contains(r.stderr, "all 4 objects are ready") {
@@ -207,13 +276,66 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 		t.Fatalf("StatefulSet of the cache chart: %q %v (want 3 ready replicas)", out, err)
 	}
 
-	// The hosts phase waited for metal3-operator: every host registered,
-	// inspected through its BMC and available; the power phase found every
-	// host on through its BMC.
-	out, err = exec.Command(kubectl, "--kubeconfig", kubeconfig, "-n", "metal3", "get", "bmh",
-		"-o", `jsonpath={range .items[*]}{.metadata.name}={.status.provisioning.state}/{.status.operationalStatus}/{.status.hardware.cpu.count}/{.status.poweredOn} {end}`).CombinedOutput()
-	if want := "node01=available/OK/8/true node02=available/OK/8/true node03=available/OK/8/true node04=available/OK/16/true node05=available/OK/16/true node06=available/OK/16/true "; err != nil || string(out) != want {
-		t.Fatalf("BareMetalHosts after plan run: %q %v\nwant %q", out, err, want)
+	// The hosts phase waited for metal3-operator: every host registered
+	// and inspected through its BMC; the power phase found every host on
+	// through its BMC. Then the machines took one control-plane host and
+	// the two active workers, which booted the site's image; the other
+	// hosts stay available.
+	const image = "http://172.22.0.1/images/ubuntu-24.04-k8s.qcow2"
+	hostStates := map[string]string{}
+	for _, line := range strings.Fields(kc(kubeconfig, "-n", "metal3", "get", "bmh", "-o",
+		`jsonpath={range .items[*]}{.metadata.name}={.metadata.labels.sip\.airshipit\.org/node-type}/{.status.provisioning.state}/{.status.operationalStatus}/{.status.hardware.cpu.count}/{.status.poweredOn}/{.status.provisioning.image.url}/{.spec.consumerRef.name} {end}`)) {
+		name, state, _ := strings.Cut(line, "=")
+		hostStates[name] = state
+	}
+	provisionedCP := 0
+	for name, state := range hostStates {
+		cpus := "16"
+		if name <= "node03" {
+			cpus = "8"
+		}
+		switch {
+		case name == "node04" || name == "node05":
+			if !regexp.MustCompile(`^Worker/provisioned/OK/16/true/` + regexp.QuoteMeta(image) + `/tenant-1-workers-`).MatchString(state) {
+				t.Errorf("worker host %s: %s, want provisioned with %s for a worker Machine", name, state, image)
+			}
+		case strings.HasPrefix(state, "ControlPlane/provisioned/"):
+			provisionedCP++
+			if state != "ControlPlane/provisioned/OK/8/true/"+image+"/tenant-1-cp-0" {
+				t.Errorf("control-plane host %s: %s, want provisioned with %s for tenant-1-cp-0", name, state, image)
+			}
+		case state != strings.SplitN(state, "/", 2)[0]+"/available/OK/"+cpus+"/true//":
+			t.Errorf("host %s: %s, want available, inspected, on and unclaimed", name, state)
+		}
+	}
+	if len(hostStates) != 6 || provisionedCP != 1 {
+		t.Errorf("hosts %v: want 6, one control-plane host provisioned (got %d)", hostStates, provisionedCP)
+	}
+	// Every Machine is Running with a Node of the target cluster whose
+	// providerID names its host.
+	machines := strings.Fields(kc(kubeconfig, "-n", "metal3", "get", "machines", "-o",
+		`jsonpath={range .items[*]}{.metadata.name}={.status.phase}/{.status.nodeRef.name}/{.spec.providerID} {end}`))
+	nodes := map[string]string{}
+	for _, line := range strings.Fields(kc(targetKubeconfig, "get", "nodes", "-o", `jsonpath={range .items[*]}{.metadata.name}={.spec.providerID} {end}`)) {
+		name, id, _ := strings.Cut(line, "=")
+		nodes[name] = id
+	}
+	if len(machines) != 3 {
+		t.Errorf("Machines %v, want the control plane's and two workers", machines)
+	}
+	for _, m := range machines {
+		name, rest, _ := strings.Cut(m, "=")
+		parts := strings.Split(rest, "/")
+		if len(parts) < 3 || parts[0] != "Running" || parts[1] == "" || !strings.HasPrefix(parts[2], "metal3:") {
+			t.Errorf("Machine %s: %s, want Running with a nodeRef and a metal3:// providerID", name, rest)
+			continue
+		}
+		if id, ok := nodes[parts[1]]; !ok || id != strings.Join(parts[2:], "/") {
+			t.Errorf("Machine %s: its Node %s in the target cluster has providerID %q (present %v), want %q", name, parts[1], id, ok, strings.Join(parts[2:], "/"))
+		}
+	}
+	if len(nodes) != 4 {
+		t.Errorf("target cluster Nodes %v: want its own control-plane Node and the three hosts", nodes)
 	}
 	// SIP picked the tenant cluster's hosts among them: three control-plane
 	// hosts, one per rack, two workers and a standby; its load balancers
@@ -240,6 +362,16 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 		if !o.Ready || !strings.Contains(o.Message, "On") {
 			t.Errorf("phase status hosts-power-ephemeral: %s ready %v: %s", o.ID, o.Ready, o.Message)
 		}
+	}
+
+	// The whole plan again converges with no change: nothing created or
+	// configured, no host or machine touched.
+	r = runEnv(t, env, bin, "plan", "run", "deploy-local")
+	if r.code != 0 {
+		t.Fatalf("second plan run: code %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if changed := regexp.MustCompile(`\b[1-9][0-9]* (created|configured)`).FindAllString(r.stderr, -1); len(changed) > 0 {
+		t.Errorf("second plan run changed objects (%v):\n%s", changed, r.stderr)
 	}
 
 	// Enabling the groups and charts is the operator's own state (an
