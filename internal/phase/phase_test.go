@@ -14,6 +14,7 @@ import (
 	"github.com/airshipit/airship-go/internal/document/fn"
 	"github.com/airshipit/airship-go/internal/phase/executor"
 	_ "github.com/airshipit/airship-go/internal/phase/executors"
+	"github.com/airshipit/airship-go/internal/test/testtool"
 )
 
 func exampleSite(t *testing.T) *Site {
@@ -40,8 +41,16 @@ func TestExampleSite(t *testing.T) {
 	for _, p := range phases {
 		names = append(names, p.Name()+"@"+p.ClusterName())
 	}
-	if got := strings.Join(names, ","); got != "armada-ephemeral@ephemeral-cluster,hosts-ephemeral@ephemeral-cluster,hosts-power-ephemeral@ephemeral-cluster,initinfra-ephemeral@ephemeral-cluster,sip-ephemeral@ephemeral-cluster,workload-ephemeral@ephemeral-cluster" {
-		t.Fatalf("phases = %s", got)
+	want := "armada-ephemeral@ephemeral-cluster,clusterctl-init-ephemeral@ephemeral-cluster,controlplane-ephemeral@ephemeral-cluster," +
+		"hosts-ephemeral@ephemeral-cluster,hosts-power-ephemeral@ephemeral-cluster,initinfra-ephemeral@ephemeral-cluster," +
+		"sip-ephemeral@ephemeral-cluster,workers-ephemeral@ephemeral-cluster,workload-ephemeral@ephemeral-cluster"
+	if got := strings.Join(names, ","); got != want {
+		t.Fatalf("phases = %s\nwant %s", got, want)
+	}
+	// clusterctl-init-ephemeral builds Cluster API's components from the
+	// link `make testbin` writes into the site.
+	if _, err := os.Stat("../../examples/site/function/capi/upstream/core/config/default"); err != nil {
+		testtool.Missing(t, "the example site's link to Cluster API's components is missing (%v); `make testbin` writes it", err)
 	}
 	plan, err := s.Plan("deploy-local")
 	if err != nil {
