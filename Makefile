@@ -48,8 +48,12 @@ verify: ## gofmt, go vet, go mod tidy, pinned versions, generated code up to dat
 	bash hack/verify.sh
 
 .PHONY: demo
-demo: setup testbin build ## Bring up the local control plane and apply the example site to it.
+demo: setup testbin build ## Bring up two local control planes and deploy the example site: charts, hosts, SIP, Cluster API machines.
 	bash hack/demo.sh
+
+.PHONY: demo-down
+demo-down: ## Stop what make demo started and remove what it wrote (both local control planes, its logs).
+	bash hack/demo-down.sh
 
 .PHONY: clean
 clean: ## Remove bin/ (the binary cache is kept).

@@ -23,8 +23,11 @@ unset AIRSHIP_LOCAL_STATE_DIR KUBECONFIG
 ephemeral_dir="${HOME}/.airship/local"
 target_dir="${HOME}/.airship/local-target"
 kubeconfig="${ephemeral_dir}/kubeconfig"
+# Logs, the render cache and Promenade's output; `make demo-down` removes
+# this directory and the two state directories, and nothing else.
 logs="${TMPDIR:-/tmp}/airship-demo"
 mkdir -p "${logs}"
+export AIRSHIP_RENDER_CACHE_DIR="${logs}/render-cache"
 
 phase() { printf '\n== [%s] %s\n' "$(date +%H:%M:%S)" "$*"; }
 
@@ -46,8 +49,10 @@ if ! kubectl -n metal3 get secret tenant-1-ca >/dev/null 2>&1; then
 fi
 unset KUBECONFIG
 
+# The local processes, also in ${logs}/pids for `make demo-down`.
 pids=()
-trap 'kill "${pids[@]}" 2>/dev/null || true' EXIT
+: >"${logs}/pids"
+trap 'kill "${pids[@]}" 2>/dev/null || true; rm -f "${logs}/pids"' EXIT
 # start NAME READY-LINE COMMAND...: runs COMMAND in the background with its
 # output in ${logs}/NAME.log and waits for READY-LINE (none when empty).
 start() {
@@ -55,6 +60,7 @@ start() {
   local log="${logs}/${name}.log"
   "$@" >"${log}" 2>&1 &
   pids+=($!)
+  echo "$! $1" >>"${logs}/pids"
   if [[ -n "${ready}" ]]; then
     for _ in $(seq 100); do
       grep -q "${ready}" "${log}" && break
@@ -114,9 +120,9 @@ Both clusters keep running. Look at them with:
   ${airshipctl} plan status deploy-local
   KUBECONFIG=${kubeconfig} kubectl get machines,bmh,sipclusters,act -A
   KUBECONFIG=${target_dir}/kubeconfig kubectl get nodes
-Stop them with:
-  ${airshipctl} cluster local down --state-dir ${target_dir} --purge
-  ${airshipctl} cluster local down --state-dir ${ephemeral_dir} --purge
+Stop them and remove what the demo wrote (${ephemeral_dir},
+${target_dir}, ${logs}) with:
+  make demo-down
 The operators, Cluster API's managers and the Redfish emulator stopped with
 this script (their logs are in ${logs}); make demo starts them again.
 EOF

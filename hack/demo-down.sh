@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Undoes `make demo`: stops the local processes a running demo started
+# (listed in its pids file), both local control planes, and removes the
+# directories the demo wrote: ~/.airship/local, ~/.airship/local-target and
+# ${TMPDIR:-/tmp}/airship-demo. Nothing else is touched; running it twice,
+# or with no demo, is fine.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+airshipctl=bin/airshipctl
+logs="${TMPDIR:-/tmp}/airship-demo"
+unset AIRSHIP_LOCAL_STATE_DIR
+
+if [[ -f "${logs}/pids" ]]; then
+  while read -r pid exe; do
+    # Only a process still running the binary the demo started.
+    if [[ -n "${pid}" && "$(readlink "/proc/${pid}/exe" 2>/dev/null || true)" == "$(readlink -f "${exe}")" ]]; then
+      echo "stopping $(basename "${exe}") (pid ${pid})"
+      kill "${pid}" 2>/dev/null || true
+    fi
+  done <"${logs}/pids"
+fi
+for dir in "${HOME}/.airship/local-target" "${HOME}/.airship/local"; do
+  if [[ -d "${dir}" ]]; then
+    echo "stopping the local control plane in ${dir}"
+    "${airshipctl}" cluster local down --state-dir "${dir}" --purge
+  fi
+done
+rm -rf "${logs}"
+echo "demo removed"
