@@ -28,6 +28,7 @@ import (
 
 	infrav1 "github.com/airshipit/airship-go/api/infrastructure/v1beta1"
 	"github.com/airshipit/airship-go/bench/internal/harness"
+	"github.com/airshipit/airship-go/internal/cluster/capilocal"
 	"github.com/airshipit/airship-go/internal/cluster/local"
 	"github.com/airshipit/airship-go/internal/test/capienv"
 	"github.com/airshipit/airship-go/internal/test/testenv"
@@ -81,7 +82,7 @@ type site struct {
 	logDir   string
 	mgmt     *testenv.Env
 	workload *testenv.Env
-	capi     *capienv.Env
+	capi     *capilocal.Env
 	emu      *emulatorProc
 	// c is a client of the management cluster at a rate that keeps the
 	// bench's own writes from being what is measured.
@@ -125,7 +126,7 @@ func newSite(b *testing.B, name string, hosts int) *site {
 	s.step("management and workload control planes up")
 	capienv.Init(b, s.mgmt, capienv.InitOptions{Infrastructure: map[string]string{"metal3": "config/metal3/default"}})
 	s.step("clusterctl init: Cluster API %s core, kubeadm bootstrap and control plane, metal3 from config/metal3/default", capienv.Version)
-	if s.capi, err = capienv.New(s.ctx, s.mgmt.Config, s.mgmt.Kubeconfig, capienv.Options{Name: name + "-", LogDir: s.logDir}); err != nil {
+	if s.capi, err = capilocal.New(s.ctx, s.mgmt.Config, s.mgmt.Kubeconfig, capilocal.Options{Name: name + "-", LogDir: s.logDir}); err != nil {
 		s.missing(err)
 	}
 	s.stops = append(s.stops, s.capi.Stop)
