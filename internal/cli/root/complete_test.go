@@ -20,8 +20,8 @@ func TestShellCompletion(t *testing.T) {
 		{"plan names", []string{"plan", "run", ""}, []string{"deploy-local"}, nil},
 		{"--resume-from takes phases", []string{"plan", "run", "deploy-local", "--resume-from", "arm"}, []string{"armada-ephemeral"}, nil},
 		{"--plan of phase list", []string{"phase", "list", "--plan", ""}, []string{"deploy-local"}, nil},
-		{"cluster names", []string{"cluster", "get-kubeconfig", ""}, []string{"ephemeral-cluster"}, nil},
-		{"cluster names not repeated", []string{"cluster", "get-kubeconfig", "ephemeral-cluster", ""}, nil, []string{"ephemeral-cluster"}},
+		{"cluster names", []string{"cluster", "get-kubeconfig", ""}, []string{"ephemeral-cluster", "target-cluster"}, nil},
+		{"cluster names not repeated", []string{"cluster", "get-kubeconfig", "ephemeral-cluster", ""}, []string{"target-cluster"}, []string{"ephemeral-cluster"}},
 		{"context names", []string{"config", "use-context", ""}, []string{"local"}, nil},
 		{"output formats", []string{"phase", "status", "x", "-o", ""}, []string{"table", "yaml", "json"}, nil},
 	}
