@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The demo: two local control planes, the ephemeral cluster and the target
-# cluster, then the example site's plan on the ephemeral one: namespaces and
+# cluster, then the example site's plan: on the ephemeral one namespaces and
 # CRDs, a workload, Helm charts deployed by the Armada operator, Cluster API
 # with this project's bare-metal provider, the site's hosts served by the
 # Redfish emulator, the hosts SIP picks for the target cluster, and that
 # cluster's control plane and workers provisioned on them through Redfish,
-# their Nodes joining the target cluster.
+# their Nodes joining the target cluster, and the site's charts deployed
+# into it.
 #
 # kwok runs no containers, so the operators the site's manifests deploy as
 # Deployments run here as local processes this script starts, and stops when
@@ -89,6 +90,9 @@ start redfish-emulator serving bin/redfish-emulator --config examples/site/funct
 # Cluster API's CRDs are in.
 start metal3-operator "" bin/metal3-operator "${local_flags[@]}" --power-poll-interval=10s
 start sip-operator "" bin/sip-operator "${local_flags[@]}"
+# The target cluster's own Armada operator, for the workload-target phase.
+start armada-operator-target "" bin/armada-operator --kubeconfig "${target_dir}/kubeconfig" --leader-elect=false \
+  --metrics-bind-address=0 --health-probe-bind-address=0 --chart-root examples/site/function/armada-site
 
 phase "airshipctl plan validate deploy-local"
 "${airshipctl}" plan validate deploy-local
@@ -106,11 +110,14 @@ kubectl -n metal3 get baremetalhosts -L sip.airshipit.org/cluster-name,sip.airsh
 kubectl -n metal3 get clusters,machines,metal3machines
 phase "the target cluster"
 KUBECONFIG="${target_dir}/kubeconfig" kubectl get nodes -L metal3.io/uuid
+KUBECONFIG="${target_dir}/kubeconfig" kubectl -n armada-site get act,amf
 
 if [[ -x hack/demo-promenade.sh ]]; then
   out="${logs}/promenade"
   phase "Promenade: site PKI and genesis/join scripts into ${out}"
-  bash hack/demo-promenade.sh "${out}"
+  bash hack/demo-promenade.sh "${out}" >"${logs}/promenade.log" 2>&1 || { cat "${logs}/promenade.log"; exit 1; }
+  grep -E '^(wrote [0-9]+ documents|== shellcheck)' "${logs}/promenade.log"
+  ls "${out}/scripts"
 fi
 
 cat <<EOF
@@ -119,7 +126,7 @@ Both clusters keep running. Look at them with:
   export AIRSHIPCONFIG=${AIRSHIPCONFIG}
   ${airshipctl} plan status deploy-local
   KUBECONFIG=${kubeconfig} kubectl get machines,bmh,sipclusters,act -A
-  KUBECONFIG=${target_dir}/kubeconfig kubectl get nodes
+  KUBECONFIG=${target_dir}/kubeconfig kubectl get nodes,act -A
 Stop them and remove what the demo wrote (${ephemeral_dir},
 ${target_dir}, ${logs}) with:
   make demo-down

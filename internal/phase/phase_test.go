@@ -43,7 +43,7 @@ func TestExampleSite(t *testing.T) {
 	}
 	want := "armada-ephemeral@ephemeral-cluster,clusterctl-init-ephemeral@ephemeral-cluster,controlplane-ephemeral@ephemeral-cluster," +
 		"hosts-ephemeral@ephemeral-cluster,hosts-power-ephemeral@ephemeral-cluster,initinfra-ephemeral@ephemeral-cluster," +
-		"sip-ephemeral@ephemeral-cluster,workers-ephemeral@ephemeral-cluster,workload-ephemeral@ephemeral-cluster"
+		"sip-ephemeral@ephemeral-cluster,workers-ephemeral@ephemeral-cluster,workload-ephemeral@ephemeral-cluster,workload-target@target-cluster"
 	if got := strings.Join(names, ","); got != want {
 		t.Fatalf("phases = %s\nwant %s", got, want)
 	}

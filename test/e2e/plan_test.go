@@ -159,7 +159,7 @@ func replaceIn(t *testing.T, path, old, new string) {
 // their BMCs, SIP picks and labels the tenant cluster's hosts among them,
 // the target cluster's control-plane Machine and its two workers take
 // those hosts, which boot the site's image and join the target cluster as
-// its Nodes, the
+// its Nodes, the site's charts are deployed into the target cluster, the
 // Armada phase is clean (nothing drifted) after the operator enabled its
 // groups and charts, second runs change nothing, and an object dropped
 // from the site is pruned (after a dry run that shows it and changes
@@ -242,6 +242,9 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 	start(t, "metal3-operator", "", metal3Bin, "--kubeconfig", kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0")
 	// Cluster API's managers, once clusterctl-init-ephemeral installed them.
 	start(t, "capi-managers", "waiting for clusterctl init", buildPath(t, "capi-managers", "./hack/capi-managers"), "--kubeconfig", kubeconfig, "--log-dir", t.TempDir())
+	// The workload-target phase needs an Armada operator against the target cluster.
+	start(t, "armada-operator (target)", "", operator, "--kubeconfig", targetKubeconfig, "--chart-root", filepath.Join(sites, "site", "function", "armada-site"),
+		"--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0")
 	start(t, "sip-operator", "", sipBin, "--kubeconfig", kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0")
 
 	r := runEnv(t, env, bin, "plan", "run", "deploy-local")
@@ -249,7 +252,7 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 		t.Fatalf("plan run: code %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	for _, p := range []string{"initinfra-ephemeral", "workload-ephemeral", "armada-ephemeral", "clusterctl-init-ephemeral", "hosts-ephemeral",
-		"hosts-power-ephemeral", "sip-ephemeral", "controlplane-ephemeral", "workers-ephemeral"} {
+		"hosts-power-ephemeral", "sip-ephemeral", "controlplane-ephemeral", "workers-ephemeral", "workload-target"} {
 		if !regexp.MustCompile(`(?m)^` + p + ` +succeeded`).MatchString(r.stdout) {
 			t.Errorf("plan run summary lacks %s succeeded:\n%s", p, r.stdout)
 		}
@@ -336,6 +339,13 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 	}
 	if len(nodes) != 4 {
 		t.Errorf("target cluster Nodes %v: want its own control-plane Node and the three hosts", nodes)
+	}
+	// The site's charts in the target cluster, on those Nodes.
+	if out := kc(targetKubeconfig, "-n", "armada-site", "get", "act", "-o", `jsonpath={range .items[*]}{.metadata.name}={.status.state}/{.status.satisfied} {end}`); out != "api=deployed/true cache=deployed/true web=deployed/true web-admin=deployed/true " {
+		t.Errorf("ArmadaCharts in the target cluster: %q", out)
+	}
+	if out := kc(targetKubeconfig, "-n", "demo", "get", "statefulset", "site-cache", "-o", "jsonpath={.status.readyReplicas}"); out != "3" {
+		t.Errorf("the cache chart's StatefulSet in the target cluster: %q ready replicas, want 3", out)
 	}
 	// SIP picked the tenant cluster's hosts among them: three control-plane
 	// hosts, one per rack, two workers and a standby; its load balancers
