@@ -1,0 +1,135 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/airshipit/airship-go/internal/cluster/local"
+	"github.com/airshipit/airship-go/internal/test/testenv"
+)
+
+// TestDemoAndDemoDown runs the README's demo as `make demo` does after its
+// set-up and build steps (hack/demo.sh from the repository root, with a
+// fresh HOME and TMPDIR), runs the commands it prints, and then
+// `make demo-down`'s script: every process gone, the directories the demo
+// wrote removed, and nothing else. It uses the demo's fixed addresses,
+// 127.0.0.1:8000 (the emulated BMCs) and 127.0.0.1:16443 (the target
+// cluster).
+func TestDemoAndDemoDown(t *testing.T) {
+	requireBinaries(t)
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, addr := range []string{"127.0.0.1:8000", "127.0.0.1:16443"} {
+		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+			c.Close()
+			t.Fatalf("%s is in use; the demo needs it (is a demo running? make demo-down stops it)", addr)
+		}
+	}
+	home, tmp := t.TempDir(), t.TempDir()
+	// The Go caches stay the user's: a fresh HOME must not rebuild everything.
+	var goEnv []string
+	for _, v := range []string{"GOCACHE", "GOMODCACHE", "GOPATH"} {
+		out, err := exec.Command("go", "env", v).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		goEnv = append(goEnv, v+"="+strings.TrimSpace(string(out)))
+	}
+	env := append(goEnv, "HOME="+home, "TMPDIR="+tmp, "AIRSHIP_TESTBIN_DIR="+local.DefaultBinDir(), "AIRSHIPCONFIG=", "KUBECONFIG=", "AIRSHIP_LOCAL_STATE_DIR=")
+	// What the demo must leave alone.
+	keep := []string{filepath.Join(home, ".airship", "config"), filepath.Join(tmp, "other", "file")}
+	for _, k := range keep {
+		if err := os.MkdirAll(filepath.Dir(k), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(k, []byte("mine\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	shell := func(script string) result {
+		t.Helper()
+		cmd := exec.Command("bash", "-c", script)
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), env...)
+		var out syncBuffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return result{stdout: out.String(), code: code}
+	}
+	t.Cleanup(func() {
+		if r := shell("bash hack/demo-down.sh"); r.code != 0 {
+			t.Errorf("demo-down at cleanup: %s", r.stdout)
+		}
+	})
+	if r := shell("make build"); r.code != 0 {
+		t.Fatalf("make build: %s", r.stdout)
+	}
+	demo := shell("bash hack/demo.sh")
+	if demo.code != 0 {
+		t.Fatalf("demo: exit %d\n%s", demo.code, demo.stdout)
+	}
+	for _, p := range []string{"initinfra-ephemeral", "workload-ephemeral", "armada-ephemeral", "clusterctl-init-ephemeral", "hosts-ephemeral",
+		"hosts-power-ephemeral", "sip-ephemeral", "controlplane-ephemeral", "workers-ephemeral", "workload-target"} {
+		if !regexp.MustCompile(`(?m)^` + p + ` +succeeded`).MatchString(demo.stdout) {
+			t.Errorf("the demo's summary lacks %s succeeded", p)
+		}
+	}
+	// The commands the demo prints, as printed.
+	var printed []string
+	for _, line := range strings.Split(demo.stdout[strings.Index(demo.stdout, "Look at them with:"):], "\n")[1:] {
+		if !strings.HasPrefix(line, "  ") {
+			break
+		}
+		printed = append(printed, strings.TrimSpace(line))
+	}
+	if len(printed) != 4 {
+		t.Fatalf("the demo printed %d commands to look with, want 4:\n%s", len(printed), demo.stdout)
+	}
+	looked := shell(strings.Join(printed, "\n"))
+	if looked.code != 0 {
+		t.Fatalf("the printed commands failed (exit %d):\n%s\n%s", looked.code, strings.Join(printed, "\n"), looked.stdout)
+	}
+	for _, want := range []string{"workload-target", "tenant-1-cp-0", "armadachart.armada.airshipit.org/web"} {
+		if !strings.Contains(looked.stdout, want) {
+			t.Errorf("the printed commands' output lacks %q:\n%s", want, looked.stdout)
+		}
+	}
+
+	down := shell("bash hack/demo-down.sh")
+	if down.code != 0 {
+		t.Fatalf("demo-down: exit %d\n%s", down.code, down.stdout)
+	}
+	for _, gone := range []string{filepath.Join(home, ".airship", "local"), filepath.Join(home, ".airship", "local-target"), filepath.Join(tmp, "airship-demo")} {
+		if _, err := os.Stat(gone); !os.IsNotExist(err) {
+			t.Errorf("%s is still there after demo-down (%v)", gone, err)
+		}
+	}
+	for _, k := range keep {
+		if data, err := os.ReadFile(k); err != nil || string(data) != "mine\n" {
+			t.Errorf("demo-down touched %s: %q %v", k, data, err)
+		}
+	}
+	// cluster local down returns once the processes exited.
+	for _, addr := range []string{"127.0.0.1:8000", "127.0.0.1:16443"} {
+		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+			c.Close()
+			t.Errorf("%s still answers after demo-down", addr)
+		}
+	}
+}
