@@ -332,7 +332,7 @@ func (a *Applier) applyAll(ctx context.Context, objs []*unstructured.Unstructure
 				once.Do(func() {
 					opts.emit("Apply", "%s: its admission webhook does not answer yet; trying again for up to %s", ref, webhookWait)
 				})
-				err = retryWhile(ctx, webhookWait, IsWebhookUnavailable, func() error {
+				err = retryWhile(ctx, err, webhookWait, IsWebhookUnavailable, func() error {
 					obj = o.DeepCopy()
 					return a.client.Patch(ctx, obj, client.Apply, client.FieldOwner(FieldManager), client.ForceOwnership)
 				})
@@ -376,18 +376,21 @@ func IsWebhookUnavailable(err error) bool {
 
 // retryWhile calls f every second until it succeeds, fails with an error
 // transient does not accept, ctx ends or limit has passed; it returns f's
-// last error.
-func retryWhile(ctx context.Context, limit time.Duration, transient func(error) bool, f func() error) error {
+// last error (first is the error that started the retries), with ctx's
+// when ctx ended first.
+func retryWhile(ctx context.Context, first error, limit time.Duration, transient func(error) bool, f func() error) error {
 	deadline := time.Now().Add(limit)
+	last := first
 	for {
 		t := time.NewTimer(time.Second)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return ctx.Err()
+			return fmt.Errorf("%w (last: %w)", ctx.Err(), last)
 		case <-t.C:
 		}
 		err := f()
+		last = err
 		if err == nil || !transient(err) || time.Now().After(deadline) {
 			return err
 		}

@@ -192,4 +192,11 @@ func TestWebhookDenialIsNotRetried(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "failed calling webhook") || !strings.Contains(err.Error(), "ConfigMap/default/unserved") {
 		t.Fatalf("apply through a webhook that never serves: %v", err)
 	}
+	// When the run's deadline ends the retries, the error still says why.
+	short, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	_, err = newApplier(t).Apply(short, objs(t, y), Options{Inventory: "webhook-never", WebhookWait: time.Minute})
+	if err == nil || !strings.Contains(err.Error(), "context deadline exceeded") || !strings.Contains(err.Error(), "failed calling webhook") {
+		t.Fatalf("apply cut short while its webhook does not answer: %v", err)
+	}
 }
