@@ -92,6 +92,14 @@ func TestMetadataErrors(t *testing.T) {
 		"inventory:\n  path: hosts\n": "phase.path is required",
 		"phase: [\n":                  "metadata.yaml",
 		"phase:\n  path: manifests\n": "",
+		// Upstream's document form, alone or among other documents.
+		"apiVersion: airshipit.org/v1alpha1\nkind: ManifestMetadata\nmetadata: {name: m}\nspec:\n  phase: {path: manifests, docEntryPointPrefix: site}\n  inventory: {path: hosts}\n":                                                 "",
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n---\napiVersion: airshipit.org/v1alpha1\nkind: ManifestMetadata\nmetadata: {name: m}\nspec:\n  phase: {path: manifests}\n":                                             "",
+		"apiVersion: airshipit.org/v1alpha1\nkind: ManifestMetadata\nmetadata: {name: m}\nspec:\n  phase: {pth: manifests}\n":                                                                                                         `ManifestMetadata m: unknown field "spec.phase.pth"`,
+		"apiVersion: airshipit.org/v1alpha1\nkind: ManifestMetadata\nmetadata: {name: m}\nspec:\n  inventory: {path: hosts}\n":                                                                                                        "ManifestMetadata m: spec.phase.path is required",
+		"apiVersion: airshipit.org/v1beta9\nkind: ManifestMetadata\nmetadata: {name: m}\nspec:\n  phase: {path: manifests}\n":                                                                                                         `apiVersion "airshipit.org/v1beta9", want airshipit.org/v1alpha1`,
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n":                                                                                                                                                                      "want one document of kind ManifestMetadata",
+		"apiVersion: airshipit.org/v1alpha1\nkind: ManifestMetadata\nmetadata: {name: a}\nspec: {phase: {path: x}}\n---\napiVersion: airshipit.org/v1alpha1\nkind: ManifestMetadata\nmetadata: {name: b}\nspec: {phase: {path: y}}\n": "found 2",
 	} {
 		if err := os.WriteFile(filepath.Join(mdir, "metadata.yaml"), []byte(content), 0o644); err != nil {
 			t.Fatal(err)
@@ -100,6 +108,9 @@ func TestMetadataErrors(t *testing.T) {
 		if want == "" {
 			if err != nil || meta.Phase.Path != "manifests" {
 				t.Errorf("%q: %v", content, err)
+			}
+			if strings.Contains(content, "docEntryPointPrefix: site") && (meta.Phase.DocEntryPointPrefix != "site" || meta.Inventory.Path != "hosts") {
+				t.Errorf("%q: read %+v", content, meta)
 			}
 			continue
 		}

@@ -7,6 +7,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
+
 	v1 "github.com/airshipit/airship-go/api/airshipit/v1alpha1"
 	"github.com/airshipit/airship-go/internal/document"
 )
@@ -95,14 +99,72 @@ func (s *Site) Metadata() (*v1.ManifestMetadata, error) {
 		}
 		return nil, fmt.Errorf("reading site metadata: %w", err)
 	}
-	meta := &v1.ManifestMetadata{}
-	if err := document.UnmarshalStrict(data, meta); err != nil {
+	meta, field, err := parseMetadata(data)
+	if err != nil {
 		return nil, fmt.Errorf("site metadata %s: %w", p, err)
 	}
 	if meta.Phase.Path == "" {
-		return nil, fmt.Errorf("site metadata %s: phase.path is required", p)
+		return nil, fmt.Errorf("site metadata %s: %s is required", p, field)
 	}
 	return meta, nil
+}
+
+// metadataDocument is the document form of metadata.yaml upstream
+// airshipctl reads since 2021: kind ManifestMetadata, the settings under
+// spec.
+type metadataDocument struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec              struct {
+		Phase     v1.PhaseSpec     `json:"phase,omitempty"`
+		Inventory v1.InventorySpec `json:"inventory,omitempty"`
+	} `json:"spec"`
+}
+
+// parseMetadata reads either form of metadata.yaml: the plain one (phase,
+// inventory at the top) or one ManifestMetadata document among others of
+// a YAML stream (spec.phase, spec.inventory). It returns the name of the
+// phase path field of the form it read, for messages.
+func parseMetadata(data []byte) (*v1.ManifestMetadata, string, error) {
+	nodes, err := kio.FromBytes(data)
+	if err != nil {
+		return nil, "", err
+	}
+	var docs []*kyaml.RNode
+	for _, n := range nodes {
+		if n.GetKind() != "" || n.GetApiVersion() != "" {
+			docs = append(docs, n)
+		}
+	}
+	if len(docs) == 0 {
+		meta := &v1.ManifestMetadata{}
+		if err := document.UnmarshalStrict(data, meta); err != nil {
+			return nil, "", err
+		}
+		return meta, "phase.path", nil
+	}
+	var found []*kyaml.RNode
+	for _, n := range docs {
+		if n.GetKind() == "ManifestMetadata" {
+			found = append(found, n)
+		}
+	}
+	if len(found) != 1 {
+		return nil, "", fmt.Errorf("want one document of kind ManifestMetadata (%s), found %d", v1.GroupVersion, len(found))
+	}
+	if av := found[0].GetApiVersion(); av != v1.GroupVersion.String() {
+		return nil, "", fmt.Errorf("ManifestMetadata %s: apiVersion %q, want %s", found[0].GetName(), av, v1.GroupVersion)
+	}
+	text, err := found[0].String()
+	if err != nil {
+		return nil, "", err
+	}
+	doc := &metadataDocument{}
+	if err := document.UnmarshalStrict([]byte(text), doc); err != nil {
+		return nil, "", fmt.Errorf("ManifestMetadata %s: %w", found[0].GetName(), err)
+	}
+	return &v1.ManifestMetadata{TypeMeta: doc.TypeMeta, ObjectMeta: doc.ObjectMeta, Phase: doc.Spec.Phase, Inventory: doc.Spec.Inventory},
+		"ManifestMetadata " + doc.Name + ": spec.phase.path", nil
 }
 
 // PhaseBundlePath is targetPath/<phase repository>/phase.path.

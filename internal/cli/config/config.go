@@ -278,7 +278,14 @@ func newSetManifest(streams cli.IOStreams, g *siteflags.Options) *cobra.Command 
 		Short: "Create or change a manifest",
 		Example: `  # A manifest whose phase repository is a local checkout
   airshipctl config set-manifest site-a --repo primary --url /src/site-a --phase \
-    --target-path /src --metadata-path manifests/site/site-a/metadata.yaml`,
+    --target-path /src --metadata-path manifests/site/site-a/metadata.yaml
+
+  # where manifests/site/site-a/metadata.yaml is a ManifestMetadata document:
+  #   apiVersion: airshipit.org/v1alpha1
+  #   kind: ManifestMetadata
+  #   metadata: {name: manifest-metadata}
+  #   spec:
+  #     phase: {path: manifests/site/site-a/phases, docEntryPointPrefix: manifests/site/site-a}`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := g.Config()
