@@ -61,6 +61,12 @@ func (s *Site) InventoryRepoDir() (string, error) {
 	return s.repoDir(s.Manifest.InventoryRepositoryName, "inventoryRepositoryName")
 }
 
+// RepositoryDir is targetPath/<directory of the named repository>, where
+// `airshipctl document pull` puts it.
+func (s *Site) RepositoryDir(name string) (string, error) {
+	return s.repoDir(name, "repository")
+}
+
 func (s *Site) repoDir(name, fieldName string) (string, error) {
 	repo, ok := s.Manifest.Repositories[name]
 	if !ok || repo == nil {

@@ -11,6 +11,7 @@ import (
 	clusterlocal "github.com/airshipit/airship-go/internal/cli/cluster/local"
 	clustersite "github.com/airshipit/airship-go/internal/cli/cluster/site"
 	configcmd "github.com/airshipit/airship-go/internal/cli/config"
+	documentcmd "github.com/airshipit/airship-go/internal/cli/document"
 	phasecmd "github.com/airshipit/airship-go/internal/cli/phase"
 	plancmd "github.com/airshipit/airship-go/internal/cli/plan"
 	"github.com/airshipit/airship-go/internal/cli/siteflags"
@@ -37,6 +38,7 @@ func NewCmd(streams cli.IOStreams) *cobra.Command {
 	clusterCmd.AddCommand(clustersite.NewCmds(streams, g)...)
 	root.AddCommand(clusterCmd,
 		configcmd.NewCmd(streams, g),
+		documentcmd.NewCmd(streams, g),
 		phasecmd.NewCmd(streams, g),
 		plancmd.NewCmd(streams, g),
 		armadacmd.NewCmd(streams),

@@ -1,0 +1,76 @@
+package document
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/spf13/cobra"
+
+	"github.com/airshipit/airship-go/internal/cli"
+	"github.com/airshipit/airship-go/internal/cli/siteflags"
+	"github.com/airshipit/airship-go/internal/document/pull"
+)
+
+// NewCmd returns `airshipctl document`.
+func NewCmd(streams cli.IOStreams, g *siteflags.Options) *cobra.Command {
+	cmd := &cobra.Command{Use: "document", Short: "Work with the site's document repositories"}
+	cmd.AddCommand(newPull(streams, g))
+	return cmd
+}
+
+func newPull(streams cli.IOStreams, g *siteflags.Options) *cobra.Command {
+	var noCheckout bool
+	cmd := &cobra.Command{
+		Use:   "pull",
+		Short: "Clone or update every repository of the current manifest into its target path",
+		Long: `Clone or update every repository of the current context's manifest into
+targetPath/<directory named after its URL>, then check out the revision its
+checkout names (branch, tag, commitHash or remoteRef; the remote's default
+branch when none). A working tree with local changes is refused unless the
+repository's checkout sets force. Auth comes from the repository's auth
+(http-basic, ssh-key, ssh-pass). Every repository's settings are checked
+before anything is fetched.`,
+		Example: `  airshipctl document pull
+  airshipctl document pull --no-checkout`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := g.Config()
+			if err != nil {
+				return err
+			}
+			site, err := cfg.Manifest("")
+			if err != nil {
+				return err
+			}
+			names := slices.Sorted(maps.Keys(site.Manifest.Repositories))
+			if len(names) == 0 {
+				return fmt.Errorf("manifest %q has no repositories to pull", site.Name)
+			}
+			dirs := map[string]string{}
+			for _, name := range names {
+				if err := pull.Check(name, site.Manifest.Repositories[name]); err != nil {
+					return fmt.Errorf("manifest %q: %w", site.Name, err)
+				}
+				if dirs[name], err = site.RepositoryDir(name); err != nil {
+					return err
+				}
+			}
+			for _, name := range names {
+				r := site.Manifest.Repositories[name]
+				res, err := pull.Pull(cmd.Context(), name, r, dirs[name], pull.Options{NoCheckout: noCheckout})
+				if err != nil {
+					return fmt.Errorf("manifest %q: %w", site.Name, err)
+				}
+				if res.Revision == "" {
+					fmt.Fprintf(streams.Out, "%s: %s %s into %s (not checked out)\n", name, res.Action, r.URL, dirs[name])
+					continue
+				}
+				fmt.Fprintf(streams.Out, "%s: %s %s into %s at %s\n", name, res.Action, r.URL, dirs[name], res.Revision)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&noCheckout, "no-checkout", false, "fetch only: leave the working trees as they are")
+	return cmd
+}

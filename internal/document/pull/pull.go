@@ -1,0 +1,237 @@
+package pull
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	git "github.com/go-git/go-git/v5"
+	gitconfig "github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
+
+	v1 "github.com/airshipit/airship-go/api/airshipit/v1alpha1"
+)
+
+// Options configure Pull.
+type Options struct {
+	// NoCheckout fetches (or clones) without touching the working tree.
+	NoCheckout bool
+	// Progress receives git's progress messages; nil discards them.
+	Progress io.Writer
+}
+
+// Result is what Pull did to one repository.
+type Result struct {
+	// Action is "cloned" or "updated".
+	Action string
+	// Revision is the commit checked out (empty with NoCheckout).
+	Revision string
+}
+
+// Pull brings the repository named name (for messages) into dir: a clone
+// when dir does not exist or is empty, else a fetch into the clone there,
+// then the checkout r names.
+func Pull(ctx context.Context, name string, r *v1.Repository, dir string, opts Options) (*Result, error) {
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("repository %s (%s): %s", name, r.URL, fmt.Sprintf(format, args...))
+	}
+	if err := Check(name, r); err != nil {
+		return nil, err
+	}
+	co := r.Checkout
+	if co == nil {
+		co = &v1.RepoCheckout{}
+	}
+	auth, err := authMethod(r.Auth)
+	if err != nil {
+		return nil, fail("%v", err)
+	}
+	res := &Result{}
+	repo, err := git.PlainOpen(dir)
+	switch {
+	case errors.Is(err, git.ErrRepositoryNotExists):
+		if entries, rerr := os.ReadDir(dir); rerr == nil && len(entries) > 0 {
+			return nil, fail("%s exists and is not a Git repository; move it away first", dir)
+		}
+		repo, err = git.PlainCloneContext(ctx, dir, false, &git.CloneOptions{URL: r.URL, Auth: auth, NoCheckout: true, Progress: opts.Progress})
+		if err != nil {
+			_ = os.RemoveAll(dir)
+			return nil, fail("clone: %v", err)
+		}
+		res.Action = "cloned"
+	case err != nil:
+		return nil, fail("opening %s: %v", dir, err)
+	default:
+		remote, err := repo.Remote(git.DefaultRemoteName)
+		if err != nil {
+			return nil, fail("%s has no remote %q: %v", dir, git.DefaultRemoteName, err)
+		}
+		if urls := remote.Config().URLs; len(urls) == 0 || urls[0] != r.URL {
+			return nil, fail("%s is a clone of %v, not of this URL; move it away or fix the URL", dir, urls)
+		}
+		err = repo.FetchContext(ctx, &git.FetchOptions{Auth: auth, Progress: opts.Progress, Force: true, Tags: git.AllTags,
+			RefSpecs: []gitconfig.RefSpec{"+refs/heads/*:refs/remotes/origin/*"}})
+		if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
+			return nil, fail("fetch: %v", err)
+		}
+		res.Action = "updated"
+	}
+	if co.RemoteRef != "" {
+		spec := gitconfig.RefSpec("+" + co.RemoteRef + ":" + co.RemoteRef)
+		if err := spec.Validate(); err != nil {
+			return nil, fail("checkout.remoteRef %q: %v", co.RemoteRef, err)
+		}
+		err := repo.FetchContext(ctx, &git.FetchOptions{Auth: auth, Progress: opts.Progress, Force: true, RefSpecs: []gitconfig.RefSpec{spec}})
+		if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
+			return nil, fail("fetching checkout.remoteRef %s: %v", co.RemoteRef, err)
+		}
+	}
+	if opts.NoCheckout {
+		return res, nil
+	}
+	hash, branch, err := resolve(repo, co)
+	if err != nil {
+		return nil, fail("%v", err)
+	}
+	wt, err := repo.Worktree()
+	if err != nil {
+		return nil, fail("%v", err)
+	}
+	if res.Action == "updated" && !co.Force {
+		st, err := wt.Status()
+		if err != nil {
+			return nil, fail("reading the working tree's status: %v", err)
+		}
+		if !st.IsClean() {
+			return nil, fail("%s has local changes; commit or discard them, or set checkout.force", dir)
+		}
+	}
+	if branch != "" {
+		// The branch is a local branch at the remote's commit.
+		ref := plumbing.NewHashReference(plumbing.NewBranchReferenceName(branch), hash)
+		if err := repo.Storer.SetReference(ref); err != nil {
+			return nil, fail("setting branch %s: %v", branch, err)
+		}
+		err = wt.Checkout(&git.CheckoutOptions{Branch: ref.Name(), Force: true})
+	} else {
+		err = wt.Checkout(&git.CheckoutOptions{Hash: hash, Force: true})
+	}
+	if err != nil {
+		return nil, fail("checkout of %s: %v", hash, err)
+	}
+	res.Revision = hash.String()
+	return res, nil
+}
+
+// Check reports what is wrong with a repository's settings before
+// anything is fetched: no URL, more than one revision in its checkout, an
+// unknown auth type or an unreadable SSH key.
+func Check(name string, r *v1.Repository) error {
+	if r == nil || r.URL == "" {
+		return fmt.Errorf("repository %s: url is required", name)
+	}
+	if co := r.Checkout; co != nil {
+		set := 0
+		for _, v := range []string{co.Branch, co.Tag, co.CommitHash, co.RemoteRef} {
+			if v != "" {
+				set++
+			}
+		}
+		if set > 1 {
+			return fmt.Errorf("repository %s (%s): checkout: branch, tag, commitHash and remoteRef are mutually exclusive", name, r.URL)
+		}
+	}
+	if _, err := authMethod(r.Auth); err != nil {
+		return fmt.Errorf("repository %s (%s): %v", name, r.URL, err)
+	}
+	return nil
+}
+
+// resolve finds the commit the checkout names, and the branch to keep at
+// it (empty for a detached checkout).
+func resolve(repo *git.Repository, co *v1.RepoCheckout) (plumbing.Hash, string, error) {
+	switch {
+	case co.CommitHash != "":
+		h := plumbing.NewHash(co.CommitHash)
+		if _, err := repo.CommitObject(h); err != nil {
+			return plumbing.ZeroHash, "", fmt.Errorf("checkout.commitHash %s: %v", co.CommitHash, err)
+		}
+		return h, "", nil
+	case co.Tag != "":
+		ref, err := repo.Tag(co.Tag)
+		if err != nil {
+			return plumbing.ZeroHash, "", fmt.Errorf("checkout.tag %s: %v", co.Tag, err)
+		}
+		h, err := repo.ResolveRevision(plumbing.Revision(ref.Name().String() + "^{commit}"))
+		if err != nil {
+			return plumbing.ZeroHash, "", fmt.Errorf("checkout.tag %s: %v", co.Tag, err)
+		}
+		return *h, "", nil
+	case co.RemoteRef != "":
+		ref, err := repo.Reference(plumbing.ReferenceName(co.RemoteRef), true)
+		if err != nil {
+			return plumbing.ZeroHash, "", fmt.Errorf("checkout.remoteRef %s: %v", co.RemoteRef, err)
+		}
+		return ref.Hash(), "", nil
+	case co.Branch != "":
+		name := plumbing.NewRemoteReferenceName(git.DefaultRemoteName, co.Branch)
+		if co.LocalBranch {
+			name = plumbing.NewBranchReferenceName(co.Branch)
+		}
+		ref, err := repo.Reference(name, true)
+		if err != nil {
+			return plumbing.ZeroHash, "", fmt.Errorf("checkout.branch %s: %v", co.Branch, err)
+		}
+		return ref.Hash(), co.Branch, nil
+	default:
+		// The remote's default branch, as a clone checks it out.
+		ref, err := repo.Reference(plumbing.NewRemoteHEADReferenceName(git.DefaultRemoteName), true)
+		if err != nil {
+			// A clone's HEAD names the default branch.
+			head, herr := repo.Storer.Reference(plumbing.HEAD)
+			if herr != nil || head.Type() != plumbing.SymbolicReference {
+				return plumbing.ZeroHash, "", fmt.Errorf("the remote's default branch is unknown; name checkout.branch")
+			}
+			ref, err = repo.Reference(plumbing.NewRemoteReferenceName(git.DefaultRemoteName, head.Target().Short()), true)
+			if err != nil {
+				return plumbing.ZeroHash, "", fmt.Errorf("default branch %s: %v", head.Target().Short(), err)
+			}
+			return ref.Hash(), head.Target().Short(), nil
+		}
+		return ref.Hash(), "", nil
+	}
+}
+
+// authMethod turns a repository's auth into go-git's. Passwords and key
+// passphrases go nowhere else.
+func authMethod(a *v1.RepoAuth) (transport.AuthMethod, error) {
+	if a == nil || a.Type == "" {
+		return nil, nil
+	}
+	user := a.Username
+	switch a.Type {
+	case "http-basic":
+		return &githttp.BasicAuth{Username: user, Password: a.HTTPPassword}, nil
+	case "ssh-key":
+		if user == "" {
+			user = "git"
+		}
+		k, err := gitssh.NewPublicKeysFromFile(user, a.KeyPath, a.KeyPassword)
+		if err != nil {
+			return nil, fmt.Errorf("auth.sshKey %s: %v", a.KeyPath, err)
+		}
+		return k, nil
+	case "ssh-pass":
+		if user == "" {
+			user = "git"
+		}
+		return &gitssh.Password{User: user, Password: a.SSHPassword}, nil
+	default:
+		return nil, fmt.Errorf("auth.type %q: want ssh-key, ssh-pass or http-basic", a.Type)
+	}
+}
