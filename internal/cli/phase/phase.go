@@ -186,7 +186,8 @@ func NewCmdRender(streams cli.IOStreams, g *siteflags.Options, runF func(context
   airshipctl phase render --source config`,
 		Long: `Print documents as a YAML stream, filtered by -l, -a, -g and -k.
 
---source phase (default)  the phase's executor bundle (its documentEntryPoint), every document
+--source phase (default)  the phase's executor bundle (its documentEntryPoint), every document;
+                          for a phase without one, what --source executor shows
 --source executor         what the executor acts on (deployable documents for KubernetesApply,
                           provider components for Clusterctl)
 --source config           the Phase and its executor document; without NAME, the whole phase bundle`,
@@ -277,6 +278,17 @@ func render(ctx context.Context, o *RenderOptions, out io.Writer) error {
 		}
 		return ex.Render(ctx, out, executor.RenderOptions{Selector: sel})
 	default:
+		// A phase without an entry point (upstream's clusterctl-init-*
+		// and clusterctl-move) has no executor bundle: show what its
+		// executor would act on instead, the provider components for
+		// Clusterctl.
+		if p.API.Config.DocumentEntryPoint == "" {
+			ex, err := site.Executor(p)
+			if err != nil {
+				return err
+			}
+			return ex.Render(ctx, out, executor.RenderOptions{Selector: sel})
+		}
 		b, err := site.ExecutorBundle(p)
 		if err != nil {
 			return err

@@ -10,6 +10,8 @@ import (
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/airshipit/airship-go/internal/test/testtool"
 )
 
 // TestDocumentPull pulls a manifest's two repositories (one pinned to a
@@ -90,5 +92,26 @@ manifests:
 	}
 	if _, err := os.Stat(filepath.Join(dir, "sites", "third")); !os.IsNotExist(err) {
 		t.Errorf("a refused pull cloned a repository (%v)", err)
+	}
+}
+
+// TestRenderPhaseWithoutEntryPoint: `phase render` of the example's
+// Clusterctl phase, which has no documentEntryPoint, shows the provider
+// components clusterctl init would install.
+func TestRenderPhaseWithoutEntryPoint(t *testing.T) {
+	if _, err := os.Stat("../../../examples/site/function/capi/upstream/core"); err != nil {
+		testtool.Missing(t, "the example site's link to Cluster API's components is missing (%v); `make testbin` writes it", err)
+	}
+	out, errOut, code := run(t, exampleConfig, "phase", "render", "clusterctl-init-ephemeral", "-k", "Deployment")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"name: capi-controller-manager", "name: capi-kubeadm-bootstrap-controller-manager", "name: capi-kubeadm-control-plane-controller-manager", "name: metal3-operator"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("render lacks %q", want)
+		}
+	}
+	if n := strings.Count(out, "kind: Deployment"); n != 4 {
+		t.Errorf("render has %d Deployments, want the four providers'", n)
 	}
 }
