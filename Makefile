@@ -55,6 +55,10 @@ demo: setup testbin build ## Bring up two local control planes and deploy the ex
 demo-down: ## Stop what make demo started and remove what it wrote (both local control planes, its logs).
 	bash hack/demo-down.sh
 
+.PHONY: images
+images: ## Build OCI images of the operators and the Promenade API into bin/images (no container runtime needed).
+	$(GO) run ./hack/images --out $(BIN)/images
+
 .PHONY: clean
 clean: ## Remove bin/ (the binary cache is kept).
 	rm -rf $(BIN)

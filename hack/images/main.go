@@ -1,0 +1,100 @@
+// Command images builds the OCI images of the project's long-running
+// binaries (see internal/image) without a container runtime: for each
+// binary and platform a static build (CGO_ENABLED=0, -trimpath), then an
+// image index written as an OCI layout under OUT/<name>/ and, for the
+// machine's platform, a `docker load` tarball OUT/<name>.tar tagged
+// localhost/airship/<name>:latest. `make images` runs it.
+//
+// Usage: images [--out bin/images] [--platforms linux/amd64,linux/arm64] [--binaries armada-operator,...]
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/airshipit/airship-go/internal/image"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "images:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	out := flag.String("out", "bin/images", "output directory")
+	platforms := flag.String("platforms", "linux/amd64,linux/arm64", "comma-separated platforms")
+	binaries := flag.String("binaries", "armada-operator,metal3-operator,sip-operator,promenade", "comma-separated binaries of cmd/")
+	source := flag.String("source", "https://github.com/airshipit/airship-go", "the org.opencontainers.image.source label")
+	caFile := flag.String("ca-certificates", "/etc/ssl/certs/ca-certificates.crt", "CA bundle to install in the images")
+	flag.Parse()
+	ca, err := os.ReadFile(*caFile)
+	if err != nil {
+		return fmt.Errorf("reading the CA bundle: %w (install ca-certificates or pass --ca-certificates)", err)
+	}
+	revision := gitOutput("rev-parse", "HEAD")
+	version := gitOutput("describe", "--tags", "--always", "--dirty")
+	tmp, err := os.MkdirTemp("", "airship-images-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	host := "linux/" + runtime.GOARCH
+	for _, name := range strings.Split(*binaries, ",") {
+		start := time.Now()
+		spec := image.Spec{Name: name, Binaries: map[string]string{}, CACertificates: ca,
+			Source: *source, Revision: revision, Version: version}
+		for _, p := range strings.Split(*platforms, ",") {
+			plat, err := v1.ParsePlatform(p)
+			if err != nil {
+				return fmt.Errorf("--platforms %q: %w", p, err)
+			}
+			bin := filepath.Join(tmp, plat.OS+"-"+plat.Architecture, name)
+			cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w -buildid=", "-o", bin, "./cmd/"+name)
+			cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+plat.OS, "GOARCH="+plat.Architecture)
+			cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+			if err := cmd.Run(); err != nil {
+				return fmt.Errorf("building %s for %s: %w", name, p, err)
+			}
+			spec.Binaries[p] = bin
+		}
+		idx, err := image.Build(spec)
+		if err != nil {
+			return err
+		}
+		if err := image.WriteLayout(filepath.Join(*out, name), idx); err != nil {
+			return fmt.Errorf("writing the layout of %s: %w", name, err)
+		}
+		digest, err := idx.Digest()
+		if err != nil {
+			return err
+		}
+		line := fmt.Sprintf("%s: %s (%s)", name, digest, filepath.Join(*out, name))
+		if _, ok := spec.Binaries[host]; ok {
+			tar := filepath.Join(*out, name+".tar")
+			if err := image.WriteTarball(tar, "localhost/airship/"+name+":latest", host, idx); err != nil {
+				return fmt.Errorf("writing the tarball of %s: %w", name, err)
+			}
+			line += ", " + tar
+		}
+		fmt.Printf("%s in %s\n", line, time.Since(start).Round(time.Second))
+	}
+	return nil
+}
+
+func gitOutput(args ...string) string {
+	out, err := exec.Command("git", args...).Output()
+	if err != nil {
+		return "unknown"
+	}
+	return strings.TrimSpace(string(out))
+}

@@ -1,0 +1,222 @@
+package image
+
+import (
+	"archive/tar"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+)
+
+// User is the uid and gid the images run as.
+const User = 65532
+
+// Epoch is the time stamped on every file and on the image config.
+var Epoch = time.Unix(0, 0).UTC()
+
+// BinaryDir is where the binary sits in the image.
+const BinaryDir = "/usr/local/bin"
+
+// Spec describes one image.
+type Spec struct {
+	// Name of the binary and of the image (armada-operator).
+	Name string
+	// Binaries maps a platform ("linux/amd64") to the static binary built
+	// for it.
+	Binaries map[string]string
+	// CACertificates is the PEM bundle installed as
+	// /etc/ssl/certs/ca-certificates.crt.
+	CACertificates []byte
+	// Labels beyond the OCI ones Build sets (source, revision, version).
+	Source, Revision, Version string
+}
+
+// Build returns the image index of spec: one image per platform, in the
+// order of the platforms' names.
+func Build(spec Spec) (v1.ImageIndex, error) {
+	if spec.Name == "" || len(spec.Binaries) == 0 {
+		return nil, fmt.Errorf("image %q: a name and at least one binary are required", spec.Name)
+	}
+	base, err := baseLayer(spec.CACertificates)
+	if err != nil {
+		return nil, err
+	}
+	platforms := make([]string, 0, len(spec.Binaries))
+	for p := range spec.Binaries {
+		platforms = append(platforms, p)
+	}
+	sort.Strings(platforms)
+	idx := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
+	for _, p := range platforms {
+		plat, err := v1.ParsePlatform(p)
+		if err != nil {
+			return nil, fmt.Errorf("image %s: platform %q: %w", spec.Name, p, err)
+		}
+		img, err := platformImage(spec, base, spec.Binaries[p], plat)
+		if err != nil {
+			return nil, fmt.Errorf("image %s (%s): %w", spec.Name, p, err)
+		}
+		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{Platform: plat}})
+	}
+	return idx, nil
+}
+
+func platformImage(spec Spec, base v1.Layer, binary string, plat *v1.Platform) (v1.Image, error) {
+	data, err := os.ReadFile(binary)
+	if err != nil {
+		return nil, err
+	}
+	bin, err := layer([]file{{path: strings.TrimPrefix(BinaryDir, "/") + "/" + spec.Name, mode: 0o755, data: data}})
+	if err != nil {
+		return nil, err
+	}
+	img := mutate.MediaType(empty.Image, types.OCIManifestSchema1)
+	img = mutate.ConfigMediaType(img, types.OCIConfigJSON)
+	img, err = mutate.AppendLayers(img, base, bin)
+	if err != nil {
+		return nil, err
+	}
+	cf, err := img.ConfigFile()
+	if err != nil {
+		return nil, err
+	}
+	cf = cf.DeepCopy()
+	cf.OS, cf.Architecture, cf.Variant = plat.OS, plat.Architecture, plat.Variant
+	cf.Created = v1.Time{Time: Epoch}
+	cf.Author = "airship-go"
+	cf.Config.Entrypoint = []string{BinaryDir + "/" + spec.Name}
+	cf.Config.User = fmt.Sprintf("%d:%d", User, User)
+	cf.Config.WorkingDir = "/"
+	cf.Config.Env = []string{"PATH=" + BinaryDir + ":/usr/bin:/bin", "SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt"}
+	cf.Config.Labels = map[string]string{
+		"org.opencontainers.image.title":    spec.Name,
+		"org.opencontainers.image.source":   spec.Source,
+		"org.opencontainers.image.revision": spec.Revision,
+		"org.opencontainers.image.version":  spec.Version,
+	}
+	cf.History = nil
+	return mutate.ConfigFile(img, cf)
+}
+
+// baseLayer holds what every image needs besides its binary.
+func baseLayer(caCerts []byte) (v1.Layer, error) {
+	if len(caCerts) == 0 {
+		return nil, fmt.Errorf("no CA certificates to install")
+	}
+	passwd := fmt.Sprintf("root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:%d:%d:nonroot:/home/nonroot:/sbin/nologin\n", User, User)
+	group := fmt.Sprintf("root:x:0:\nnonroot:x:%d:\n", User)
+	return layer([]file{
+		{path: "etc/group", mode: 0o644, data: []byte(group)},
+		{path: "etc/passwd", mode: 0o644, data: []byte(passwd)},
+		{path: "etc/ssl/certs/ca-certificates.crt", mode: 0o644, data: caCerts},
+		{path: "home/nonroot", mode: 0o700, dir: true, uid: User},
+		{path: "tmp", mode: 0o1777, dir: true},
+	})
+}
+
+type file struct {
+	path string
+	mode int64
+	data []byte
+	dir  bool
+	uid  int
+}
+
+// layer writes files (and their parent directories) as one tar layer,
+// sorted by path, every header with the fixed time and root ownership
+// unless the file says otherwise.
+func layer(files []file) (v1.Layer, error) {
+	entries := map[string]file{}
+	for _, f := range files {
+		entries[f.path] = f
+		for d := filepath.Dir(f.path); d != "." && d != "/"; d = filepath.Dir(d) {
+			if _, ok := entries[d]; !ok {
+				entries[d] = file{path: d, mode: 0o755, dir: true}
+			}
+		}
+	}
+	paths := make([]string, 0, len(entries))
+	for p := range entries {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, p := range paths {
+		f := entries[p]
+		h := &tar.Header{Name: p, Mode: f.mode, ModTime: Epoch, Uid: f.uid, Gid: f.uid, Format: tar.FormatPAX}
+		if f.dir {
+			h.Typeflag, h.Name = tar.TypeDir, p+"/"
+		} else {
+			h.Typeflag, h.Size = tar.TypeReg, int64(len(f.data))
+		}
+		if err := tw.WriteHeader(h); err != nil {
+			return nil, err
+		}
+		if !f.dir {
+			if _, err := tw.Write(f.data); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	data := buf.Bytes()
+	return tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil },
+		tarball.WithMediaType(types.OCILayer))
+}
+
+// WriteLayout writes the index as an OCI image layout in dir (created or
+// replaced).
+func WriteLayout(dir string, idx v1.ImageIndex) error {
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	_, err := layout.Write(dir, idx)
+	return err
+}
+
+// WriteTarball writes the image of one platform of idx as a tarball
+// `docker load` reads, tagged ref.
+func WriteTarball(path, ref, platform string, idx v1.ImageIndex) error {
+	img, err := Platform(idx, platform)
+	if err != nil {
+		return err
+	}
+	tag, err := name.NewTag(ref)
+	if err != nil {
+		return fmt.Errorf("image reference %q: %w", ref, err)
+	}
+	return tarball.WriteToFile(path, tag, img)
+}
+
+// Platform returns the image of idx for platform ("linux/amd64").
+func Platform(idx v1.ImageIndex, platform string) (v1.Image, error) {
+	want, err := v1.ParsePlatform(platform)
+	if err != nil {
+		return nil, err
+	}
+	m, err := idx.IndexManifest()
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range m.Manifests {
+		if d.Platform != nil && d.Platform.Equals(*want) {
+			return idx.Image(d.Digest)
+		}
+	}
+	return nil, fmt.Errorf("no image for %s in the index", platform)
+}
