@@ -49,6 +49,7 @@ func run() error {
 	}
 	defer os.RemoveAll(tmp)
 	host := "linux/" + runtime.GOARCH
+	digests := map[string]v1.Hash{}
 	for _, name := range strings.Split(*binaries, ",") {
 		start := time.Now()
 		spec := image.Spec{Name: name, Binaries: map[string]string{}, CACertificates: ca,
@@ -78,6 +79,7 @@ func run() error {
 		if err != nil {
 			return err
 		}
+		digests[name] = digest
 		line := fmt.Sprintf("%s: %s (%s)", name, digest, filepath.Join(*out, name))
 		if _, ok := spec.Binaries[host]; ok {
 			tar := filepath.Join(*out, name+".tar")
@@ -88,6 +90,23 @@ func run() error {
 		}
 		fmt.Printf("%s in %s\n", line, time.Since(start).Round(time.Second))
 	}
+	// An install of config/default with these images, by digest.
+	abs, err := filepath.Abs(*out)
+	if err != nil {
+		return err
+	}
+	cfg, err := filepath.Abs("config/default")
+	if err != nil {
+		return err
+	}
+	base, err := filepath.Rel(abs, cfg)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(*out, "kustomization.yaml"), image.Kustomization(filepath.ToSlash(base), digests), 0o644); err != nil {
+		return err
+	}
+	fmt.Printf("kubectl apply -k %s installs them (config/default with these digests)\n", *out)
 	return nil
 }
 

@@ -220,3 +220,22 @@ func Platform(idx v1.ImageIndex, platform string) (v1.Image, error) {
 	}
 	return nil, fmt.Errorf("no image for %s in the index", platform)
 }
+
+// Kustomization is a kustomization over base (a path relative to where it
+// is written) that pins each image localhost/airship/<name> to its digest.
+func Kustomization(base string, digests map[string]v1.Hash) []byte {
+	names := make([]string, 0, len(digests))
+	for n := range digests {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	b.WriteString("# Written by `make images`: the install of config/default with the images\n")
+	b.WriteString("# just built, by digest. Push them to a registry and set newName there, e.g.\n")
+	b.WriteString("#   kustomize edit set image localhost/airship/armada-operator=registry.example/airship/armada-operator\n")
+	b.WriteString("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- " + base + "\nimages:\n")
+	for _, n := range names {
+		fmt.Fprintf(&b, "- name: localhost/airship/%s\n  digest: %s\n", n, digests[n])
+	}
+	return []byte(b.String())
+}

@@ -205,3 +205,14 @@ func TestImageHoldsWorkingBinary(t *testing.T) {
 		t.Fatalf("the binary from the image: %v\n%s", err, out)
 	}
 }
+
+func TestKustomizationPinsDigests(t *testing.T) {
+	a := v1.Hash{Algorithm: "sha256", Hex: strings.Repeat("a", 64)}
+	b := v1.Hash{Algorithm: "sha256", Hex: strings.Repeat("b", 64)}
+	got := string(Kustomization("../../config/default", map[string]v1.Hash{"sip-operator": b, "armada-operator": a}))
+	want := "resources:\n- ../../config/default\nimages:\n- name: localhost/airship/armada-operator\n  digest: sha256:" + a.Hex +
+		"\n- name: localhost/airship/sip-operator\n  digest: sha256:" + b.Hex + "\n"
+	if !strings.HasSuffix(got, want) || !strings.Contains(got, "kind: Kustomization") {
+		t.Errorf("kustomization:\n%s\nwant it to end with:\n%s", got, want)
+	}
+}
