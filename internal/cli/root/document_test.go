@@ -99,9 +99,7 @@ manifests:
 // Clusterctl phase, which has no documentEntryPoint, shows the provider
 // components clusterctl init would install.
 func TestRenderPhaseWithoutEntryPoint(t *testing.T) {
-	if _, err := os.Stat("../../../examples/site/function/capi/upstream/core"); err != nil {
-		testtool.Missing(t, "the example site's link to Cluster API's components is missing (%v); `make testbin` writes it", err)
-	}
+	requireCAPILink(t)
 	out, errOut, code := run(t, exampleConfig, "phase", "render", "clusterctl-init-ephemeral", "-k", "Deployment")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -113,5 +111,15 @@ func TestRenderPhaseWithoutEntryPoint(t *testing.T) {
 	}
 	if n := strings.Count(out, "kind: Deployment"); n != 4 {
 		t.Errorf("render has %d Deployments, want the four providers'", n)
+	}
+}
+
+// requireCAPILink fails (or skips) a test of the example site without the
+// link to Cluster API's components `make testbin` writes: the site's
+// Clusterctl phase does not validate without it.
+func requireCAPILink(t *testing.T) {
+	t.Helper()
+	if _, err := os.Stat("../../../examples/site/function/capi/upstream/core"); err != nil {
+		testtool.Missing(t, "the example site's link to Cluster API's components is missing (%v); `make testbin` writes it", err)
 	}
 }

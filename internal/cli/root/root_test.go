@@ -45,6 +45,7 @@ func run(t *testing.T, args ...string) (stdout, stderr string, code int) {
 const exampleConfig = "--airshipconf=../../../examples/site/airship-config.yaml"
 
 func TestPhaseAndPlanCommandsOnExampleSite(t *testing.T) {
+	requireCAPILink(t)
 	tests := []struct {
 		name   string
 		args   []string

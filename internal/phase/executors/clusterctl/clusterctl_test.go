@@ -243,6 +243,7 @@ func TestInitBadInput(t *testing.T) {
 		{"no version", "cluster-api", "site/providers/capi", `init-options.core-provider "cluster-api" needs a version`},
 		{"network url", "cluster-api:v1.14.2", "https://github.com/kubernetes-sigs/cluster-api/releases/latest/core-components.yaml", "come from the site tree, not the network"},
 		{"missing dir", "cluster-api:v1.14.2", "site/providers/none", "is not a directory"},
+		{"root that does not build", "cluster-api:v1.14.2", "site/providers/broken", "providers[0] (cluster-api).url: provider cluster-api (CoreProvider) components from "},
 		{"unknown provider", "kubeadm:v1.14.2", "site/providers/capi", `providers has no CoreProvider named "kubeadm"`},
 		{"missing versions dir", "cluster-api:v1.14.2", "site/providers/capi\n  versions: {v1.14.2: site/providers/none}", "(cluster-api).versions[v1.14.2]:"},
 		{"network versions path", "cluster-api:v1.14.2", "site/providers/capi\n  versions: {v1.14.2: 'https://example.invalid/c.yaml'}", "not the network"},
@@ -261,6 +262,8 @@ func TestInitBadInput(t *testing.T) {
 				"site/providers/capi/kustomization.yaml":  "resources: []\n",
 				"site/providers/cabpk/kustomization.yaml": "resources: []\n",
 				"site/providers/kcp/kustomization.yaml":   "resources: []\n",
+				// A kustomization over a tree that is not there.
+				"site/providers/broken/kustomization.yaml": "resources: [../upstream/core/config/default]\n",
 			})
 			site, p := loadPhase(t, dir, "clusterctl-init")
 			err := site.CheckPhase(context.Background(), p)

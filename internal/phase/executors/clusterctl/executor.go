@@ -102,8 +102,15 @@ func (e *Executor) Validate(context.Context) error {
 			continue
 		}
 		if p.URL != "" {
+			// The root must build too: a kustomization whose resources
+			// are missing (an unvendored upstream tree) is found here, not
+			// in the middle of clusterctl init.
 			if root := e.providerRoot(p, ""); !isDir(root) {
 				add("providers[%d] (%s).url: %s is not a directory", i, p.Name, root)
+			} else if e.cfg.Build != nil && len(p.Versions) == 0 {
+				if _, err := e.components(p, ""); err != nil {
+					add("providers[%d] (%s).url: %v", i, p.Name, err)
+				}
 			}
 		}
 		for v, path := range p.Versions {
