@@ -18,7 +18,8 @@ import (
 // TestInstallEveryOperator: `kubectl apply -k config/default` (server dry
 // run) is accepted by a real API server, and every Deployment it holds runs
 // the project's image as a non-root user with a read-only root, no
-// capabilities, resource limits, probes and leader election.
+// capabilities, resource limits and probes; the operators with leader
+// election, the Promenade API with TLS and a token.
 func TestInstallEveryOperator(t *testing.T) {
 	requireBinaries(t)
 	bin := airshipctl(t)
@@ -37,7 +38,7 @@ func TestInstallEveryOperator(t *testing.T) {
 	config := filepath.Join(root, "config", "default")
 	// A server dry run creates nothing, so the namespaces it would create
 	// must exist for the objects in them to be checked.
-	for _, ns := range []string{"armada-system", "metal3-system", "sip-system"} {
+	for _, ns := range []string{"armada-system", "metal3-system", "sip-system", "promenade-system"} {
 		if out, err := exec.Command(kubectl, "--kubeconfig", kubeconfig, "create", "namespace", ns).CombinedOutput(); err != nil {
 			t.Fatalf("%v: %s", err, out)
 		}
@@ -46,7 +47,7 @@ func TestInstallEveryOperator(t *testing.T) {
 	if err != nil {
 		t.Fatalf("kubectl apply -k config/default --dry-run=server: %v\n%s", err, out)
 	}
-	for _, want := range []string{"deployment.apps/armada-operator created (server dry run)", "deployment.apps/metal3-operator created (server dry run)", "deployment.apps/sip-operator created (server dry run)"} {
+	for _, want := range []string{"deployment.apps/armada-operator created (server dry run)", "deployment.apps/metal3-operator created (server dry run)", "deployment.apps/sip-operator created (server dry run)", "deployment.apps/promenade created (server dry run)", "service/promenade-api created (server dry run)"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("dry run lacks %q:\n%s", want, out)
 		}
@@ -83,12 +84,14 @@ func TestInstallEveryOperator(t *testing.T) {
 				t.Errorf("%s: resources %+v", d.Name, c.Resources)
 			case c.LivenessProbe == nil || c.ReadinessProbe == nil:
 				t.Errorf("%s: probes missing", d.Name)
-			case !strings.Contains(strings.Join(c.Args, " "), "--leader-elect"):
+			case d.Name != "promenade" && !strings.Contains(strings.Join(c.Args, " "), "--leader-elect"):
 				t.Errorf("%s: args %v lack --leader-elect", d.Name, c.Args)
+			case d.Name == "promenade" && !strings.Contains(strings.Join(c.Args, " "), "--tls-cert=/tls/tls.crt --tls-key=/tls/tls.key --token-file=/token/token"):
+				t.Errorf("promenade: args %v do not serve HTTPS with a token", c.Args)
 			}
 		}
 	}
-	if deployments != 3 {
-		t.Errorf("config/default has %d Deployments, want armada-operator, metal3-operator and sip-operator", deployments)
+	if deployments != 4 {
+		t.Errorf("config/default has %d Deployments, want armada-operator, metal3-operator, sip-operator and promenade", deployments)
 	}
 }
