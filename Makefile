@@ -56,8 +56,9 @@ demo-down: ## Stop what make demo started and remove what it wrote (both local c
 	bash hack/demo-down.sh
 
 .PHONY: images
-images: ## Build OCI images of the operators and the Promenade API into bin/images (no container runtime needed).
-	$(GO) run ./hack/images --out $(BIN)/images
+PUSH ?=
+images: ## Build OCI images of the operators and the Promenade API into bin/images (no container runtime needed; PUSH=registry/repo pushes them).
+	$(GO) run ./hack/images --out $(BIN)/images $(if $(PUSH),--push '$(PUSH)')
 
 .PHONY: clean
 clean: ## Remove bin/ (the binary cache is kept).

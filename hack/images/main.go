@@ -5,10 +5,14 @@
 // machine's platform, a `docker load` tarball OUT/<name>.tar tagged
 // localhost/airship/<name>:latest. `make images` runs it.
 //
-// Usage: images [--out bin/images] [--platforms linux/amd64,linux/arm64] [--binaries armada-operator,...]
+// With --push REGISTRY/REPOSITORY each image index is also pushed there as
+// <name>:latest, and the kustomization names the pushed images.
+//
+// Usage: images [--out bin/images] [--platforms linux/amd64,linux/arm64] [--binaries armada-operator,...] [--push REGISTRY/REPO]
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -35,6 +39,8 @@ func run() error {
 	platforms := flag.String("platforms", "linux/amd64,linux/arm64", "comma-separated platforms")
 	binaries := flag.String("binaries", "armada-operator,metal3-operator,sip-operator,promenade", "comma-separated binaries of cmd/")
 	source := flag.String("source", "https://github.com/airshipit/airship-go", "the org.opencontainers.image.source label")
+	push := flag.String("push", "", "registry and repository to push to, e.g. registry.example:5000/airship (credentials from the Docker config)")
+	insecure := flag.Bool("insecure-registry", false, "push over plain HTTP")
 	caFile := flag.String("ca-certificates", "/etc/ssl/certs/ca-certificates.crt", "CA bundle to install in the images")
 	flag.Parse()
 	ca, err := os.ReadFile(*caFile)
@@ -81,6 +87,13 @@ func run() error {
 		}
 		digests[name] = digest
 		line := fmt.Sprintf("%s: %s (%s)", name, digest, filepath.Join(*out, name))
+		if *push != "" {
+			ref := strings.TrimSuffix(*push, "/") + "/" + name + ":latest"
+			if _, err := image.Push(context.Background(), ref, idx, *insecure); err != nil {
+				return err
+			}
+			line += ", pushed to " + ref
+		}
 		if _, ok := spec.Binaries[host]; ok {
 			tar := filepath.Join(*out, name+".tar")
 			if err := image.WriteTarball(tar, "localhost/airship/"+name+":latest", host, idx); err != nil {
@@ -103,7 +116,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(*out, "kustomization.yaml"), image.Kustomization(filepath.ToSlash(base), digests), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(*out, "kustomization.yaml"), image.KustomizationAt(filepath.ToSlash(base), *push, digests), 0o644); err != nil {
 		return err
 	}
 	fmt.Printf("kubectl apply -k %s installs them (config/default with these digests)\n", *out)

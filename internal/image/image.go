@@ -3,6 +3,7 @@ package image
 import (
 	"archive/tar"
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -11,11 +12,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 )
@@ -224,6 +227,12 @@ func Platform(idx v1.ImageIndex, platform string) (v1.Image, error) {
 // Kustomization is a kustomization over base (a path relative to where it
 // is written) that pins each image localhost/airship/<name> to its digest.
 func Kustomization(base string, digests map[string]v1.Hash) []byte {
+	return KustomizationAt(base, "", digests)
+}
+
+// KustomizationAt is Kustomization with the images renamed to
+// repository/<name> (unchanged when repository is empty), as pushed there.
+func KustomizationAt(base, repository string, digests map[string]v1.Hash) []byte {
 	names := make([]string, 0, len(digests))
 	for n := range digests {
 		names = append(names, n)
@@ -235,7 +244,29 @@ func Kustomization(base string, digests map[string]v1.Hash) []byte {
 	b.WriteString("#   kustomize edit set image localhost/airship/armada-operator=registry.example/airship/armada-operator\n")
 	b.WriteString("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- " + base + "\nimages:\n")
 	for _, n := range names {
-		fmt.Fprintf(&b, "- name: localhost/airship/%s\n  digest: %s\n", n, digests[n])
+		fmt.Fprintf(&b, "- name: localhost/airship/%s\n", n)
+		if repository != "" {
+			fmt.Fprintf(&b, "  newName: %s/%s\n", strings.TrimSuffix(repository, "/"), n)
+		}
+		fmt.Fprintf(&b, "  digest: %s\n", digests[n])
 	}
 	return []byte(b.String())
+}
+
+// Push writes the index to the registry reference ref (registry/repository:tag),
+// with the credentials of the Docker config (~/.docker/config.json) when it
+// has any for that registry, and returns the digest it is stored under.
+func Push(ctx context.Context, ref string, idx v1.ImageIndex, insecure bool) (v1.Hash, error) {
+	var opts []name.Option
+	if insecure {
+		opts = append(opts, name.Insecure)
+	}
+	tag, err := name.NewTag(ref, opts...)
+	if err != nil {
+		return v1.Hash{}, fmt.Errorf("image reference %q: %w", ref, err)
+	}
+	if err := remote.WriteIndex(tag, idx, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)); err != nil {
+		return v1.Hash{}, fmt.Errorf("pushing %s: %w", ref, err)
+	}
+	return idx.Digest()
 }

@@ -2,8 +2,12 @@ package image
 
 import (
 	"archive/tar"
+	"context"
+	"encoding/base64"
 	"errors"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,8 +15,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
 	"github.com/airshipit/airship-go/internal/test/testenv"
@@ -215,4 +223,75 @@ func TestKustomizationPinsDigests(t *testing.T) {
 	if !strings.HasSuffix(got, want) || !strings.Contains(got, "kind: Kustomization") {
 		t.Errorf("kustomization:\n%s\nwant it to end with:\n%s", got, want)
 	}
+}
+
+// TestPushToRegistry pushes an index to an in-process registry behind
+// basic auth taken from a Docker config, pulls it back by tag and checks
+// the digest and a platform's config.
+func TestPushToRegistry(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "bin")
+	if err := os.WriteFile(bin, []byte("binary"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	idx, err := Build(Spec{Name: "widget-operator", Binaries: map[string]string{"linux/amd64": bin}, CACertificates: []byte(testCA)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const user, password = "airship", "push-pw-9"
+	reg := registry.New()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u, p, ok := r.BasicAuth(); !ok || u != user || p != password {
+			w.Header().Set("WWW-Authenticate", `Basic realm="test"`)
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		reg.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	ref := host + "/airship/widget-operator:latest"
+
+	// No credentials: refused, and the error names the reference.
+	t.Setenv("DOCKER_CONFIG", t.TempDir())
+	if _, err := Push(context.Background(), ref, idx, true); err == nil || !strings.Contains(err.Error(), "pushing "+ref) {
+		t.Fatalf("push without credentials: %v", err)
+	}
+	cfgDir := t.TempDir()
+	auth := base64.StdEncoding.EncodeToString([]byte(user + ":" + password))
+	if err := os.WriteFile(filepath.Join(cfgDir, "config.json"), []byte(`{"auths":{"`+host+`":{"auth":"`+auth+`"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("DOCKER_CONFIG", cfgDir)
+	digest, err := Push(context.Background(), ref, idx, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pulled, err := remote.Index(mustTag(t, ref), remote.WithAuth(&authn.Basic{Username: user, Password: password}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := mustDigest(t, pulled); got != digest || got != mustDigest(t, idx) {
+		t.Errorf("pulled %s, pushed %s, built %s", got, digest, mustDigest(t, idx))
+	}
+	img, err := Platform(pulled, "linux/amd64")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cf, err := img.ConfigFile(); err != nil || cf.Config.User != "65532:65532" {
+		t.Errorf("pulled config: %+v %v", cf, err)
+	}
+	k := string(KustomizationAt("../../config/default", host+"/airship", map[string]v1.Hash{"widget-operator": digest}))
+	if !strings.Contains(k, "- name: localhost/airship/widget-operator\n  newName: "+host+"/airship/widget-operator\n  digest: "+digest.String()) {
+		t.Errorf("kustomization after a push:\n%s", k)
+	}
+}
+
+func mustTag(t *testing.T, ref string) name.Tag {
+	t.Helper()
+	tag, err := name.NewTag(ref, name.Insecure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tag
 }
