@@ -199,16 +199,8 @@ func validateManifest(p *field.Path, m *v1.Manifest) field.ErrorList {
 		if _, err := RepoDir(r.URL); err != nil {
 			errs = append(errs, field.Invalid(rp.Child("url"), r.URL, err.Error()))
 		}
-		if co := r.Checkout; co != nil {
-			set := 0
-			for _, v := range []string{co.Branch, co.Tag, co.CommitHash, co.RemoteRef} {
-				if v != "" {
-					set++
-				}
-			}
-			if set > 1 {
-				errs = append(errs, field.Invalid(rp.Child("checkout"), "", "branch, tag, commitHash and remoteRef are mutually exclusive"))
-			}
+		if err := CheckCheckout(r.Checkout); err != nil {
+			errs = append(errs, field.Invalid(rp.Child("checkout"), "", err.Error()))
 		}
 		if a := r.Auth; a != nil {
 			ap := rp.Child("auth")
@@ -285,4 +277,22 @@ func (c *Config) Manifest(contextName string) (*Site, error) {
 
 func sortedKeys[V any](m map[string]V) []string {
 	return slices.Sorted(maps.Keys(m))
+}
+
+// CheckCheckout reports a repository checkout naming more than one
+// revision (nil names none, the default branch).
+func CheckCheckout(co *v1.RepoCheckout) error {
+	if co == nil {
+		return nil
+	}
+	set := 0
+	for _, v := range []string{co.Branch, co.Tag, co.CommitHash, co.RemoteRef} {
+		if v != "" {
+			set++
+		}
+	}
+	if set > 1 {
+		return errors.New("branch, tag, commitHash and remoteRef are mutually exclusive")
+	}
+	return nil
 }

@@ -175,9 +175,6 @@ func TestImageLayoutAndReproducibility(t *testing.T) {
 // machine, puts it in an image, writes the `docker load` tarball, reads
 // the binary back out of the tarball's layer and runs its version command.
 func TestImageHoldsWorkingBinary(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds armada-operator")
-	}
 	root, err := testenv.RepoRoot()
 	if err != nil {
 		t.Fatal(err)

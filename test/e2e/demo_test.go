@@ -56,21 +56,11 @@ func TestDemoAndDemoDown(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// shell runs a script from the repository root; stdout carries its
+	// whole output.
 	shell := func(script string) result {
 		t.Helper()
-		cmd := exec.Command("bash", "-c", script)
-		cmd.Dir = root
-		cmd.Env = append(os.Environ(), env...)
-		var out syncBuffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return result{stdout: out.String(), code: code}
+		return runIn(t, root, env, "bash", "-c", "exec 2>&1\n"+script)
 	}
 	t.Cleanup(func() {
 		if r := shell("bash hack/demo-down.sh"); r.code != 0 {

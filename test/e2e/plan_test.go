@@ -55,7 +55,14 @@ func copyDir(t *testing.T, src, dst string) {
 // runEnv runs a command with extra environment.
 func runEnv(t *testing.T, env []string, bin string, args ...string) result {
 	t.Helper()
+	return runIn(t, "", env, bin, args...)
+}
+
+// runIn is runEnv in the directory dir ("" for the test's own).
+func runIn(t *testing.T, dir string, env []string, bin string, args ...string) result {
+	t.Helper()
 	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	var out, errOut strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errOut

@@ -239,6 +239,10 @@ func (e *Env) Stop() error {
 // ctx ends. clusterctl init writes a provider's inventory entry after its
 // components, so a listed provider's webhooks are in place.
 func WaitForInventory(ctx context.Context, cfg *rest.Config, want []string, interval time.Duration) error {
+	// One LIST per interval: client-side throttling would only delay it,
+	// and near ctx's end report itself instead of what is missing.
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = -1, -1
 	scheme := runtime.NewScheme()
 	c, err := client.New(cfg, client.Options{Scheme: scheme})
 	if err != nil {
@@ -311,24 +315,16 @@ func readWebhooks(ctx context.Context, c client.Client) (*webhooks, error) {
 		return nil, fmt.Errorf("listing ValidatingWebhookConfigurations: %w", err)
 	}
 	for i := range vl.Items {
-		cfg := &vl.Items[i]
-		saved := savedServices(cfg)
-		for j := range cfg.Webhooks {
-			w.remember("validating/"+cfg.Name+"/"+cfg.Webhooks[j].Name, cfg.Webhooks[j].ClientConfig.Service, saved[cfg.Webhooks[j].Name])
-		}
-		w.validating = append(w.validating, cfg.Name)
+		w.rememberHooks("validating", &vl.Items[i])
+		w.validating = append(w.validating, vl.Items[i].Name)
 	}
 	var ml admissionv1.MutatingWebhookConfigurationList
 	if err := c.List(ctx, &ml); err != nil {
 		return nil, fmt.Errorf("listing MutatingWebhookConfigurations: %w", err)
 	}
 	for i := range ml.Items {
-		cfg := &ml.Items[i]
-		saved := savedServices(cfg)
-		for j := range cfg.Webhooks {
-			w.remember("mutating/"+cfg.Name+"/"+cfg.Webhooks[j].Name, cfg.Webhooks[j].ClientConfig.Service, saved[cfg.Webhooks[j].Name])
-		}
-		w.mutating = append(w.mutating, cfg.Name)
+		w.rememberHooks("mutating", &ml.Items[i])
+		w.mutating = append(w.mutating, ml.Items[i].Name)
 	}
 	var cl apiextensionsv1.CustomResourceDefinitionList
 	if err := c.List(ctx, &cl); err != nil {
@@ -347,6 +343,32 @@ func readWebhooks(ctx context.Context, c client.Client) (*webhooks, error) {
 		}
 	}
 	return w, nil
+}
+
+// hooksOf returns the names and client configs of a validating or
+// mutating webhook configuration's webhooks, in order.
+func hooksOf(obj client.Object) (names []string, ccs []*admissionv1.WebhookClientConfig) {
+	switch cfg := obj.(type) {
+	case *admissionv1.ValidatingWebhookConfiguration:
+		for j := range cfg.Webhooks {
+			names, ccs = append(names, cfg.Webhooks[j].Name), append(ccs, &cfg.Webhooks[j].ClientConfig)
+		}
+	case *admissionv1.MutatingWebhookConfiguration:
+		for j := range cfg.Webhooks {
+			names, ccs = append(names, cfg.Webhooks[j].Name), append(ccs, &cfg.Webhooks[j].ClientConfig)
+		}
+	}
+	return names, ccs
+}
+
+// rememberHooks remembers the Service of every webhook of a configuration
+// (kind "validating" or "mutating").
+func (w *webhooks) rememberHooks(kind string, obj client.Object) {
+	saved := savedServices(obj)
+	names, ccs := hooksOf(obj)
+	for j, hook := range names {
+		w.remember(kind+"/"+obj.GetName()+"/"+hook, ccs[j].Service, saved[hook])
+	}
 }
 
 // ServicesAnnotation, on a webhook configuration or CRD New pointed at
@@ -426,42 +448,35 @@ func (w *webhooks) rewrite(ctx context.Context, c client.Client, urls map[string
 		}
 		return base + path, true
 	}
+	configs := []struct {
+		kind, typ string
+		names     []string
+		newObj    func() client.Object
+	}{
+		{"validating", "ValidatingWebhookConfiguration", w.validating, func() client.Object { return &admissionv1.ValidatingWebhookConfiguration{} }},
+		{"mutating", "MutatingWebhookConfiguration", w.mutating, func() client.Object { return &admissionv1.MutatingWebhookConfiguration{} }},
+	}
 	// Each object is read again and updated with a retry on conflict: the
 	// API server's own controllers update CRD status at any time.
-	for _, name := range w.validating {
-		cfg := &admissionv1.ValidatingWebhookConfiguration{}
-		err := update(ctx, c, name, cfg, func() bool {
-			saved := map[string]admissionv1.ServiceReference{}
-			for j := range cfg.Webhooks {
-				key := "validating/" + cfg.Name + "/" + cfg.Webhooks[j].Name
-				if u, ok := target(key); ok {
-					cfg.Webhooks[j].ClientConfig = admissionv1.WebhookClientConfig{URL: &u, CABundle: caBundle}
-					saved[cfg.Webhooks[j].Name] = w.service[key]
+	for _, cf := range configs {
+		for _, name := range cf.names {
+			obj := cf.newObj()
+			err := update(ctx, c, name, obj, func() bool {
+				saved := map[string]admissionv1.ServiceReference{}
+				names, ccs := hooksOf(obj)
+				for j, hook := range names {
+					key := cf.kind + "/" + name + "/" + hook
+					if u, ok := target(key); ok {
+						*ccs[j] = admissionv1.WebhookClientConfig{URL: &u, CABundle: caBundle}
+						saved[hook] = w.service[key]
+					}
 				}
+				saveServices(obj, saved)
+				return len(saved) > 0
+			})
+			if err != nil {
+				return fmt.Errorf("pointing %s %s at local managers: %w", cf.typ, name, err)
 			}
-			saveServices(cfg, saved)
-			return len(saved) > 0
-		})
-		if err != nil {
-			return fmt.Errorf("pointing ValidatingWebhookConfiguration %s at local managers: %w", name, err)
-		}
-	}
-	for _, name := range w.mutating {
-		cfg := &admissionv1.MutatingWebhookConfiguration{}
-		err := update(ctx, c, name, cfg, func() bool {
-			saved := map[string]admissionv1.ServiceReference{}
-			for j := range cfg.Webhooks {
-				key := "mutating/" + cfg.Name + "/" + cfg.Webhooks[j].Name
-				if u, ok := target(key); ok {
-					cfg.Webhooks[j].ClientConfig = admissionv1.WebhookClientConfig{URL: &u, CABundle: caBundle}
-					saved[cfg.Webhooks[j].Name] = w.service[key]
-				}
-			}
-			saveServices(cfg, saved)
-			return len(saved) > 0
-		})
-		if err != nil {
-			return fmt.Errorf("pointing MutatingWebhookConfiguration %s at local managers: %w", name, err)
 		}
 	}
 	for _, name := range w.crds {

@@ -15,6 +15,7 @@ import (
 	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
 
 	v1 "github.com/airshipit/airship-go/api/airshipit/v1alpha1"
+	"github.com/airshipit/airship-go/internal/config"
 )
 
 // Options configure Pull.
@@ -135,16 +136,8 @@ func Check(name string, r *v1.Repository) error {
 	if r == nil || r.URL == "" {
 		return fmt.Errorf("repository %s: url is required", name)
 	}
-	if co := r.Checkout; co != nil {
-		set := 0
-		for _, v := range []string{co.Branch, co.Tag, co.CommitHash, co.RemoteRef} {
-			if v != "" {
-				set++
-			}
-		}
-		if set > 1 {
-			return fmt.Errorf("repository %s (%s): checkout: branch, tag, commitHash and remoteRef are mutually exclusive", name, r.URL)
-		}
+	if err := config.CheckCheckout(r.Checkout); err != nil {
+		return fmt.Errorf("repository %s (%s): checkout: %w", name, r.URL, err)
 	}
 	if _, err := authMethod(r.Auth); err != nil {
 		return fmt.Errorf("repository %s (%s): %v", name, r.URL, err)
