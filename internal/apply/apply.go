@@ -75,8 +75,11 @@ type Change struct {
 type Result struct {
 	Changes []Change `json:"changes"`
 	Pruned  []string `json:"pruned,omitempty"`
-	Ready   bool     `json:"ready"`
-	DryRun  bool     `json:"dryRun,omitempty"`
+	// Moved are the bundle's objects left alone because their namespace
+	// was moved to another cluster (MovedToAnnotation).
+	Moved  []string `json:"moved,omitempty"`
+	Ready  bool     `json:"ready"`
+	DryRun bool     `json:"dryRun,omitempty"`
 }
 
 // Count returns how many changes had the action.
@@ -159,21 +162,30 @@ func (a *Applier) Apply(ctx context.Context, objs []*unstructured.Unstructured, 
 	if err != nil {
 		return nil, err
 	}
-	live, err := a.checkOwnership(ctx, objs, opts)
-	if err != nil {
-		return nil, err
-	}
+	// The inventory keeps the objects of moved namespaces (they are still
+	// the bundle's, so never pruned); nothing else touches them here.
 	desired := make([]ObjRef, len(objs))
 	for i, o := range objs {
 		desired[i] = RefOf(o)
 	}
 	stale := staleRefs(inv.Objects, desired)
+	objs, moved, gone, err := a.splitMoved(ctx, objs)
+	if err != nil {
+		return nil, err
+	}
+	live, err := a.checkOwnership(ctx, objs, opts)
+	if err != nil {
+		return nil, err
+	}
 
 	if err := normalize.UnstructuredList(objs); err != nil {
 		return nil, fmt.Errorf("normalizing objects: %w", err)
 	}
 	a.rm.SetOwnerLabels(objs, opts.Inventory, InventoryNamespace)
-	res := &Result{DryRun: opts.DryRun}
+	res := &Result{DryRun: opts.DryRun, Moved: gone}
+	if len(gone) > 0 {
+		opts.emit("Moved", "%s", movedMessage(moved, len(gone)))
+	}
 
 	if opts.DryRun {
 		for _, o := range objs {
@@ -664,9 +676,24 @@ func (a *Applier) Status(ctx context.Context, inventory string, desired []*unstr
 		desiredRefs[i] = RefOf(o)
 	}
 	refs := union(inv.Objects, desiredRefs)
+	var nss []string
+	for _, r := range refs {
+		nss = append(nss, r.Namespace)
+	}
+	moved, err := MovedNamespaces(ctx, a.client, nss)
+	if err != nil {
+		return nil, found, err
+	}
 	var out []ObjectState
 	for _, r := range refs {
 		s := ObjectState{Object: r.String()}
+		if to, ok := moved[r.Namespace]; ok {
+			// Another cluster manages it now; its state is there.
+			s.Applied, s.Ready = true, true
+			s.Message = fmt.Sprintf("moved to cluster %q with its namespace", to)
+			out = append(out, s)
+			continue
+		}
 		live := &unstructured.Unstructured{}
 		live.SetGroupVersionKind(r.GVK())
 		err := a.client.Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: r.Name}, live)

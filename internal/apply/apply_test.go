@@ -407,3 +407,77 @@ func TestWaitReadsOnlyWatchedObjects(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// After a pivot the namespace carries MovedToAnnotation: its objects are
+// left alone (not created again, not pruned, not waited on), the rest of
+// the bundle is applied, and status reports them moved.
+func TestMovedNamespaceLeftAlone(t *testing.T) {
+	ctx := context.Background()
+	a := newApplier(t)
+	opts := Options{Inventory: "moving", Prune: true, WaitTimeout: time.Minute}
+	if _, err := a.Apply(ctx, objs(t, bundle("moving", true)), opts); err != nil {
+		t.Fatal(err)
+	}
+	// What clusterctl move does: the objects go, the namespace stays and
+	// is marked.
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "moving", Name: "settings"}}
+	if err := env.Client.Delete(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "moving"}}
+	if err := env.Client.Patch(ctx, ns, client.RawPatch("application/merge-patch+json",
+		[]byte(`{"metadata":{"annotations":{"`+MovedToAnnotation+`":"target-cluster"}}}`))); err != nil {
+		t.Fatal(err)
+	}
+	var moved []string
+	opts.Progress = func(e Event) {
+		if e.Type == "Moved" {
+			moved = append(moved, e.Message)
+		}
+	}
+	// A cluster-scoped object of the same bundle is still applied.
+	extra := "\n---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: moving-extra\n"
+	res, err := a.Apply(ctx, objs(t, bundle("moving", true)+extra), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Moved) != 2 || res.Count("created") != 1 || res.Count("unchanged") != 1 || len(res.Pruned) != 0 {
+		t.Fatalf("apply over a moved namespace: %+v", res)
+	}
+	if exists(t, cm) {
+		t.Error("the moved ConfigMap was created again")
+	}
+	if len(moved) != 1 || !strings.Contains(moved[0], `2 objects left alone: namespace "moving" to cluster "target-cluster"`) {
+		t.Errorf("moved events %q", moved)
+	}
+	if inv, _, _ := ReadInventory(ctx, env.Client, "moving"); len(inv.Objects) != 4 {
+		t.Errorf("inventory has %d objects, want 4: moved objects stay the bundle's", len(inv.Objects))
+	}
+	states, _, err := a.Status(ctx, "moving", objs(t, bundle("moving", true)+extra))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, s := range states {
+		if !s.Applied || !s.Ready {
+			t.Errorf("%+v: want applied and ready", s)
+		}
+		got[s.Object] = s.Message
+	}
+	if got["ConfigMap/moving/settings"] != `moved to cluster "target-cluster" with its namespace` || got["Namespace/moving"] != "" {
+		t.Errorf("status messages %v", got)
+	}
+
+	// Without the annotation the namespace is managed here again.
+	if err := env.Client.Patch(ctx, ns, client.RawPatch("application/merge-patch+json",
+		[]byte(`{"metadata":{"annotations":{"`+MovedToAnnotation+`":null}}}`))); err != nil {
+		t.Fatal(err)
+	}
+	res, err = a.Apply(ctx, objs(t, bundle("moving", true)+extra), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Moved) != 0 || res.Count("created") != 1 || !exists(t, cm) {
+		t.Errorf("apply after the annotation went: %+v", res)
+	}
+}

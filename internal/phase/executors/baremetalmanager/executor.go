@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/airshipit/airship-go/api/airshipit/v1alpha1"
+	"github.com/airshipit/airship-go/internal/apply"
 	"github.com/airshipit/airship-go/internal/cluster/kubeconfig"
 	"github.com/airshipit/airship-go/internal/metal3/hosts"
 	"github.com/airshipit/airship-go/internal/metal3/provisioner"
@@ -139,6 +140,21 @@ func (e *Executor) runner(ctx context.Context, timeout time.Duration) (*hosts.Ru
 
 func hostID(id string) string { return "BareMetalHost " + id }
 
+// movedTo names the cluster the selector's namespace was moved to (a
+// pivot), or "" when it is still this cluster's; the hosts, and so the
+// operation, are that cluster's business now.
+func (e *Executor) movedTo(ctx context.Context, c client.Reader) (string, error) {
+	ns := e.api.Spec.HostSelector.Namespace
+	if ns == "" {
+		return "", nil
+	}
+	moved, err := apply.MovedNamespaces(ctx, c, []string{ns})
+	if err != nil {
+		return "", err
+	}
+	return moved[ns], nil
+}
+
 // Run runs the operation on every selected host of the phase's cluster and
 // waits until each reaches its target state. With DryRun, the hosts are
 // selected and named, and no BMC is touched.
@@ -158,6 +174,13 @@ func (e *Executor) Run(ctx context.Context, opts executor.RunOptions) error {
 	r, err := e.runner(ctx, opts.Timeout)
 	if err != nil {
 		return err
+	}
+	if to, err := e.movedTo(ctx, r.Client); err != nil {
+		return fail(err)
+	} else if to != "" {
+		send(executor.Event{Type: "Moved", Message: fmt.Sprintf("nothing to do here: namespace %q was moved to cluster %q with its hosts (annotation %s)",
+			e.api.Spec.HostSelector.Namespace, to, apply.MovedToAnnotation)})
+		return nil
 	}
 	if opts.DryRun {
 		ctx, cancel := context.WithTimeout(ctx, r.Timeout)
@@ -188,6 +211,13 @@ func (e *Executor) Status(ctx context.Context) (*executor.Status, error) {
 	r, err := e.runner(ctx, 0)
 	if err != nil {
 		return nil, err
+	}
+	if to, err := e.movedTo(ctx, r.Client); err != nil {
+		return nil, fmt.Errorf("phase %q: BaremetalManager status: %w", e.cfg.PhaseName, err)
+	} else if to != "" {
+		ns := e.api.Spec.HostSelector.Namespace
+		return &executor.Status{Phase: e.cfg.PhaseName, Message: fmt.Sprintf("the hosts of namespace %q are managed by cluster %q", ns, to),
+			Objects: []executor.ObjectStatus{{ID: "Namespace " + ns, Applied: true, Ready: true, Message: fmt.Sprintf("moved to cluster %q", to)}}}, nil
 	}
 	results, err := r.Status(ctx, e.selector(), &req)
 	if err != nil {

@@ -13,10 +13,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/airshipit/airship-go/internal/apply"
 	"github.com/airshipit/airship-go/internal/cluster/kubeconfig"
 	"github.com/airshipit/airship-go/internal/document"
 	"github.com/airshipit/airship-go/internal/metal3/hosts/hoststest"
@@ -281,5 +283,35 @@ func TestValidate(t *testing.T) {
 				t.Fatalf("Validate() = %v, want %q", err, tt.err)
 			}
 		})
+	}
+}
+
+// After a pivot the hosts' namespace is marked moved: the operation is the
+// other cluster's business, so the phase does nothing, says why and
+// succeeds; leftover hosts in that namespace are not touched.
+func TestMovedNamespace(t *testing.T) {
+	f, ns := setup(t, 1)
+	n := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
+	if err := env.Client.Patch(context.Background(), n, client.RawPatch(types.MergePatchType,
+		[]byte(`{"metadata":{"annotations":{"`+apply.MovedToAnnotation+`":"target-cluster"}}}`))); err != nil {
+		t.Fatal(err)
+	}
+	e := newExecutor(t, f, "  operation: power-on\n  hostSelector: {namespace: "+ns+", labelSelector: rack}\n")
+	events, err := run(t, e, executor.RunOptions{})
+	if err != nil {
+		t.Fatalf("Run(): %v", err)
+	}
+	if len(events) != 1 || events[0].Type != "Moved" || !strings.Contains(events[0].Message, `was moved to cluster "target-cluster"`) {
+		t.Errorf("events %+v, want one saying the namespace moved", events)
+	}
+	if len(f.Opens()) != 0 {
+		t.Errorf("BMCs opened for a moved namespace: %+v", f.Opens())
+	}
+	st, err := e.Status(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Objects) != 1 || !st.Objects[0].Ready || st.Objects[0].ID != "Namespace "+ns {
+		t.Errorf("status %+v, want the namespace reported moved", st)
 	}
 }

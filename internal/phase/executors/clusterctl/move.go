@@ -2,13 +2,19 @@ package clusterctl
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	ctlclient "sigs.k8s.io/cluster-api/cmd/clusterctl/client"
 	ctlconfig "sigs.k8s.io/cluster-api/cmd/clusterctl/client/config"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/airshipit/airship-go/internal/apply"
 	"github.com/airshipit/airship-go/internal/cluster/kubeconfig"
 	"github.com/airshipit/airship-go/internal/phase/executor"
 )
@@ -71,13 +77,34 @@ func (e *Executor) runMove(ctx context.Context, opts executor.RunOptions) error 
 	if err != nil {
 		return fmt.Errorf("clusterctl client: %w", err)
 	}
-	ns := ""
-	if e.api.MoveOptions != nil {
-		ns = e.api.MoveOptions.Namespace
+	ns, err := e.moveNamespace(ctx, from)
+	if err != nil {
+		return err
 	}
-	if opts.Events != nil {
-		opts.Events <- executor.Event{Type: "Move", Message: fmt.Sprintf("moving Cluster API objects of namespace %q from %q to %q", ns, from, e.cfg.ClusterName)}
+	src, err := e.client(ctx, from)
+	if err != nil {
+		return err
 	}
+	send := func(msg string) {
+		if opts.Events != nil {
+			opts.Events <- executor.Event{Type: "Move", Message: msg}
+		}
+	}
+	// A namespace moved before is done: its objects are managed by the
+	// cluster they went to, and the source's phases leave them alone.
+	moved, err := apply.MovedNamespaces(ctx, src, []string{ns})
+	if err != nil {
+		return fmt.Errorf("phase %q: cluster %q: %w", e.cfg.PhaseName, from, err)
+	}
+	switch to := moved[ns]; {
+	case to == e.cfg.ClusterName:
+		send(fmt.Sprintf("namespace %q of %q was moved to %q already (annotation %s): nothing to move", ns, from, to, apply.MovedToAnnotation))
+		return nil
+	case to != "":
+		return fmt.Errorf("phase %q: namespace %q of cluster %q was moved to cluster %q, not %q (annotation %s on the namespace)",
+			e.cfg.PhaseName, ns, from, to, e.cfg.ClusterName, apply.MovedToAnnotation)
+	}
+	send(fmt.Sprintf("moving Cluster API objects of namespace %q from %q to %q", ns, from, e.cfg.ClusterName))
 	err = c.Move(ctx, ctlclient.MoveOptions{
 		FromKubeconfig: ctlclient.Kubeconfig{Path: fromPath, Context: from},
 		ToKubeconfig:   ctlclient.Kubeconfig{Path: toPath, Context: e.cfg.ClusterName},
@@ -87,5 +114,23 @@ func (e *Executor) runMove(ctx context.Context, opts executor.RunOptions) error 
 	if err != nil {
 		return fmt.Errorf("phase %q: clusterctl move from %q to %q: %w", e.cfg.PhaseName, from, e.cfg.ClusterName, err)
 	}
+	if opts.DryRun {
+		return nil
+	}
+	if err := markMoved(ctx, src, ns, e.cfg.ClusterName); err != nil {
+		return fmt.Errorf("phase %q: objects moved, but marking namespace %q of %q: %w", e.cfg.PhaseName, ns, from, err)
+	}
+	send(fmt.Sprintf("namespace %q of %q marked moved to %q: later runs of its phases there leave its objects alone", ns, from, e.cfg.ClusterName))
 	return nil
+}
+
+// markMoved annotates the source namespace with the cluster its objects
+// went to (apply.MovedToAnnotation).
+func markMoved(ctx context.Context, c client.Client, ns, to string) error {
+	n := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{apply.MovedToAnnotation: to}}})
+	if err != nil {
+		return err
+	}
+	return c.Patch(ctx, n, client.RawPatch(types.MergePatchType, patch))
 }

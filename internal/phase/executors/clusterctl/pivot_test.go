@@ -22,6 +22,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/yaml"
 
+	"github.com/airshipit/airship-go/internal/apply"
 	"github.com/airshipit/airship-go/internal/metal3/operator"
 	"github.com/airshipit/airship-go/internal/phase/executor"
 	"github.com/airshipit/airship-go/internal/redfish/emulator"
@@ -401,8 +402,31 @@ func TestPivotProvisionedCluster(t *testing.T) {
 		t.Fatalf("move status: %v", err)
 	}
 	t.Logf("move status: %+v", st)
-	if len(st.Objects) != 1 || !st.Objects[0].Applied || !st.Objects[0].Ready || st.Objects[0].Drifted {
-		t.Errorf("move status = %+v, want the Cluster on workload only", st)
+	if len(st.Objects) != 2 || st.Objects[0].ID != "Namespace "+tenantNS || !st.Objects[0].Ready ||
+		!st.Objects[1].Applied || !st.Objects[1].Ready || st.Objects[1].Drifted {
+		t.Errorf("move status = %+v, want the namespace marked and the Cluster on workload only", st)
+	}
+	// The source namespace names where its objects went, so the
+	// management cluster's phases leave them alone from now on.
+	srcNS := &corev1.Namespace{}
+	if err := mgmt.Client.Get(ctx, client.ObjectKey{Name: tenantNS}, srcNS); err != nil {
+		t.Fatal(err)
+	}
+	if to := srcNS.Annotations[apply.MovedToAnnotation]; to != "workload" {
+		t.Errorf("source namespace annotation %s = %q, want workload", apply.MovedToAnnotation, to)
+	}
+	// Run again, the move has nothing to do and says so.
+	events := make(chan executor.Event, 16)
+	if err := phaseExecutor("pivot").Run(ctx, executor.RunOptions{Events: events}); err != nil {
+		t.Fatalf("second move: %v", err)
+	}
+	close(events)
+	var said []string
+	for ev := range events {
+		said = append(said, ev.Message)
+	}
+	if len(said) != 1 || !strings.Contains(said[0], "moved to \"workload\" already") {
+		t.Errorf("second move said %q, want that it was moved already", said)
 	}
 	st, err = phaseExecutor("init-workload").Status(ctx)
 	if err != nil {
@@ -451,7 +475,7 @@ func TestPivotProvisionedCluster(t *testing.T) {
 	if err != nil {
 		t.Fatalf("move status: %v", err)
 	}
-	if len(st.Objects) != 1 || !st.Objects[0].Ready || !strings.Contains(st.Objects[0].Message, "phase Provisioned") {
+	if len(st.Objects) != 2 || !st.Objects[1].Ready || !strings.Contains(st.Objects[1].Message, "phase Provisioned") {
 		t.Errorf("move status once reconciled = %+v, want the Cluster ready in phase Provisioned", st)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/airshipit/airship-go/api/airshipit/v1alpha1"
+	"github.com/airshipit/airship-go/internal/apply"
 	"github.com/airshipit/airship-go/internal/cluster/kubeconfig"
 	"github.com/airshipit/airship-go/internal/phase/executor"
 )
@@ -252,6 +253,20 @@ func (e *Executor) moveStatus(ctx context.Context) (*executor.Status, error) {
 		return nil, err
 	}
 	st := &executor.Status{Phase: e.cfg.PhaseName}
+	pc, err := e.client(ctx, from)
+	if err != nil {
+		return nil, err
+	}
+	moved, err := apply.MovedNamespaces(ctx, pc, []string{ns})
+	if err != nil {
+		return nil, fmt.Errorf("phase %q: cluster %q: %w", e.cfg.PhaseName, from, err)
+	}
+	if to := moved[ns]; to != "" {
+		st.Objects = append(st.Objects, executor.ObjectStatus{
+			ID: "Namespace " + ns, Applied: true, Ready: to == e.cfg.ClusterName,
+			Message: fmt.Sprintf("on %q marked moved to %q (%s)", from, to, apply.MovedToAnnotation),
+		})
+	}
 	names := map[string]bool{}
 	for n := range onTarget {
 		names[n] = true
