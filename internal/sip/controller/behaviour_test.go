@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	sipv1 "github.com/airshipit/airship-go/api/sip/v1"
+	"github.com/airshipit/airship-go/internal/sip/controller"
 )
 
 // TestLifecycle: hosts picked one per rack and labelled, the load balancer
@@ -288,5 +289,44 @@ func TestEveryService(t *testing.T) {
 	}
 	if !found {
 		t.Error("no Secret of the cluster holds cp-1's BMC password for the jump host")
+	}
+}
+
+// TestDeleteForMoveKeepsHosts: clusterctl move deletes the source's
+// SIPCluster with its delete-for-move annotation; the services here go,
+// the hosts keep their labels (the cluster lives on where it moved).
+func TestDeleteForMoveKeepsHosts(t *testing.T) {
+	s := newSite(t, "sip-move")
+	s.host("cp-1", "cp", "r1", "127.0.5.1")
+	s.host("w-1", "w", "r1", "127.0.5.2")
+	startOperator(t)
+	s.cluster("tenant", 1, 0, 1, nil)
+	s.waitReady("tenant", sipv1.ReasonTypeReconciliationSucceeded)
+	s.waitLabels("tenant", "cp-1=ControlPlane", "w-1=Worker")
+
+	patchCluster(t, s.ns, "tenant", func(c *sipv1.SIPCluster) {
+		if c.Annotations == nil {
+			c.Annotations = map[string]string{}
+		}
+		c.Annotations[controller.DeleteForMoveAnnotation] = ""
+	})
+	if err := env.Client.Delete(context.Background(), &sipv1.SIPCluster{ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: "tenant"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: "tenant"}, &sipv1.SIPCluster{})), nil
+	}); err != nil {
+		t.Fatal("the SIPCluster deleted for a move was kept")
+	}
+	// Gone means decommission ran and let the finalizer go.
+	if got := s.labelled("tenant"); !slices.Equal(got, []string{"cp-1=ControlPlane", "w-1=Worker"}) {
+		t.Errorf("hosts after the move's delete: %v, want their labels kept", got)
+	}
+	var deps appsv1.DeploymentList
+	if err := env.Client.List(context.Background(), &deps, client.InNamespace(s.ns), client.MatchingLabels{sipv1.ClusterNameLabel: "tenant"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(deps.Items) != 0 {
+		t.Errorf("%d service Deployments left after the move's delete", len(deps.Items))
 	}
 }

@@ -478,14 +478,22 @@ func (r *Reconciler) release(ctx context.Context, c *sipv1.SIPCluster, hosts []m
 	return errors.Join(errs...)
 }
 
+// DeleteForMoveAnnotation is what clusterctl move puts on each object it
+// deletes from the source cluster once the target cluster has a copy.
+const DeleteForMoveAnnotation = "clusterctl.cluster.x-k8s.io/delete-for-move"
+
 // decommission removes a deleted cluster's services and releases its
-// hosts, then lets it go.
+// hosts, then lets it go. A cluster deleted by a move keeps its hosts:
+// only its services here go.
 func (r *Reconciler) decommission(ctx context.Context, c *sipv1.SIPCluster) (reconcile.Result, error) {
 	if !controllerutil.ContainsFinalizer(c, sipv1.Finalizer) {
 		return reconcile.Result{}, nil
 	}
 	err := r.pruneServices(ctx, c, nil)
-	if err == nil {
+	// Deleted by clusterctl move (a pivot): the cluster lives on in the
+	// cluster it was moved to, and its hosts keep their labels there.
+	_, moving := c.Annotations[DeleteForMoveAnnotation]
+	if err == nil && !moving {
 		var bmhs metal3v1alpha1.BareMetalHostList
 		if err = r.Client.List(ctx, &bmhs, client.MatchingLabels{sipv1.ClusterNamespaceLabel: c.Namespace, sipv1.ClusterNameLabel: c.Name}); err == nil {
 			err = r.release(ctx, c, bmhs.Items)
