@@ -14,6 +14,7 @@ import (
 	documentcmd "github.com/airshipit/airship-go/internal/cli/document"
 	phasecmd "github.com/airshipit/airship-go/internal/cli/phase"
 	plancmd "github.com/airshipit/airship-go/internal/cli/plan"
+	secretcmd "github.com/airshipit/airship-go/internal/cli/secret"
 	"github.com/airshipit/airship-go/internal/cli/siteflags"
 	versioncmd "github.com/airshipit/airship-go/internal/cli/version"
 )
@@ -41,6 +42,7 @@ func NewCmd(streams cli.IOStreams) *cobra.Command {
 		documentcmd.NewCmd(streams, g),
 		phasecmd.NewCmd(streams, g),
 		plancmd.NewCmd(streams, g),
+		secretcmd.NewCmd(streams, nil),
 		armadacmd.NewCmd(streams),
 		baremetalcmd.NewCmd(streams, g, nil),
 		versioncmd.NewCmd(streams, "airshipctl"),

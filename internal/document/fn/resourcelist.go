@@ -35,8 +35,8 @@ func (e *UnsupportedFunctionError) Error() string {
 		where = ", file " + e.File
 	}
 	return fmt.Sprintf("KRM function %s/%s (apiVersion %q, image %s%s) is not supported: "+
-		"airshipctl runs only %s %s and %s in process and has no container runtime",
-		e.Kind, e.Name, e.APIVersion, image, where, APIVersion, KindReplacementTransformer, KindTemplater)
+		"airshipctl runs only %s %s and %s, and the %s image's function, in process and has no container runtime",
+		e.Kind, e.Name, e.APIVersion, image, where, APIVersion, KindReplacementTransformer, KindTemplater, SopsImage)
 }
 
 // runOptions carry what the exec entry point knows beyond the ResourceList.
@@ -47,6 +47,9 @@ type runOptions struct {
 	image string
 	// file is the config's file, for errors.
 	file string
+	// exe and errorFile, when exe is set, are what function configs among
+	// the output are rewritten to run (see rewriteGenerated).
+	exe, errorFile string
 }
 
 // Run runs the function config on items and returns the resulting items,
@@ -66,6 +69,10 @@ func run(config *yaml.RNode, items []*yaml.RNode, o runOptions) ([]*yaml.RNode, 
 	} else if p := docPath(config); p != "" {
 		id += " (file " + p + ")"
 	}
+	image := o.image
+	if image == "" {
+		image = functionImage(config)
+	}
 	var f kio.Filter
 	var err error
 	if config.GetApiVersion() == APIVersion {
@@ -76,14 +83,13 @@ func run(config *yaml.RNode, items []*yaml.RNode, o runOptions) ([]*yaml.RNode, 
 			f, err = NewTemplater(config, o.entropy)
 		}
 	}
+	if builtin, _ := BuiltinImage(image); f == nil && err == nil && builtin == BuiltinSops {
+		f, err = NewSops(config)
+	}
 	if err != nil {
 		return nil, redactError(err)
 	}
 	if f == nil {
-		image := o.image
-		if image == "" {
-			image = functionImage(config)
-		}
 		file := o.file
 		if file == "" {
 			file = docPath(config)
@@ -93,6 +99,11 @@ func run(config *yaml.RNode, items []*yaml.RNode, o runOptions) ([]*yaml.RNode, 
 	out, err := f.Filter(items)
 	if err != nil {
 		return nil, redactError(fmt.Errorf("%s: %w", id, err))
+	}
+	if o.exe != "" {
+		if err := rewriteGenerated(out, o.exe, id, o.errorFile); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }
@@ -185,6 +196,7 @@ func serve(r io.Reader, w io.Writer, o runOptions) error {
 	if err != nil {
 		return err
 	}
+
 	out, err := run(config, items, o)
 	if err != nil {
 		return err
@@ -233,6 +245,10 @@ func ServeIfRequested() (code int, served bool) {
 		case strings.HasPrefix(a, argErrorFile):
 			errorFile = strings.TrimPrefix(a, argErrorFile)
 		}
+	}
+	o.errorFile = errorFile
+	if exe, err := os.Executable(); err == nil {
+		o.exe = exe
 	}
 	if err := serve(os.Stdin, os.Stdout, o); err != nil {
 		msg := redact(err.Error())
