@@ -27,6 +27,7 @@ pins=(
   "github.com/metal3-io/baremetal-operator/apis v0.13.2"
   "github.com/stmcginnis/gofish v0.26.0"
   "github.com/spf13/cobra v1.10.2"
+  "github.com/getsops/sops/v3 v3.13.3"
 )
 
 bad=0
