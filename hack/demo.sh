@@ -43,7 +43,12 @@ phase "target cluster (${target_dir}, API server on 127.0.0.1:16443)"
 phase "the target cluster's CA as Secret metal3/tenant-1-ca"
 export KUBECONFIG="${kubeconfig}"
 kubectl get namespace metal3 >/dev/null 2>&1 || kubectl create namespace metal3
-if ! kubectl -n metal3 get secret tenant-1-ca >/dev/null 2>&1; then
+# After the pivot the Secret lives in the target cluster with the rest of
+# the namespace (which the ephemeral cluster marks moved).
+moved_to=$(kubectl get namespace metal3 -o jsonpath='{.metadata.annotations.airshipit\.org/moved-to}')
+if [[ -n "${moved_to}" ]]; then
+  echo "namespace metal3 was moved to ${moved_to}: its CA is there"
+elif ! kubectl -n metal3 get secret tenant-1-ca >/dev/null 2>&1; then
   kubectl -n metal3 create secret generic tenant-1-ca --type cluster.x-k8s.io/secret \
     --from-file=tls.crt="${target_dir}/pki/ca.crt" --from-file=tls.key="${target_dir}/pki/ca.key"
   kubectl -n metal3 label secret tenant-1-ca cluster.x-k8s.io/cluster-name=tenant-1
@@ -90,9 +95,14 @@ start redfish-emulator serving bin/redfish-emulator --config examples/site/funct
 # Cluster API's CRDs are in.
 start metal3-operator "" bin/metal3-operator "${local_flags[@]}" --power-poll-interval=10s
 start sip-operator "" bin/sip-operator "${local_flags[@]}"
-# The target cluster's own Armada operator, for the workload-target phase.
-start armada-operator-target "" bin/armada-operator --kubeconfig "${target_dir}/kubeconfig" --leader-elect=false \
-  --metrics-bind-address=0 --health-probe-bind-address=0 --chart-root examples/site/function/armada-site
+# The target cluster's own operators: after the pivot (clusterctl-move) it
+# manages its machines, hosts and SIPCluster itself; its Armada operator
+# deploys the workload-target phase's charts.
+target_flags=(--kubeconfig "${target_dir}/kubeconfig" --leader-elect=false --metrics-bind-address=0 --health-probe-bind-address=0)
+start capi-managers-target "" bin/capi-managers --kubeconfig "${target_dir}/kubeconfig" --log-dir "${logs}/target"
+start metal3-operator-target "" bin/metal3-operator "${target_flags[@]}" --power-poll-interval=10s
+start sip-operator-target "" bin/sip-operator "${target_flags[@]}"
+start armada-operator-target "" bin/armada-operator "${target_flags[@]}" --chart-root examples/site/function/armada-site
 
 phase "airshipctl plan validate deploy-local"
 "${airshipctl}" plan validate deploy-local
@@ -105,12 +115,17 @@ export KUBECONFIG="${kubeconfig}"
 phase "the ephemeral cluster"
 kubectl -n airship-demo get deploy,widgets
 kubectl -n armada-site get act,acg,amf
-kubectl get sipclusters -A
-kubectl -n metal3 get baremetalhosts -L sip.airshipit.org/cluster-name,sip.airshipit.org/node-type
+# The hosts, machines and SIPCluster left with the pivot; their namespaces
+# say where to.
+kubectl get namespace metal3 tenant-1 -o custom-columns='NAMESPACE:.metadata.name,MOVED-TO:.metadata.annotations.airshipit\.org/moved-to'
+phase "the target cluster, which manages itself since the pivot"
+export KUBECONFIG="${target_dir}/kubeconfig"
+kubectl get nodes -L metal3.io/uuid
 kubectl -n metal3 get clusters,machines,metal3machines
-phase "the target cluster"
-KUBECONFIG="${target_dir}/kubeconfig" kubectl get nodes -L metal3.io/uuid
-KUBECONFIG="${target_dir}/kubeconfig" kubectl -n armada-site get act,amf
+kubectl -n metal3 get baremetalhosts -L sip.airshipit.org/cluster-name,sip.airshipit.org/node-type
+kubectl get sipclusters -A
+kubectl -n armada-site get act,amf
+unset KUBECONFIG
 
 if [[ -x hack/demo-promenade.sh ]]; then
   out="${logs}/promenade"
@@ -125,8 +140,9 @@ cat <<EOF
 Both clusters keep running. Look at them with:
   export AIRSHIPCONFIG=${AIRSHIPCONFIG}
   ${airshipctl} plan status deploy-local
-  KUBECONFIG=${kubeconfig} kubectl get machines,bmh,sipclusters,act -A
-  KUBECONFIG=${target_dir}/kubeconfig kubectl get nodes,act -A
+  KUBECONFIG=${target_dir}/kubeconfig kubectl get machines,bmh,sipclusters,act -A
+  KUBECONFIG=${target_dir}/kubeconfig kubectl get nodes
+  KUBECONFIG=${kubeconfig} kubectl get act -A
 Stop them and remove what the demo wrote (${ephemeral_dir},
 ${target_dir}, ${logs}) with:
   make demo-down

@@ -254,7 +254,10 @@ func (a *Applier) Apply(ctx context.Context, objs []*unstructured.Unstructured, 
 		return res, err
 	}
 
-	if opts.WaitTimeout > 0 {
+	if opts.WaitTimeout > 0 && len(objs) == 0 {
+		// Everything was left alone (moved): nothing here to wait on.
+		res.Ready = true
+	} else if opts.WaitTimeout > 0 {
 		opts.emit("Wait", "waiting up to %s for %d objects to be ready", opts.WaitTimeout, len(objs))
 		if err := a.wait(ctx, objs, opts); err != nil {
 			return res, err

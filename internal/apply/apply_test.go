@@ -467,6 +467,14 @@ func TestMovedNamespaceLeftAlone(t *testing.T) {
 	if got["ConfigMap/moving/settings"] != `moved to cluster "target-cluster" with its namespace` || got["Namespace/moving"] != "" {
 		t.Errorf("status messages %v", got)
 	}
+	// A bundle wholly in moved namespaces has nothing to apply or wait on.
+	only, err := a.Apply(ctx, objs(t, bundle("moving", true))[1:], Options{Inventory: "moving-only", WaitTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatalf("apply of moved objects only: %v", err)
+	}
+	if len(only.Moved) != 2 || len(only.Changes) != 0 || !only.Ready {
+		t.Errorf("apply of moved objects only: %+v", only)
+	}
 
 	// Without the annotation the namespace is managed here again.
 	if err := env.Client.Patch(ctx, ns, client.RawPatch("application/merge-patch+json",

@@ -75,7 +75,8 @@ func TestDemoAndDemoDown(t *testing.T) {
 		t.Fatalf("demo: exit %d\n%s", demo.code, demo.stdout)
 	}
 	for _, p := range []string{"initinfra-ephemeral", "workload-ephemeral", "armada-ephemeral", "clusterctl-init-ephemeral", "hosts-ephemeral",
-		"hosts-power-ephemeral", "sip-ephemeral", "controlplane-ephemeral", "workers-ephemeral", "workload-target"} {
+		"hosts-power-ephemeral", "sip-ephemeral", "controlplane-ephemeral", "workers-ephemeral", "initinfra-target", "clusterctl-init-target",
+		"clusterctl-move", "clusterctl-move-sip", "workload-target"} {
 		if !regexp.MustCompile(`(?m)^` + p + ` +succeeded`).MatchString(demo.stdout) {
 			t.Errorf("the demo's summary lacks %s succeeded", p)
 		}
@@ -88,14 +89,17 @@ func TestDemoAndDemoDown(t *testing.T) {
 		}
 		printed = append(printed, strings.TrimSpace(line))
 	}
-	if len(printed) != 4 {
-		t.Fatalf("the demo printed %d commands to look with, want 4:\n%s", len(printed), demo.stdout)
+	if len(printed) != 5 {
+		t.Fatalf("the demo printed %d commands to look with, want 5:\n%s", len(printed), demo.stdout)
 	}
 	looked := shell(strings.Join(printed, "\n"))
 	if looked.code != 0 {
 		t.Fatalf("the printed commands failed (exit %d):\n%s\n%s", looked.code, strings.Join(printed, "\n"), looked.stdout)
 	}
-	for _, want := range []string{"workload-target", "tenant-1-cp-0", "armadachart.armada.airshipit.org/web"} {
+	// After the pivot the target cluster holds its machines, hosts and
+	// SIPCluster.
+	for _, want := range []string{"workload-target", "machine.cluster.x-k8s.io/tenant-1-cp-0", "baremetalhost.metal3.io/node01",
+		"sipcluster.airship.airshipit.org/tenant-1", "armadachart.armada.airshipit.org/web"} {
 		if !strings.Contains(looked.stdout, want) {
 			t.Errorf("the printed commands' output lacks %q:\n%s", want, looked.stdout)
 		}
