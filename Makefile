@@ -29,7 +29,7 @@ testbin: ## Build etcd, kube-apiserver, controller-manager, scheduler, kwok and 
 	bash hack/testbin/build.sh
 
 .PHONY: generate
-generate: ## Regenerate deepcopy code and CRDs.
+generate: ## Regenerate deepcopy code, CRDs, RBAC and the Helm chart (charts/airship-operators, from config/default).
 	bash hack/generate.sh
 
 .PHONY: test

@@ -50,3 +50,7 @@ done
 
 # RBAC of the metal3 operator.
 go tool controller-gen rbac:roleName=metal3-operator-manager paths=./internal/metal3/... output:rbac:artifacts:config=config/metal3/rbac
+
+# The Helm chart charts/airship-operators, from the kustomize build of
+# config/default (after the CRDs and RBAC above, which it carries).
+go run ./hack/chart

@@ -35,9 +35,9 @@ bash hack/check-versions.sh || fail=1
 
 step "generated code"
 bash hack/generate.sh
-if ! git diff --quiet -- api config || [[ -n "$(git status --porcelain --untracked-files=all -- api config)" ]]; then
+if ! git diff --quiet -- api config charts || [[ -n "$(git status --porcelain --untracked-files=all -- api config charts)" ]]; then
   echo "generated code is stale: run make generate and commit the result"
-  git status --short -- api config
+  git status --short -- api config charts
   fail=1
 fi
 
