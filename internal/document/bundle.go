@@ -44,6 +44,16 @@ type FunctionRunner interface {
 	Build(fs filesys.FileSystem, path string, opts *krusty.Options) (resmap.ResMap, error)
 }
 
+// SecretFunctionRunner is a FunctionRunner that also tells whether a build
+// ran a function that handles secrets (fn.Runner: the sops function). Such
+// a build's output may hold decrypted values and depends on the keys in
+// the environment, so Build never caches it. Builds by a FunctionRunner
+// that cannot tell are not cached either.
+type SecretFunctionRunner interface {
+	FunctionRunner
+	BuildSecrets(fs filesys.FileSystem, path string, opts *krusty.Options) (m resmap.ResMap, secrets bool, err error)
+}
+
 // BuildOptions configure Build.
 type BuildOptions struct {
 	// FS is the filesystem to read from; nil means the disk.
@@ -96,10 +106,16 @@ func Build(root string, opts BuildOptions) (*Bundle, error) {
 	}
 	var resMap resmap.ResMap
 	var err error
-	if opts.Functions != nil {
-		resMap, err = opts.Functions.Build(rec, root, kopts)
-	} else {
+	// secrets: the build may have decrypted something (see SecretFunctionRunner).
+	secrets := false
+	switch f := opts.Functions.(type) {
+	case nil:
 		resMap, err = krusty.MakeKustomizer(kopts).Run(rec, root)
+	case SecretFunctionRunner:
+		resMap, secrets, err = f.BuildSecrets(rec, root, kopts)
+	default:
+		resMap, err = f.Build(rec, root, kopts)
+		secrets = true
 	}
 	if err != nil {
 		return nil, fmt.Errorf("building %s: %w", root, err)
@@ -114,7 +130,11 @@ func Build(root string, opts BuildOptions) (*Bundle, error) {
 	}
 	b := &Bundle{root: root, docs: docs}
 	if opts.Cache != nil {
-		opts.Cache.put(root, rec.reads(), b)
+		if secrets {
+			opts.Cache.forget(root)
+		} else {
+			opts.Cache.put(root, rec.reads(), b)
+		}
 	}
 	return b, nil
 }

@@ -20,6 +20,11 @@ import (
 // is answered from the cache; anything else builds again. It lives in
 // memory (a plan renders each root once per run) and, when Dir is set, on
 // disk too, so a re-render of an unchanged tree skips kustomize.
+//
+// Builds that ran the sops function are never cached, in memory or on
+// disk: their output may hold decrypted secrets, and it depends on the
+// keys in the environment, which no file hash sees. Every other build's
+// output is the same whatever keys are set.
 type Cache struct {
 	// Dir holds one file per kustomize root; empty keeps the cache in memory only.
 	Dir string
@@ -148,6 +153,18 @@ func (c *Cache) put(root string, reads map[string][]byte, b *Bundle) {
 			e.YAML = string(data)
 			c.store(key, e)
 		}
+	}
+}
+
+// forget drops root's entry, in memory and on disk: its last build handled
+// secrets (see Cache).
+func (c *Cache) forget(root string) {
+	key := c.key(root)
+	c.mu.Lock()
+	delete(c.entries, key)
+	c.mu.Unlock()
+	if c.Dir != "" {
+		_ = os.Remove(filepath.Join(c.Dir, key+".json"))
 	}
 }
 

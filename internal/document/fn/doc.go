@@ -66,6 +66,10 @@
 //	// than on stderr next to kustomize's "exit status 1":
 //	resMap, err := r.Build(filesys.MakeFsOnDisk(), "/site/phase", nil)
 //
+//	// BuildSecrets also says whether the sops function ran, in which case
+//	// the output must not be cached (document.SecretFunctionRunner):
+//	resMap, secrets, err := r.BuildSecrets(filesys.MakeFsOnDisk(), "/site/phase", nil)
+//
 // fn.KustomizeOptions(fs) is r.Wrap with default options. The
 // kustomization tree must be on disk (an in-memory tree works only where
 // its directories also exist on disk), since kustomize runs exec functions

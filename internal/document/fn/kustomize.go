@@ -52,6 +52,9 @@ type Runner struct {
 	// errorFile, when set, receives the function's error text instead of
 	// stderr (Build reads it to return a full error).
 	errorFile string
+	// secretsFile, when set, is created by a function process that ran
+	// the sops function (BuildSecrets reads it).
+	secretsFile string
 }
 
 // Wrap returns the file system and krusty options a build uses. opts is
@@ -83,7 +86,7 @@ func (r *Runner) Wrap(fs filesys.FileSystem, opts *krusty.Options) (filesys.File
 	}
 	pc.FnpLoadingOptions = types.FnPluginLoadingOptions{EnableExec: true}
 	o.PluginConfig = pc
-	return &functionFS{FileSystem: fs, exe: exe, errorFile: r.errorFile}, &o, nil
+	return &functionFS{FileSystem: fs, target: execTarget{exe: exe, errorFile: r.errorFile, secretsFile: r.secretsFile}}, &o, nil
 }
 
 // KustomizeOptions is Wrap with default options and the running binary.
@@ -108,36 +111,48 @@ func (e *FunctionError) Unwrap() error { return e.Err }
 // reports only its exit status, Build returns a *FunctionError carrying
 // the function's message.
 func (r *Runner) Build(fs filesys.FileSystem, path string, opts *krusty.Options) (resmap.ResMap, error) {
+	m, _, err := r.BuildSecrets(fs, path, opts)
+	return m, err
+}
+
+// BuildSecrets is Build that also tells whether the build ran a function
+// that handles secrets: the sops function, whether it came from a file or
+// from another function's output, and whatever it decrypted, encrypted or
+// left alone. Its output may then hold clear secrets, and depends on the
+// keys in the environment, so it must not be cached
+// (document.SecretFunctionRunner).
+func (r *Runner) BuildSecrets(fs filesys.FileSystem, path string, opts *krusty.Options) (resmap.ResMap, bool, error) {
 	dir, err := os.MkdirTemp("", "airship-krm-fn-")
 	if err != nil {
-		return nil, fmt.Errorf("building %s: %w", path, err)
+		return nil, false, fmt.Errorf("building %s: %w", path, err)
 	}
 	defer os.RemoveAll(dir)
 	rr := *r
 	rr.errorFile = filepath.Join(dir, "error")
+	rr.secretsFile = filepath.Join(dir, "secrets")
 	wfs, o, err := rr.Wrap(fs, opts)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	m, err := krusty.MakeKustomizer(o).Run(wfs, path)
 	if err != nil {
 		if msg, rerr := os.ReadFile(rr.errorFile); rerr == nil && len(msg) > 0 {
-			return nil, &FunctionError{Msg: string(msg), Err: err}
+			return nil, false, &FunctionError{Msg: string(msg), Err: err}
 		}
 		if strings.Contains(err.Error(), "couldn't execute function: chdir") {
-			return nil, fmt.Errorf("building %s: KRM functions run in their kustomization's directory, "+
+			return nil, false, fmt.Errorf("building %s: KRM functions run in their kustomization's directory, "+
 				"which must exist on disk: %w", path, err)
 		}
-		return nil, err
+		return nil, false, err
 	}
-	return m, nil
+	_, statErr := os.Lstat(rr.secretsFile)
+	return m, statErr == nil, nil
 }
 
 // functionFS rewrites function annotations as kustomize reads files.
 type functionFS struct {
 	filesys.FileSystem
-	exe       string
-	errorFile string
+	target execTarget
 
 	mu sync.Mutex
 	// configPaths are the files and directories kustomizations list under
@@ -273,7 +288,7 @@ func (f *functionFS) rewrite(path string, data []byte, isConfig bool) ([]byte, b
 		default:
 			continue
 		}
-		if err := setExecSpec(n, f.exe, image, path, f.errorFile); err != nil {
+		if err := setExecSpec(n, f.target, image, path); err != nil {
 			return nil, false, err
 		}
 		changed = true
@@ -288,16 +303,29 @@ func (f *functionFS) rewrite(path string, data []byte, isConfig bool) ([]byte, b
 	return buf.Bytes(), true, nil
 }
 
+// execTarget is the program function configs are rewritten to run, and
+// the files it reports through.
+type execTarget struct {
+	exe string
+	// errorFile receives a failing function's message.
+	errorFile string
+	// secretsFile is created when the sops function runs.
+	secretsFile string
+}
+
 // setExecSpec replaces n's function spec (in any of its spellings) with
-// one that runs exe as the function, telling it the image and file the
+// one that runs t.exe as the function, telling it the image and file the
 // config came from.
-func setExecSpec(n *yaml.RNode, exe, image, file, errorFile string) error {
+func setExecSpec(n *yaml.RNode, t execTarget, image, file string) error {
 	args := []string{argImage + image, argConfig + file}
-	if errorFile != "" {
-		args = append(args, argErrorFile+errorFile)
+	if t.errorFile != "" {
+		args = append(args, argErrorFile+t.errorFile)
+	}
+	if t.secretsFile != "" {
+		args = append(args, argSecretsFile+t.secretsFile)
 	}
 	ours := map[string]any{"exec": map[string]any{
-		"path": exe,
+		"path": t.exe,
 		"args": args,
 		"envs": []string{ServeEnv + "=1"},
 	}}
@@ -321,7 +349,7 @@ func setExecSpec(n *yaml.RNode, exe, image, file, errorFile string) error {
 // (a Templater that renders a sops ConfigMap, as upstream's
 // decrypt-secrets does) the same exec spec Runner gives configs read from
 // files: kustomize would otherwise try to run their images itself.
-func rewriteGenerated(items []*yaml.RNode, exe, from, errorFile string) error {
+func rewriteGenerated(items []*yaml.RNode, t execTarget, from string) error {
 	for _, n := range items {
 		spec, err := runtimeutil.GetFunctionSpec(n)
 		if err != nil || spec == nil {
@@ -329,7 +357,7 @@ func rewriteGenerated(items []*yaml.RNode, exe, from, errorFile string) error {
 		}
 		image := spec.Container.Image
 		if image == "" && spec.Exec.Path != "" {
-			if spec.Exec.Path == exe {
+			if spec.Exec.Path == t.exe {
 				continue // already ours
 			}
 			image = "exec:" + spec.Exec.Path
@@ -338,7 +366,7 @@ func rewriteGenerated(items []*yaml.RNode, exe, from, errorFile string) error {
 		if p := docPath(n); p != "" {
 			file = p + " (" + file + ")"
 		}
-		if err := setExecSpec(n, exe, image, file, errorFile); err != nil {
+		if err := setExecSpec(n, t, image, file); err != nil {
 			return fmt.Errorf("%s/%s: rewriting its function annotation: %w", n.GetKind(), n.GetName(), err)
 		}
 	}

@@ -47,9 +47,10 @@ type runOptions struct {
 	image string
 	// file is the config's file, for errors.
 	file string
-	// exe and errorFile, when exe is set, are what function configs among
-	// the output are rewritten to run (see rewriteGenerated).
-	exe, errorFile string
+	// target, when its exe is set, is what function configs among the
+	// output are rewritten to run (see rewriteGenerated); its secretsFile
+	// is created before the sops function runs.
+	target execTarget
 }
 
 // Run runs the function config on items and returns the resulting items,
@@ -84,6 +85,13 @@ func run(config *yaml.RNode, items []*yaml.RNode, o runOptions) ([]*yaml.RNode, 
 		}
 	}
 	if builtin, _ := BuiltinImage(image); f == nil && err == nil && builtin == BuiltinSops {
+		// Tell the build first: whatever happens next, its output may
+		// hold clear secrets or depend on the keys in the environment.
+		if o.target.secretsFile != "" {
+			if werr := os.WriteFile(o.target.secretsFile, nil, 0o600); werr != nil {
+				return nil, fmt.Errorf("%s: recording that the build handles secrets: %w", id, werr)
+			}
+		}
 		f, err = NewSops(config)
 	}
 	if err != nil {
@@ -100,8 +108,8 @@ func run(config *yaml.RNode, items []*yaml.RNode, o runOptions) ([]*yaml.RNode, 
 	if err != nil {
 		return nil, redactError(fmt.Errorf("%s: %w", id, err))
 	}
-	if o.exe != "" {
-		if err := rewriteGenerated(out, o.exe, id, o.errorFile); err != nil {
+	if o.target.exe != "" {
+		if err := rewriteGenerated(out, o.target, id); err != nil {
 			return nil, err
 		}
 	}
@@ -220,6 +228,8 @@ const (
 	argImage     = "--image="
 	argConfig    = "--config-file="
 	argErrorFile = "--error-file="
+	// argSecretsFile names a file to create when the sops function runs.
+	argSecretsFile = "--secrets-file="
 )
 
 // ServeIfRequested makes the running binary a KRM function when ServeEnv
@@ -244,11 +254,13 @@ func ServeIfRequested() (code int, served bool) {
 			o.file = strings.TrimPrefix(a, argConfig)
 		case strings.HasPrefix(a, argErrorFile):
 			errorFile = strings.TrimPrefix(a, argErrorFile)
+		case strings.HasPrefix(a, argSecretsFile):
+			o.target.secretsFile = strings.TrimPrefix(a, argSecretsFile)
 		}
 	}
-	o.errorFile = errorFile
+	o.target.errorFile = errorFile
 	if exe, err := os.Executable(); err == nil {
-		o.exe = exe
+		o.target.exe = exe
 	}
 	if err := serve(os.Stdin, os.Stdout, o); err != nil {
 		msg := redact(err.Error())

@@ -582,7 +582,7 @@ data:
 			}
 			dir := t.TempDir()
 			writeTree(t, dir, tc.tree)
-			m, err := (&Runner{}).Build(filesys.MakeFsOnDisk(), filepath.Join(dir, tc.path), nil)
+			m, secrets, err := (&Runner{}).BuildSecrets(filesys.MakeFsOnDisk(), filepath.Join(dir, tc.path), nil)
 			if tc.err != nil {
 				if err == nil {
 					t.Fatal("no error")
@@ -606,6 +606,9 @@ data:
 			if err != nil {
 				t.Fatal(err)
 			}
+			if !secrets {
+				t.Error("BuildSecrets did not report that the sops function ran")
+			}
 			y, err := m.AsYaml()
 			if err != nil {
 				t.Fatal(err)
@@ -621,5 +624,40 @@ data:
 				}
 			}
 		})
+	}
+}
+
+// A build whose functions never include sops reports no secrets, even when
+// a Templater renders function configs of its own.
+func TestBuildSecretsWithoutSops(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"site/kustomization.yaml": "generators:\n- gen.yaml\n",
+		"site/gen.yaml": `apiVersion: airshipit.org/v1alpha1
+kind: Templater
+metadata:
+  name: gen
+  annotations:
+    config.kubernetes.io/function: |
+      container:
+        image: localhost/templater
+template: |
+  apiVersion: v1
+  kind: ConfigMap
+  metadata:
+    name: made
+  data:
+    k: v
+`,
+	})
+	m, secrets, err := (&Runner{}).BuildSecrets(filesys.MakeFsOnDisk(), filepath.Join(dir, "site"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if secrets {
+		t.Error("a build without the sops function reported secrets")
+	}
+	if m.Size() != 1 {
+		t.Errorf("build made %d documents, want 1", m.Size())
 	}
 }
