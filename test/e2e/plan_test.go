@@ -130,6 +130,23 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
+// eventually polls check every half second until it says done or the
+// timeout passes; then the test fails with what it last saw.
+func eventually(t *testing.T, timeout time.Duration, what string, check func() (string, bool)) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		seen, done := check()
+		if done {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not after %s; last seen: %s", what, timeout, seen)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
 // freePort is a port on 127.0.0.1 nothing listened on a moment ago.
 func freePort(t *testing.T) int {
 	t.Helper()
@@ -253,13 +270,19 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 	start(t, "armada-operator (target)", "", operator, "--kubeconfig", targetKubeconfig, "--chart-root", filepath.Join(sites, "site", "function", "armada-site"),
 		"--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0")
 	start(t, "sip-operator", "", sipBin, "--kubeconfig", kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0")
+	// After the pivot the target cluster manages itself: its own Cluster
+	// API managers, metal3-operator and sip-operator.
+	start(t, "capi-managers (target)", "waiting for clusterctl init", buildPath(t, "capi-managers", "./hack/capi-managers"), "--kubeconfig", targetKubeconfig, "--log-dir", t.TempDir())
+	start(t, "metal3-operator (target)", "", metal3Bin, "--kubeconfig", targetKubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0")
+	start(t, "sip-operator (target)", "", sipBin, "--kubeconfig", targetKubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0")
 
 	r := runEnv(t, env, bin, "plan", "run", "deploy-local")
 	if r.code != 0 {
 		t.Fatalf("plan run: code %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	for _, p := range []string{"initinfra-ephemeral", "workload-ephemeral", "armada-ephemeral", "clusterctl-init-ephemeral", "hosts-ephemeral",
-		"hosts-power-ephemeral", "sip-ephemeral", "controlplane-ephemeral", "workers-ephemeral", "workload-target"} {
+		"hosts-power-ephemeral", "sip-ephemeral", "controlplane-ephemeral", "workers-ephemeral", "initinfra-target", "clusterctl-init-target",
+		"clusterctl-move", "clusterctl-move-sip", "workload-target"} {
 		if !regexp.MustCompile(`(?m)^` + p + ` +succeeded`).MatchString(r.stdout) {
 			t.Errorf("plan run summary lacks %s succeeded:\n%s", p, r.stdout)
 		}
@@ -286,14 +309,36 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 		t.Fatalf("StatefulSet of the cache chart: %q %v (want 3 ready replicas)", out, err)
 	}
 
+	// The pivot moved the Cluster API objects, the hosts and the
+	// SIPCluster to the target cluster: none is left on the ephemeral one,
+	// whose namespaces say where they went.
+	if out := kc(kubeconfig, "get", "clusters,machines,machinedeployments,metal3machines,bmh,sipclusters", "-A", "-o", "name"); strings.TrimSpace(out) != "" {
+		t.Errorf("left on the ephemeral cluster after the move:\n%s", out)
+	}
+	if out := kc(kubeconfig, "get", "namespaces", "metal3", "tenant-1", "-o", `jsonpath={range .items[*]}{.metadata.name}={.metadata.annotations.airshipit\.org/moved-to} {end}`); out != "metal3=target-cluster tenant-1=target-cluster " {
+		t.Errorf("ephemeral namespaces after the move: %q, want both marked moved to target-cluster", out)
+	}
+	// There the managers carry on: every Machine Running again.
+	var machines []string
+	eventually(t, 2*time.Minute, "Machines Running in the target cluster after the move", func() (string, bool) {
+		machines = strings.Fields(kc(targetKubeconfig, "-n", "metal3", "get", "machines", "-o",
+			`jsonpath={range .items[*]}{.metadata.name}={.status.phase}/{.status.nodeRef.name}/{.spec.providerID} {end}`))
+		for _, m := range machines {
+			if !strings.Contains(m, "=Running/") {
+				return strings.Join(machines, " "), false
+			}
+		}
+		return strings.Join(machines, " "), len(machines) == 3
+	})
+
 	// The hosts phase waited for metal3-operator: every host registered
 	// and inspected through its BMC; the power phase found every host on
 	// through its BMC. Then the machines took one control-plane host and
 	// the two active workers, which booted the site's image; the other
-	// hosts stay available.
+	// hosts stay available. All of it moved with the hosts.
 	const image = "http://172.22.0.1/images/ubuntu-24.04-k8s.qcow2"
 	hostStates := map[string]string{}
-	for _, line := range strings.Fields(kc(kubeconfig, "-n", "metal3", "get", "bmh", "-o",
+	for _, line := range strings.Fields(kc(targetKubeconfig, "-n", "metal3", "get", "bmh", "-o",
 		`jsonpath={range .items[*]}{.metadata.name}={.metadata.labels.sip\.airshipit\.org/node-type}/{.status.provisioning.state}/{.status.operationalStatus}/{.status.hardware.cpu.count}/{.status.poweredOn}/{.status.provisioning.image.url}/{.spec.consumerRef.name} {end}`)) {
 		name, state, _ := strings.Cut(line, "=")
 		hostStates[name] = state
@@ -323,8 +368,6 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 	}
 	// Every Machine is Running with a Node of the target cluster whose
 	// providerID names its host.
-	machines := strings.Fields(kc(kubeconfig, "-n", "metal3", "get", "machines", "-o",
-		`jsonpath={range .items[*]}{.metadata.name}={.status.phase}/{.status.nodeRef.name}/{.spec.providerID} {end}`))
 	nodes := map[string]string{}
 	for _, line := range strings.Fields(kc(targetKubeconfig, "get", "nodes", "-o", `jsonpath={range .items[*]}{.metadata.name}={.spec.providerID} {end}`)) {
 		name, id, _ := strings.Cut(line, "=")
@@ -357,38 +400,49 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 	// SIP picked the tenant cluster's hosts among them: three control-plane
 	// hosts, one per rack, two workers and a standby; its load balancers
 	// run.
-	out, err = exec.Command(kubectl, "--kubeconfig", kubeconfig, "-n", "metal3", "get", "bmh", "-o",
+	out, err = exec.Command(kubectl, "--kubeconfig", targetKubeconfig, "-n", "metal3", "get", "bmh", "-o",
 		`jsonpath={range .items[*]}{.metadata.name}={.metadata.labels.sip\.airshipit\.org/cluster-name}/{.metadata.labels.sip\.airshipit\.org/node-type}/{.metadata.labels.sip\.airshipit\.org/standby} {end}`).CombinedOutput()
 	if want := "node01=tenant-1/ControlPlane/ node02=tenant-1/ControlPlane/ node03=tenant-1/ControlPlane/ node04=tenant-1/Worker/ node05=tenant-1/Worker/ node06=tenant-1/Worker/true "; err != nil || string(out) != want {
 		t.Fatalf("SIP labels after plan run: %q %v\nwant %q", out, err, want)
 	}
-	out, err = exec.Command(kubectl, "--kubeconfig", kubeconfig, "-n", "tenant-1", "get", "sipcluster", "tenant-1", "-o",
-		`jsonpath={.status.conditions[?(@.type=="Ready")].reason} {.status.servicesSummary}`).CombinedOutput()
-	if err != nil || string(out) != "ReconciliationSucceeded 2/2" {
-		t.Fatalf("SIPCluster after plan run: %q %v", out, err)
-	}
+	// The SIPCluster moved after its hosts; sip-operator there kept SIP's
+	// choice and runs its load balancers.
+	eventually(t, time.Minute, "the SIPCluster Ready in the target cluster with its services", func() (string, bool) {
+		out := kc(targetKubeconfig, "-n", "tenant-1", "get", "sipcluster", "tenant-1", "-o",
+			`jsonpath={.status.conditions[?(@.type=="Ready")].reason} {.status.servicesSummary}`)
+		return out, out == "ReconciliationSucceeded 2/2"
+	})
 	ps := runEnv(t, env, bin, "phase", "status", "hosts-power-ephemeral", "-o", "json")
 	var power executor.Status
 	if err := json.Unmarshal([]byte(ps.stdout), &power); ps.code != 0 || err != nil {
 		t.Fatalf("phase status hosts-power-ephemeral: code %d (%v)\n%s%s", ps.code, err, ps.stdout, ps.stderr)
 	}
-	if len(power.Objects) != 6 {
-		t.Errorf("phase status hosts-power-ephemeral lists %d hosts, want 6", len(power.Objects))
-	}
-	for _, o := range power.Objects {
-		if !o.Ready || !strings.Contains(o.Message, "On") {
-			t.Errorf("phase status hosts-power-ephemeral: %s ready %v: %s", o.ID, o.Ready, o.Message)
-		}
+	// The hosts are the target cluster's business now.
+	if len(power.Objects) != 1 || power.Objects[0].ID != "Namespace metal3" || !power.Objects[0].Ready || power.Objects[0].Message != `moved to cluster "target-cluster"` {
+		t.Errorf("phase status hosts-power-ephemeral: %+v, want the namespace reported moved", power.Objects)
 	}
 
 	// The whole plan again converges with no change: nothing created or
-	// configured, no host or machine touched.
+	// configured, no host or machine touched, nothing moved again; the
+	// ephemeral phases leave the moved namespaces alone.
 	r = runEnv(t, env, bin, "plan", "run", "deploy-local")
 	if r.code != 0 {
 		t.Fatalf("second plan run: code %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	if changed := regexp.MustCompile(`\b[1-9][0-9]* (created|configured)`).FindAllString(r.stderr, -1); len(changed) > 0 {
 		t.Errorf("second plan run changed objects (%v):\n%s", changed, r.stderr)
+	}
+	for _, want := range []string{
+		`[hosts-ephemeral] 18 objects left alone: namespace "metal3" to cluster "target-cluster"`,
+		`[controlplane-ephemeral] 5 objects left alone`,
+		`[clusterctl-move] namespace "metal3" of "ephemeral-cluster" was moved to "target-cluster" already`,
+	} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("second plan run does not say %q:\n%s", want, r.stderr)
+		}
+	}
+	if out := kc(kubeconfig, "get", "clusters,machines,bmh,sipclusters", "-A", "-o", "name"); strings.TrimSpace(out) != "" {
+		t.Errorf("the second run put objects back on the ephemeral cluster:\n%s", out)
 	}
 
 	// Enabling the groups and charts is the operator's own state (an
