@@ -1,6 +1,7 @@
 package local
 
 import (
+	"bytes"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
@@ -60,9 +61,11 @@ var leaves = []leaf{
 const renewBefore = 24 * time.Hour
 
 // ensurePKI reuses the PKI in dir when it is complete and not about to
-// expire, so kubeconfigs stay valid across down/up; otherwise it issues a new one.
-func ensurePKI(dir string) (reused bool, err error) {
-	if pkiUsable(dir) {
+// expire, so kubeconfigs stay valid across down/up; otherwise it issues a
+// new one. A clusterCA, when given, is the cluster CA (ca.crt) instead of
+// a new one, and a PKI signed by another is issued anew.
+func ensurePKI(dir string, clusterCA *pki.KeyPair) (reused bool, err error) {
+	if pkiUsable(dir, clusterCA) {
 		return true, nil
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -70,9 +73,11 @@ func ensurePKI(dir string) (reused bool, err error) {
 	}
 	issued := map[string]*pki.KeyPair{}
 	for _, name := range cas {
-		ca, err := pki.NewCA("airship-local-"+name, 10*365*24*time.Hour, pki.ECDSAP256)
-		if err != nil {
-			return false, err
+		ca := clusterCA
+		if name != "ca" || ca == nil {
+			if ca, err = pki.NewCA("airship-local-"+name, 10*365*24*time.Hour, pki.ECDSAP256); err != nil {
+				return false, err
+			}
 		}
 		if err := ca.WriteFiles(dir, name); err != nil {
 			return false, err
@@ -106,11 +111,14 @@ func ensurePKI(dir string) (reused bool, err error) {
 	return false, fileutil.WriteAtomic(filepath.Join(dir, "sa.pub"), pubPEM, 0o644)
 }
 
-func pkiUsable(dir string) bool {
+func pkiUsable(dir string, clusterCA *pki.KeyPair) bool {
 	deadline := time.Now().Add(renewBefore)
 	for _, name := range cas {
 		kp, err := pki.Load(dir, name)
 		if err != nil || kp.Cert.NotAfter.Before(deadline) {
+			return false
+		}
+		if name == "ca" && clusterCA != nil && !bytes.Equal(kp.Cert.Raw, clusterCA.Cert.Raw) {
 			return false
 		}
 	}
@@ -165,4 +173,28 @@ func tlsConfig(pkiDir, caBase, certBase string) (*tls.Config, error) {
 		return nil, fmt.Errorf("loading %s: %w", certBase, err)
 	}
 	return &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
+}
+
+// LoadCA reads a cluster CA (certificate and key, PEM) for Options.CA and
+// checks it can sign the cluster's certificates long enough.
+func LoadCA(certFile, keyFile string) (*pki.KeyPair, error) {
+	certPEM, err := os.ReadFile(certFile)
+	if err != nil {
+		return nil, fmt.Errorf("reading the CA certificate: %w", err)
+	}
+	keyPEM, err := os.ReadFile(keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("reading the CA key: %w", err)
+	}
+	ca, err := pki.Parse(certPEM, keyPEM)
+	if err != nil {
+		return nil, fmt.Errorf("CA %s with key %s: %w", certFile, keyFile, err)
+	}
+	if !ca.Cert.IsCA {
+		return nil, fmt.Errorf("%s is not a CA certificate (basicConstraints CA is false)", certFile)
+	}
+	if ca.Cert.NotAfter.Before(time.Now().Add(renewBefore)) {
+		return nil, fmt.Errorf("CA %s expires at %s", certFile, ca.Cert.NotAfter.UTC().Format(time.RFC3339))
+	}
+	return ca, nil
 }

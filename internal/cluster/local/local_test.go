@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airshipit/airship-go/internal/pki"
 	"github.com/airshipit/airship-go/internal/test/testtool"
 )
 
@@ -180,7 +181,7 @@ func TestStatusAndDownWithStaleRecords(t *testing.T) {
 	sleep := testtool.Path(t, "sleep")
 	state := t.TempDir()
 	p := paths{root: state}
-	if _, err := ensurePKI(p.pki()); err != nil {
+	if _, err := ensurePKI(p.pki(), nil); err != nil {
 		t.Fatal(err)
 	}
 	s, err := startProcess(Etcd, sleep, []string{"60"}, p.log(Etcd))
@@ -225,7 +226,7 @@ func TestStatusAndDownWithStaleRecords(t *testing.T) {
 
 func TestPKIReusedUntilIncomplete(t *testing.T) {
 	dir := t.TempDir()
-	if reused, err := ensurePKI(dir); err != nil || reused {
+	if reused, err := ensurePKI(dir, nil); err != nil || reused {
 		t.Fatalf("first ensurePKI: reused=%v err=%v", reused, err)
 	}
 	for _, f := range []string{"ca.key", "admin.key", "sa.key"} {
@@ -237,13 +238,74 @@ func TestPKIReusedUntilIncomplete(t *testing.T) {
 			t.Errorf("%s mode %v, want 0600", f, st.Mode().Perm())
 		}
 	}
-	if reused, err := ensurePKI(dir); err != nil || !reused {
+	if reused, err := ensurePKI(dir, nil); err != nil || !reused {
 		t.Fatalf("second ensurePKI: reused=%v err=%v", reused, err)
 	}
 	if err := os.Remove(filepath.Join(dir, "scheduler.crt")); err != nil {
 		t.Fatal(err)
 	}
-	if reused, err := ensurePKI(dir); err != nil || reused {
+	if reused, err := ensurePKI(dir, nil); err != nil || reused {
 		t.Fatalf("after removing a certificate: reused=%v err=%v", reused, err)
+	}
+}
+
+// A given cluster CA (a site's PKI) signs the cluster's certificates; the
+// PKI is reused while it is that CA's and issued anew for another.
+func TestPKIWithGivenCA(t *testing.T) {
+	dir, src := t.TempDir(), t.TempDir()
+	siteCA, err := pki.NewCA("kubernetes", 365*24*time.Hour, pki.RSA2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := siteCA.WriteFiles(src, "site-ca"); err != nil {
+		t.Fatal(err)
+	}
+	ca, err := LoadCA(filepath.Join(src, "site-ca.crt"), filepath.Join(src, "site-ca.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reused, err := ensurePKI(dir, ca); err != nil || reused {
+		t.Fatalf("first ensurePKI: reused=%v err=%v", reused, err)
+	}
+	apiserver, err := pki.Load(dir, "apiserver")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := apiserver.Cert.CheckSignatureFrom(siteCA.Cert); err != nil {
+		t.Errorf("the API server certificate is not signed by the given CA: %v", err)
+	}
+	if got, err := pki.Load(dir, "ca"); err != nil || !got.Cert.Equal(siteCA.Cert) {
+		t.Errorf("ca.crt is not the given CA (%v)", err)
+	}
+	if reused, err := ensurePKI(dir, ca); err != nil || !reused {
+		t.Fatalf("same CA again: reused=%v err=%v", reused, err)
+	}
+	other, err := pki.NewCA("other", 365*24*time.Hour, pki.ECDSAP256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reused, err := ensurePKI(dir, other); err != nil || reused {
+		t.Fatalf("another CA: reused=%v err=%v, want a new PKI", reused, err)
+	}
+	if apiserver, err = pki.Load(dir, "apiserver"); err != nil || apiserver.Cert.CheckSignatureFrom(other.Cert) != nil {
+		t.Errorf("after another CA the API server certificate is not signed by it (%v)", err)
+	}
+
+	// Bad CAs are refused, naming the file.
+	leafKP, err := siteCA.Issue(pki.Request{CommonName: "leaf", Client: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := leafKP.WriteFiles(src, "leaf"); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ cert, key, want string }{
+		{"leaf.crt", "leaf.key", "leaf.crt is not a CA certificate"},
+		{"site-ca.crt", "leaf.key", "site-ca.crt with key"},
+		{"missing.crt", "site-ca.key", "reading the CA certificate"},
+	} {
+		if _, err := LoadCA(filepath.Join(src, tc.cert), filepath.Join(src, tc.key)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("LoadCA(%s, %s) = %v, want an error with %q", tc.cert, tc.key, err, tc.want)
+		}
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/airshipit/airship-go/internal/pki"
 )
 
 // Versions of the binaries the control plane runs. They must match
@@ -53,6 +55,11 @@ type Options struct {
 	Timeout time.Duration
 	// Progress receives one line per step; nil discards.
 	Progress io.Writer
+	// CA, when set, is the cluster CA (LoadCA): the API server, the
+	// components and the kubeconfigs trust it and their certificates are
+	// signed by it, as when a site's PKI names the cluster's CA. Nil
+	// generates one.
+	CA *pki.KeyPair
 	// ExtraControllerManagerArgs are appended to kube-controller-manager's flags.
 	ExtraControllerManagerArgs []string
 }

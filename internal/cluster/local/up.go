@@ -61,6 +61,9 @@ func Up(ctx context.Context, opts Options) (*Result, error) {
 	}
 	if prev != nil {
 		if running, problems := inspect(ctx, p, prev); running {
+			if opts.CA != nil && !pkiUsable(p.pki(), opts.CA) {
+				return nil, fmt.Errorf("the local cluster running in %s has another CA than the one given; stop it first (cluster local down)", p.root)
+			}
 			return &Result{State: prev, AlreadyRunning: true, Elapsed: time.Since(begin)}, nil
 		} else {
 			progressf(opts.Progress, "found an earlier cluster that is not healthy (%s); stopping what is left of it", strings.Join(problems, "; "))
@@ -82,7 +85,7 @@ func Up(ctx context.Context, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	reused, err := ensurePKI(p.pki())
+	reused, err := ensurePKI(p.pki(), opts.CA)
 	if err != nil {
 		return nil, fmt.Errorf("creating PKI in %s: %w", p.pki(), err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/airshipit/airship-go/internal/cli"
 	"github.com/airshipit/airship-go/internal/cli/output"
 	cluster "github.com/airshipit/airship-go/internal/cluster/local"
+	"github.com/airshipit/airship-go/internal/pki"
 )
 
 // NewCmd returns `cluster local` with its subcommands.
@@ -38,6 +39,8 @@ type UpOptions struct {
 	Port     int
 	Nodes    int
 	Timeout  time.Duration
+	// CACert and CAKey name the cluster CA to use instead of a new one.
+	CACert, CAKey string
 }
 
 // NewCmdUp returns `cluster local up`; runF replaces the run step in tests.
@@ -50,7 +53,10 @@ func NewCmdUp(streams cli.IOStreams, stateDir *string, runF func(context.Context
   airshipctl cluster local up
 
   # A second one beside it, in its own state directory, on a fixed port
-  airshipctl cluster local up --state-dir /tmp/cp2 --port 16443 --nodes 1 --timeout 3m`,
+  airshipctl cluster local up --state-dir /tmp/cp2 --port 16443 --nodes 1 --timeout 3m
+
+  # Signed by the site's cluster CA (here from promenade generate-certs)
+  airshipctl cluster local up --ca-cert pki/ca-kubernetes.pem --ca-key pki/ca-kubernetes-key.pem`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if runF != nil {
@@ -63,6 +69,9 @@ func NewCmdUp(streams cli.IOStreams, stateDir *string, runF func(context.Context
 	cmd.Flags().IntVar(&o.Port, "port", 0, "kube-apiserver port on 127.0.0.1 (0 picks a free one)")
 	cmd.Flags().IntVar(&o.Nodes, "nodes", 3, "number of kwok Nodes (the first is control-plane, the rest workers)")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", 2*time.Minute, "how long to wait for the cluster to be ready")
+	cmd.Flags().StringVar(&o.CACert, "ca-cert", "", "cluster CA certificate (PEM) to sign the cluster's certificates with, instead of a new CA (with --ca-key)")
+	cmd.Flags().StringVar(&o.CAKey, "ca-key", "", "private key (PEM) of --ca-cert")
+	cmd.MarkFlagsRequiredTogether("ca-cert", "ca-key")
 	return cmd
 }
 
@@ -70,7 +79,15 @@ func runUp(ctx context.Context, o *UpOptions) error {
 	if o.Nodes < 0 {
 		return fmt.Errorf("--nodes must be zero or more, got %d", o.Nodes)
 	}
+	var ca *pki.KeyPair
+	if o.CACert != "" || o.CAKey != "" {
+		var err error
+		if ca, err = cluster.LoadCA(o.CACert, o.CAKey); err != nil {
+			return fmt.Errorf("cluster local up: --ca-cert/--ca-key: %w", err)
+		}
+	}
 	res, err := cluster.Up(ctx, cluster.Options{
+		CA:            ca,
 		StateDir:      *o.StateDir,
 		BinDir:        o.BinDir,
 		APIServerPort: o.Port,
