@@ -314,6 +314,9 @@ func (s *Site) Executor(p *Phase) (executor.Executor, error) {
 		PhaseBundle: s.PhaseBundle,
 		TargetPath:  target,
 	}
+	if dir, err := s.Site.ExecutorBundlePath(s.Metadata, ""); err == nil {
+		cfg.SiteDir = dir
+	}
 	if path != "" {
 		cfg.Bundle = func() (*document.Bundle, error) { return s.ExecutorBundle(p) }
 	}

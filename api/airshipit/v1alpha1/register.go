@@ -20,6 +20,6 @@ func init() {
 	SchemeBuilder.Register(
 		&Phase{}, &PhasePlan{}, &ClusterMap{}, &KubeConfig{},
 		&KubernetesApply{}, &Clusterctl{}, &BaremetalManager{},
-		&ManifestMetadata{}, &Config{},
+		&ManifestMetadata{}, &Config{}, &GenericContainer{},
 	)
 }

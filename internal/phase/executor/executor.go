@@ -50,6 +50,10 @@ type Config struct {
 	PhaseBundle *document.Bundle
 	// TargetPath is the site's target path (for relative provider URLs).
 	TargetPath string
+	// SiteDir is where documentEntryPoints are relative to: the phase
+	// repository in the target path and the manifest's docEntryPointPrefix
+	// (GenericContainer's sinkOutputDir is relative to it, as upstream's).
+	SiteDir string
 	// Kubeconfig resolves kubeconfigs through the site's one resolver
 	// (--kubeconfig, $KUBECONFIG, an executor's own kubeconfig file, the
 	// ClusterMap's sources); every executor reaches its clusters through it.

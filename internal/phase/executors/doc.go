@@ -6,5 +6,6 @@ import (
 	// Each executor registers itself with the executor registry.
 	_ "github.com/airshipit/airship-go/internal/phase/executors/baremetalmanager"
 	_ "github.com/airshipit/airship-go/internal/phase/executors/clusterctl"
+	_ "github.com/airshipit/airship-go/internal/phase/executors/genericcontainer"
 	_ "github.com/airshipit/airship-go/internal/phase/executors/kubernetesapply"
 )
