@@ -73,7 +73,7 @@ func TestMakePlan(t *testing.T) {
 				"-e", "IMAGE_TYPE=iso", "-e", "http_proxy", "-e", "KUBECONFIG=/kubeconfig", "-e", "KCTL_CONTEXT=ephemeral-cluster",
 				"quay.io/airshipit/image-builder:latest", "/bin/bash", "-c", "run"}},
 		{name: "other image, krm type: no network, current user, no privilege escalation",
-			in: with(v1.GenericContainerSpec{Type: "krm", Image: "localhost/cloud-init", SinkOutputDir: "out"}, "", found("podman")),
+			in:   with(v1.GenericContainerSpec{Type: "krm", Image: "localhost/cloud-init", SinkOutputDir: "out"}, "", found("podman")),
 			mode: ModeRuntime, runtime: "podman", sink: "/sites/repo/manifests/site/out", defaultType: "krm",
 			args: []string{"run", "--rm", "-i", "--network", "none", "--user", "1000:1001", "--security-opt=no-new-privileges", "localhost/cloud-init"}},
 		{name: "containerRuntime podman asked, only docker found: none",
