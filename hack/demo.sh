@@ -29,31 +29,28 @@ kubeconfig="${ephemeral_dir}/kubeconfig"
 logs="${TMPDIR:-/tmp}/airship-demo"
 mkdir -p "${logs}"
 export AIRSHIP_RENDER_CACHE_DIR="${logs}/render-cache"
+# What the site-pki phase's last run did (its script changes nothing a
+# cluster could report).
+export AIRSHIP_PHASE_STATE_DIR="${logs}/phase-state"
 
 phase() { printf '\n== [%s] %s\n' "$(date +%H:%M:%S)" "$*"; }
 
 phase "ephemeral cluster (${ephemeral_dir})"
 "${airshipctl}" cluster local up --state-dir "${ephemeral_dir}"
-phase "target cluster (${target_dir}, API server on 127.0.0.1:16443)"
-"${airshipctl}" cluster local up --state-dir "${target_dir}" --port 16443 --nodes 1
 
-# Cluster API signs the target cluster's bootstrap data and kubeconfig
-# with the CA in the Secret <cluster>-ca; here that is the CA the target
-# control plane already trusts. A real site ships it as a document.
-phase "the target cluster's CA as Secret metal3/tenant-1-ca"
-export KUBECONFIG="${kubeconfig}"
-kubectl get namespace metal3 >/dev/null 2>&1 || kubectl create namespace metal3
-# After the pivot the Secret lives in the target cluster with the rest of
-# the namespace (which the ephemeral cluster marks moved).
-moved_to=$(kubectl get namespace metal3 -o jsonpath='{.metadata.annotations.airshipit\.org/moved-to}')
-if [[ -n "${moved_to}" ]]; then
-  echo "namespace metal3 was moved to ${moved_to}: its CA is there"
-elif ! kubectl -n metal3 get secret tenant-1-ca >/dev/null 2>&1; then
-  kubectl -n metal3 create secret generic tenant-1-ca --type cluster.x-k8s.io/secret \
-    --from-file=tls.crt="${target_dir}/pki/ca.crt" --from-file=tls.key="${target_dir}/pki/ca.key"
-  kubectl -n metal3 label secret tenant-1-ca cluster.x-k8s.io/cluster-name=tenant-1
-fi
-unset KUBECONFIG
+# The plan's first phase: the site PKI and node scripts from the site's
+# Promenade documents (kept in ${PROMENADE_OUTPUT_DIR}, reused on later
+# runs), and the target cluster's CA from it as the Secret
+# metal3/tenant-1-ca that Cluster API signs the target cluster's bootstrap
+# data and kubeconfig with. It runs first on its own because the target
+# cluster's control plane, which stands in for the one the machines would
+# start, must trust that CA.
+export PROMENADE_OUTPUT_DIR="${logs}/promenade"
+phase "airshipctl phase run site-pki (the site PKI into ${PROMENADE_OUTPUT_DIR})"
+"${airshipctl}" phase run site-pki
+ca=("${PROMENADE_OUTPUT_DIR}/pki/ca-kubernetes.pem" "${PROMENADE_OUTPUT_DIR}/pki/ca-kubernetes-key.pem")
+phase "target cluster (${target_dir}, API server on 127.0.0.1:16443, the site PKI's kubernetes CA)"
+"${airshipctl}" cluster local up --state-dir "${target_dir}" --port 16443 --nodes 1 --ca-cert "${ca[0]}" --ca-key "${ca[1]}"
 
 # The local processes, also in ${logs}/pids for `make demo-down`.
 pids=()
@@ -127,18 +124,13 @@ kubectl get sipclusters -A
 kubectl -n armada-site get act,amf
 unset KUBECONFIG
 
-if [[ -x hack/demo-promenade.sh ]]; then
-  out="${logs}/promenade"
-  phase "Promenade: site PKI and genesis/join scripts into ${out}"
-  bash hack/demo-promenade.sh "${out}" >"${logs}/promenade.log" 2>&1 || { cat "${logs}/promenade.log"; exit 1; }
-  grep -E '^(wrote [0-9]+ documents|== shellcheck)' "${logs}/promenade.log"
-  ls "${out}/scripts"
-fi
+phase "Promenade's node scripts from the site PKI (${PROMENADE_OUTPUT_DIR}/scripts)"
+ls "${PROMENADE_OUTPUT_DIR}/scripts"
 
 cat <<EOF
 
 Both clusters keep running. Look at them with:
-  export AIRSHIPCONFIG=${AIRSHIPCONFIG}
+  export AIRSHIPCONFIG=${AIRSHIPCONFIG} AIRSHIP_PHASE_STATE_DIR=${AIRSHIP_PHASE_STATE_DIR}
   ${airshipctl} plan status deploy-local
   KUBECONFIG=${target_dir}/kubeconfig kubectl get machines,bmh,sipclusters,act -A
   KUBECONFIG=${target_dir}/kubeconfig kubectl get nodes

@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -212,7 +213,12 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 	conf := filepath.Join(sites, "site", "airship-config.yaml")
 	operator := build(t, "armada-operator")
 	emulatorBin, metal3Bin, sipBin := build(t, "redfish-emulator"), build(t, "metal3-operator"), build(t, "sip-operator")
-	env := []string{"HOME=" + home, "AIRSHIP_TESTBIN_DIR=" + local.DefaultBinDir(), "AIRSHIP_LOCAL_STATE_DIR=", "AIRSHIPCONFIG=" + conf, "AIRSHIP_RENDER_CACHE_DIR=" + filepath.Join(home, "cache")}
+	// The site-pki phase's script runs promenade and kubectl from PATH.
+	promenadeBin := build(t, "promenade")
+	pkiDir := filepath.Join(t.TempDir(), "promenade")
+	env := []string{"HOME=" + home, "AIRSHIP_TESTBIN_DIR=" + local.DefaultBinDir(), "AIRSHIP_LOCAL_STATE_DIR=", "AIRSHIPCONFIG=" + conf,
+		"AIRSHIP_RENDER_CACHE_DIR=" + filepath.Join(home, "cache"), "PROMENADE_OUTPUT_DIR=" + pkiDir,
+		"PATH=" + filepath.Dir(promenadeBin) + string(os.PathListSeparator) + filepath.Dir(kubectl) + string(os.PathListSeparator) + os.Getenv("PATH")}
 	targetDir := filepath.Join(home, ".airship", "local-target")
 	t.Cleanup(func() { runEnv(t, env, bin, "cluster", "local", "down", "--purge") })
 	t.Cleanup(func() { runEnv(t, env, bin, "cluster", "local", "down", "--purge", "--state-dir", targetDir) })
@@ -220,7 +226,14 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 	if r := runEnv(t, env, bin, "cluster", "local", "up", "--nodes=2"); r.code != 0 {
 		t.Fatalf("up: %s%s", r.stdout, r.stderr)
 	}
-	if r := runEnv(t, env, bin, "cluster", "local", "up", "--nodes=1", "--state-dir", targetDir, "--port", fmt.Sprint(targetPort)); r.code != 0 {
+	// As the demo does: the site PKI first, then the target cluster's
+	// control plane with the PKI's kubernetes CA.
+	if r := runEnv(t, env, bin, "phase", "run", "site-pki"); r.code != 0 {
+		t.Fatalf("phase run site-pki: %s%s", r.stdout, r.stderr)
+	}
+	caCert, caKey := filepath.Join(pkiDir, "pki", "ca-kubernetes.pem"), filepath.Join(pkiDir, "pki", "ca-kubernetes-key.pem")
+	if r := runEnv(t, env, bin, "cluster", "local", "up", "--nodes=1", "--state-dir", targetDir, "--port", fmt.Sprint(targetPort),
+		"--ca-cert", caCert, "--ca-key", caKey); r.code != 0 {
 		t.Fatalf("up (target): %s%s", r.stdout, r.stderr)
 	}
 	kubeconfig := filepath.Join(home, ".airship", "local", "kubeconfig")
@@ -233,12 +246,25 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 		}
 		return string(out)
 	}
-	// As the demo does: the target cluster's CA as the Secret Cluster API
-	// signs the cluster's bootstrap data and kubeconfig with.
-	kc(kubeconfig, "create", "namespace", "metal3")
-	kc(kubeconfig, "-n", "metal3", "create", "secret", "generic", "tenant-1-ca", "--type", "cluster.x-k8s.io/secret",
-		"--from-file=tls.crt="+filepath.Join(targetDir, "pki", "ca.crt"), "--from-file=tls.key="+filepath.Join(targetDir, "pki", "ca.key"))
-	kc(kubeconfig, "-n", "metal3", "label", "secret", "tenant-1-ca", "cluster.x-k8s.io/cluster-name=tenant-1")
+	// The site PKI: its kubernetes CA is the target cluster's and the
+	// Secret Cluster API signs the cluster's bootstrap data and kubeconfig
+	// with; the node scripts are built from it.
+	siteCA, err := os.ReadFile(caCert)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if targetCA, err := os.ReadFile(filepath.Join(targetDir, "pki", "ca.crt")); err != nil || !bytes.Equal(targetCA, siteCA) {
+		t.Fatalf("the target cluster's CA is not the site PKI's kubernetes CA (%v)", err)
+	}
+	secretCA := kc(kubeconfig, "-n", "metal3", "get", "secret", "tenant-1-ca", "-o", `jsonpath={.data.tls\.crt}`)
+	if decoded, err := base64.StdEncoding.DecodeString(secretCA); err != nil || !bytes.Equal(decoded, siteCA) {
+		t.Fatalf("Secret metal3/tenant-1-ca does not hold the site PKI's kubernetes CA (%v)", err)
+	}
+	for _, f := range []string{"genesis.sh", "join-n1.sh", "validate-cluster.sh"} {
+		if _, err := os.Stat(filepath.Join(pkiDir, "scripts", f)); err != nil {
+			t.Errorf("site-pki did not build %s: %v", f, err)
+		}
+	}
 	// The armada-ephemeral phase needs the operator; it runs outside the
 	// cluster with the site's charts/ in place of the /charts volume.
 	var opLog strings.Builder
@@ -280,7 +306,7 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("plan run: code %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	for _, p := range []string{"initinfra-ephemeral", "workload-ephemeral", "armada-ephemeral", "clusterctl-init-ephemeral", "hosts-ephemeral",
+	for _, p := range []string{"site-pki", "initinfra-ephemeral", "workload-ephemeral", "armada-ephemeral", "clusterctl-init-ephemeral", "hosts-ephemeral",
 		"hosts-power-ephemeral", "sip-ephemeral", "controlplane-ephemeral", "workers-ephemeral", "initinfra-target", "clusterctl-init-target",
 		"clusterctl-move", "clusterctl-move-sip", "workload-target"} {
 		if !regexp.MustCompile(`(?m)^` + p + ` +succeeded`).MatchString(r.stdout) {
@@ -317,6 +343,10 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 	}
 	if out := kc(kubeconfig, "get", "namespaces", "metal3", "tenant-1", "-o", `jsonpath={range .items[*]}{.metadata.name}={.metadata.annotations.airshipit\.org/moved-to} {end}`); out != "metal3=target-cluster tenant-1=target-cluster " {
 		t.Errorf("ephemeral namespaces after the move: %q, want both marked moved to target-cluster", out)
+	}
+	movedCA := kc(targetKubeconfig, "-n", "metal3", "get", "secret", "tenant-1-ca", "-o", `jsonpath={.data.tls\.crt}`)
+	if decoded, err := base64.StdEncoding.DecodeString(movedCA); err != nil || !bytes.Equal(decoded, siteCA) {
+		t.Errorf("the moved Secret metal3/tenant-1-ca does not hold the site PKI's kubernetes CA (%v)", err)
 	}
 	// There the managers carry on: every Machine Running again.
 	var machines []string
@@ -433,6 +463,7 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 		t.Errorf("second plan run changed objects (%v):\n%s", changed, r.stderr)
 	}
 	for _, want := range []string{
+		"[site-pki] wrote 76 documents", "0 generated, 38 reused",
 		`[hosts-ephemeral] 18 objects left alone: namespace "metal3" to cluster "target-cluster"`,
 		`[controlplane-ephemeral] 5 objects left alone`,
 		`[clusterctl-move] namespace "metal3" of "ephemeral-cluster" was moved to "target-cluster" already`,

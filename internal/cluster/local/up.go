@@ -91,6 +91,8 @@ func Up(ctx context.Context, opts Options) (*Result, error) {
 	}
 	if reused {
 		progressf(opts.Progress, "reusing certificates in %s", p.pki())
+	} else if opts.CA != nil {
+		progressf(opts.Progress, "issued certificates in %s with the given CA (%s)", p.pki(), opts.CA.Cert.Subject.CommonName)
 	} else {
 		progressf(opts.Progress, "generated a CA and certificates in %s", p.pki())
 	}
