@@ -437,10 +437,10 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 	}
 	// The SIPCluster moved after its hosts; sip-operator there kept SIP's
 	// choice and runs its load balancers.
-	eventually(t, time.Minute, "the SIPCluster Ready in the target cluster with its services", func() (string, bool) {
+	eventually(t, time.Minute, "the SIPCluster Ready in the target cluster with its four services (two load balancers, jump host, OIDC)", func() (string, bool) {
 		out := kc(targetKubeconfig, "-n", "tenant-1", "get", "sipcluster", "tenant-1", "-o",
 			`jsonpath={.status.conditions[?(@.type=="Ready")].reason} {.status.servicesSummary}`)
-		return out, out == "ReconciliationSucceeded 2/2"
+		return out, out == "ReconciliationSucceeded 4/4"
 	})
 	ps := runEnv(t, env, bin, "phase", "status", "hosts-power-ephemeral", "-o", "json")
 	var power executor.Status
@@ -463,7 +463,7 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 		t.Errorf("second plan run changed objects (%v):\n%s", changed, r.stderr)
 	}
 	for _, want := range []string{
-		"[site-pki] wrote 76 documents", "0 generated, 38 reused",
+		"[site-pki] wrote 78 documents", "0 generated, 39 reused",
 		`[hosts-ephemeral] 18 objects left alone: namespace "metal3" to cluster "target-cluster"`,
 		`[controlplane-ephemeral] 5 objects left alone`,
 		`[clusterctl-move] namespace "metal3" of "ephemeral-cluster" was moved to "target-cluster" already`,

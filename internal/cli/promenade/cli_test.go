@@ -35,13 +35,13 @@ func TestGenerateCertsThenBuildAll(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("generate-certs: %s", errOut)
 	}
-	if !strings.Contains(out, "38 generated, 0 reused") {
+	if !strings.Contains(out, "39 generated, 0 reused") {
 		t.Errorf("output %q", out)
 	}
 	// Second run with the output as input reuses everything.
 	in := append(exampleFiles(t), filepath.Join(certsDir, "certificates.yaml"))
 	out, errOut, code = run(t, append([]string{"generate-certs", "--output-dir", filepath.Join(dir, "certs2")}, in...)...)
-	if code != 0 || !strings.Contains(out, "0 generated, 38 reused") {
+	if code != 0 || !strings.Contains(out, "0 generated, 39 reused") {
 		t.Fatalf("second generate-certs: %s %s", out, errOut)
 	}
 	scripts := filepath.Join(dir, "scripts")
