@@ -533,6 +533,19 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 		t.Fatalf("Widget not pruned: %q %v", w, err)
 	}
 
+	// Both clusters of the ClusterMap answer.
+	cs := runEnv(t, env, bin, "cluster", "status", "-o", "json")
+	var clusters []struct {
+		Name      string `json:"name"`
+		Reachable bool   `json:"reachable"`
+	}
+	if err := json.Unmarshal([]byte(cs.stdout), &clusters); cs.code != 0 || err != nil {
+		t.Fatalf("cluster status: code %d (%v)\n%s%s", cs.code, err, cs.stdout, cs.stderr)
+	}
+	if len(clusters) != 2 || !clusters[0].Reachable || !clusters[1].Reachable {
+		t.Errorf("cluster status %+v, want ephemeral-cluster and target-cluster reachable", clusters)
+	}
+
 	st := runEnv(t, env, bin, "plan", "status", "deploy-local", "-o", "json")
 	if st.code != 0 || !strings.Contains(st.stdout, `"phase": "workload-ephemeral"`) || !strings.Contains(st.stdout, `"ready": 3`) {
 		t.Fatalf("plan status: code %d\n%s%s", st.code, st.stdout, st.stderr)

@@ -31,7 +31,7 @@ const (
 // replacement-transformer images. Executors use it to run such images in
 // process instead of in a container runtime.
 func BuiltinImage(image string) (string, bool) {
-	repo := imageRepository(image)
+	repo := ImageRepository(image)
 	switch {
 	case repo == "kpt-fn-contrib/sops" || strings.HasSuffix(repo, "/kpt-fn-contrib/sops"):
 		return BuiltinSops, true
@@ -43,8 +43,8 @@ func BuiltinImage(image string) (string, bool) {
 	return "", false
 }
 
-// imageRepository strips the digest and tag from an image reference.
-func imageRepository(image string) string {
+// ImageRepository strips the digest and tag from an image reference.
+func ImageRepository(image string) string {
 	image = strings.TrimSpace(image)
 	if i := strings.Index(image, "@"); i >= 0 {
 		image = image[:i]

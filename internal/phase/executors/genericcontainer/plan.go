@@ -236,22 +236,10 @@ func expandSource(src, home, targetPath string) string {
 	return filepath.Join(targetPath, src)
 }
 
-// imageRepository strips an image reference's tag and digest.
-func imageRepository(image string) string {
-	image = strings.TrimSpace(image)
-	if i := strings.Index(image, "@"); i >= 0 {
-		image = image[:i]
-	}
-	if i := strings.LastIndex(image, ":"); i >= 0 && !strings.Contains(image[i:], "/") {
-		image = image[:i]
-	}
-	return image
-}
-
 // isToolbox reports whether an image is one of Airship's toolbox images,
 // whatever its registry and tag.
 func isToolbox(image string) bool {
-	repo := imageRepository(image)
+	repo := fn.ImageRepository(image)
 	base := repo[strings.LastIndex(repo, "/")+1:]
 	for _, t := range toolboxImages {
 		if base == t {
