@@ -20,7 +20,7 @@ func newBuildAllCmd(streams cli.IOStreams) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "build-all --output-dir DIR [--validators] [--leave-kubectl] CONFIG.yaml...",
-		Short: "Render genesis.sh, join-<node>.sh, anchors.yaml and (with --validators) validate-*.sh into DIR",
+		Short: "Render genesis.sh, join-<node>.sh, remove-<node>.sh, anchors.yaml and (with --validators) validate-*.sh into DIR",
 		Example: `  # Genesis and join scripts for every node, with the validation scripts
   promenade build-all --output-dir out/scripts --validators site/promenade/*.yaml out/certificates.yaml`,
 		Long: `Renders self-contained node scripts from the configuration documents, which

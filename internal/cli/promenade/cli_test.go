@@ -49,7 +49,7 @@ func TestGenerateCertsThenBuildAll(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("build-all: %s", errOut)
 	}
-	for _, name := range []string{"genesis.sh", "join-n1.sh", "join-n2.sh", "join-n3.sh", "validate-genesis.sh", "validate-n1.sh", "validate-cluster.sh", "anchors.yaml"} {
+	for _, name := range []string{"genesis.sh", "join-n1.sh", "join-n2.sh", "join-n3.sh", "remove-n1.sh", "remove-n3.sh", "validate-genesis.sh", "validate-n1.sh", "validate-cluster.sh", "anchors.yaml"} {
 		fi, err := os.Stat(filepath.Join(scripts, name))
 		if err != nil {
 			t.Error(err)

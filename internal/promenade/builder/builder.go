@@ -1,8 +1,9 @@
 // Package builder renders Promenade's self-contained node scripts:
-// genesis.sh, join-<node>.sh and the validate-*.sh scripts. Each script
-// carries the files it lays down as a base64 tarball, starts with host
-// validation, installs packages, starts the container runtime and kubelet,
-// waits for health, applies the node's labels, and is safe to run twice.
+// genesis.sh, join-<node>.sh, remove-<node>.sh and the validate-*.sh
+// scripts. Each node script carries the files it lays down as a base64
+// tarball, starts with host validation, installs packages, starts the
+// container runtime and kubelet, waits for health, applies the node's
+// labels, and is safe to run twice; a removal script undoes a join.
 package builder
 
 import (
@@ -142,8 +143,8 @@ type Script struct {
 	Content []byte
 }
 
-// BuildAll renders genesis.sh, join-<node>.sh for every KubernetesNode and,
-// with Validators, the validation scripts.
+// BuildAll renders genesis.sh, join-<node>.sh and remove-<node>.sh for
+// every KubernetesNode and, with Validators, the validation scripts.
 func (b *Builder) BuildAll() ([]Script, error) {
 	var out []Script
 	g, err := b.GenesisScript()
@@ -164,6 +165,11 @@ func (b *Builder) BuildAll() ([]Script, error) {
 			return nil, err
 		}
 		out = append(out, Script{"join-" + n.Hostname + ".sh", j})
+		rm, err := b.RemovalScript(n)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Script{RemovalScriptName(n.Hostname), rm})
 		if b.opts.Validators {
 			v, err := b.ValidateNodeScript(n, false)
 			if err != nil {

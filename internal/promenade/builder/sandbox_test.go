@@ -72,14 +72,21 @@ func newSandbox(t *testing.T, hostname, ip string) *sandbox {
 	return s
 }
 
-func (s *sandbox) run(t *testing.T, script string) string {
-	t.Helper()
+// runErr runs a script in the sandbox with an empty call log and returns
+// its output.
+func (s *sandbox) runErr(script string) (string, error) {
 	if err := os.WriteFile(s.log, nil, 0o644); err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	cmd := exec.Command("bash", script)
 	cmd.Env = append(os.Environ(), "PROMENADE_ROOT="+s.root, "PATH="+s.bin+":"+os.Getenv("PATH"), "PROMENADE_POLL_INTERVAL=0")
 	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func (s *sandbox) run(t *testing.T, script string) string {
+	t.Helper()
+	out, err := s.runErr(script)
 	if err != nil {
 		t.Fatalf("%s: %v\n%s", script, err, out)
 	}
