@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/airshipit/airship-go/internal/cli"
 	"github.com/airshipit/airship-go/internal/promenade/server"
@@ -22,14 +25,17 @@ const TokenEnv = "PROMENADE_API_TOKEN"
 func newServeCmd(streams cli.IOStreams) *cobra.Command {
 	var (
 		listen, certFile, keyFile, tokenFile string
+		kubeconfig                           string
 		insecureNoAuth                       bool
 		opts                                 server.Options
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Serve the Promenade API (join scripts, design validation, health, versions)",
+		Short: "Serve the Promenade API (join and removal scripts, node labels, design validation, health, versions)",
 		Long: `Serves:
   GET  /api/v1.0/join-scripts?hostname=&ip=&design_ref=[&labels.static=][&labels.dynamic=][&leave_kubectl=]
+  GET  /api/v1.0/removal-scripts?hostname=&design_ref=[&ip=][&labels.static=][&labels.dynamic=]
+  PUT  /api/v1.0/node-labels/{node}[?force=true]   {"label": "value", "removed-label": null}
   POST /api/v1.0/validatedesign   {"href": "<design_ref>"}
   GET  /api/v1.0/health
   GET  /api/v1.0/versions
@@ -42,7 +48,12 @@ join-scripts and validatedesign require "Authorization: Bearer <token>" with
 the token from --token-file (or the ` + TokenEnv + ` environment variable).
 Without a token the server refuses to start; --insecure-no-auth turns auth
 off, and only on a loopback address. With --tls-cert and --tls-key it serves
-HTTPS; a non-loopback address requires them.`,
+HTTPS; a non-loopback address requires them.
+
+node-labels changes Nodes with the credentials of --kubeconfig (or, without
+it, the in-cluster service account); with neither it answers 503. Labels
+that move a node in or out of the control plane or etcd are refused unless
+force=true.`,
 		Example: `  # On a node's network, with TLS and a token
   promenade serve --listen 0.0.0.0:9000 --tls-cert api.crt --tls-key api.key \
     --token-file /etc/promenade/token --design-root /srv/designs
@@ -68,6 +79,11 @@ HTTPS; a non-loopback address requires them.`,
 			if err := checkExposure(listen, opts.Token != "", insecureNoAuth, certFile != ""); err != nil {
 				return err
 			}
+			kube, kubeFrom, err := kubeClient(kubeconfig)
+			if err != nil {
+				return err
+			}
+			opts.Kube = kube
 			h, err := server.New(opts)
 			if err != nil {
 				return err
@@ -80,8 +96,8 @@ HTTPS; a non-loopback address requires them.`,
 			if certFile != "" {
 				scheme = "https"
 			}
-			fmt.Fprintf(streams.Out, "promenade API listening on %s://%s (token required: %v, design root %s, remote designs: %v)\n",
-				scheme, ln.Addr(), opts.Token != "", opts.DesignRoot, opts.AllowRemote)
+			fmt.Fprintf(streams.Out, "promenade API listening on %s://%s (token required: %v, design root %s, remote designs: %v, node labels: %s)\n",
+				scheme, ln.Addr(), opts.Token != "", opts.DesignRoot, opts.AllowRemote, kubeFrom)
 			return Serve(cmd.Context(), ln, h, certFile, keyFile)
 		},
 	}
@@ -94,8 +110,35 @@ HTTPS; a non-loopback address requires them.`,
 	f.StringVar(&opts.DesignRoot, "design-root", "", "directory file design_refs are confined to (default: the working directory)")
 	f.BoolVar(&opts.AllowRemote, "allow-remote-designs", false, "let design_refs be http(s) URLs this server fetches")
 	f.DurationVar(&opts.RemoteTimeout, "remote-design-timeout", server.DefaultRemoteTimeout, "time limit of one remote design fetch")
+	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig whose credentials node-labels changes Nodes with (default: in-cluster config, if any)")
 	f.Int64Var(&opts.MaxDesignBytes, "max-design-bytes", server.DefaultMaxDesignBytes, "size limit of a remote design")
 	return cmd
+}
+
+// kubeClient is the client node-labels uses: from the kubeconfig file,
+// else the in-cluster service account, else none. It also says which, for
+// the start-up line.
+func kubeClient(path string) (kubernetes.Interface, string, error) {
+	var cfg *rest.Config
+	var from string
+	var err error
+	switch {
+	case path != "":
+		if cfg, err = clientcmd.BuildConfigFromFlags("", path); err != nil {
+			return nil, "", fmt.Errorf("--kubeconfig %s: %w", path, err)
+		}
+		from = "kubeconfig " + path
+	default:
+		if cfg, err = rest.InClusterConfig(); err != nil {
+			return nil, "off (no --kubeconfig and not in a cluster; node-labels answers 503)", nil
+		}
+		from = "in-cluster service account"
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, "", fmt.Errorf("kubernetes client: %w", err)
+	}
+	return cs, from, nil
 }
 
 // checkExposure refuses the combinations that would hand out a site's keys

@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 )
@@ -179,6 +181,11 @@ func (c Change) patch(resourceVersion string) ([]byte, error) {
 	return json.Marshal(map[string]any{"metadata": map[string]any{"labels": labels, "resourceVersion": resourceVersion}})
 }
 
+// conflictBackoff spaces the retries of a patch that lost a race with
+// another update of the node: enough of them for a handful of concurrent
+// requests, with jitter so they do not collide again.
+var conflictBackoff = wait.Backoff{Steps: 12, Duration: 10 * time.Millisecond, Factor: 1.5, Jitter: 1, Cap: time.Second}
+
 // Result is the outcome of Apply.
 type Result struct {
 	Change
@@ -191,7 +198,7 @@ type Result struct {
 // node's new labels.
 func Apply(ctx context.Context, cs kubernetes.Interface, node string, req Request, force bool) (*Result, error) {
 	var res *Result
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	err := retry.RetryOnConflict(conflictBackoff, func() error {
 		n, err := cs.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return &NotFoundError{Node: node}
@@ -231,7 +238,7 @@ func Apply(ctx context.Context, cs kubernetes.Interface, node string, req Reques
 		if errors.As(err, &nf) || errors.As(err, &fe) || !apierrors.IsConflict(err) {
 			return nil, err
 		}
-		return nil, fmt.Errorf("patching the labels of node %s: %w", node, err)
+		return nil, fmt.Errorf("node %s kept changing while its labels were patched, try again: %w", node, err)
 	}
 	return res, nil
 }

@@ -1,5 +1,6 @@
 // Package server is Promenade's HTTP API: join scripts for nodes that are
-// not in the design, design validation, health and versions.
+// not in the design, removal scripts, node label updates, design
+// validation, health and versions.
 package server
 
 import (
@@ -20,6 +21,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"k8s.io/client-go/kubernetes"
 
 	v1 "github.com/airshipit/airship-go/api/promenade/v1"
 	"github.com/airshipit/airship-go/internal/promenade/builder"
@@ -45,6 +48,9 @@ type Options struct {
 	RemoteTimeout time.Duration
 	// MaxDesignBytes bounds a fetched design (default 32 MiB).
 	MaxDesignBytes int64
+	// Kube is the client PUT /node-labels changes Nodes with; without it
+	// that endpoint answers 503.
+	Kube kubernetes.Interface
 }
 
 // Defaults of Options.
@@ -93,12 +99,19 @@ func New(opts Options) (*Server, error) {
 	s.mux.HandleFunc("GET /api/v1.0/versions", s.versions)
 	s.mux.HandleFunc("GET /api/v1.0/join-scripts", s.auth(s.joinScripts))
 	s.mux.HandleFunc("POST /api/v1.0/validatedesign", s.auth(s.validateDesign))
+	s.mux.HandleFunc("PUT /api/v1.0/node-labels/{node}", s.auth(s.nodeLabels))
+	s.mux.HandleFunc("GET /api/v1.0/removal-scripts", s.auth(s.removalScripts))
 	methods := map[string]string{
 		"/api/v1.0/health": "GET", "/api/v1.0/versions": "GET",
 		"/api/v1.0/join-scripts": "GET", "/api/v1.0/validatedesign": "POST",
+		"/api/v1.0/removal-scripts": "GET",
 	}
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		if m, ok := methods[r.URL.Path]; ok {
+		m, ok := methods[r.URL.Path]
+		if rest, labels := strings.CutPrefix(r.URL.Path, "/api/v1.0/node-labels/"); labels && rest != "" && !strings.Contains(rest, "/") {
+			m, ok = "PUT", true
+		}
+		if ok {
 			w.Header().Set("Allow", m)
 			writeError(w, http.StatusMethodNotAllowed, "", fmt.Sprintf("%s %s: use %s", r.Method, r.URL.Path, m))
 			return
@@ -306,27 +319,37 @@ func JoinScript(set *config.Set, req *JoinRequest) ([]byte, error) {
 	if err := set.One(v1.SchemaGenesis, &g); err == nil && g.Hostname == req.Hostname {
 		return nil, badParam("hostname", "%s is the genesis node of the design", req.Hostname)
 	}
-	node := config.Node{Name: req.Hostname, KubernetesNode: v1.KubernetesNode{
-		Hostname: req.Hostname, IP: req.IP, Domain: req.Domain, JoinIP: req.JoinIP,
-		Labels: v1.Labels{Static: req.Static, Dynamic: req.Dynamic},
-	}}
-	doc, err := config.NewDocument(v1.SchemaKubernetesNode, req.Hostname, node.KubernetesNode)
+	b, node, err := addNode(set, req, builder.Options{LeaveKubectl: req.LeaveKubectl})
 	if err != nil {
 		return nil, err
-	}
-	doc.Source = "join-scripts request"
-	if err := set.Append(doc); err != nil {
-		return nil, badParam("design_ref", "the design with this node is invalid: %v", err)
-	}
-	b, err := builder.New(set, builder.Options{LeaveKubectl: req.LeaveKubectl})
-	if err != nil {
-		return nil, badParam("design_ref", "%v", err)
 	}
 	s, err := b.JoinScript(node)
 	if err != nil {
 		return nil, badParam("design_ref", "%v", err)
 	}
 	return s, nil
+}
+
+// addNode adds the requested node to the design and returns a builder for
+// it.
+func addNode(set *config.Set, req *JoinRequest, opts builder.Options) (*builder.Builder, config.Node, error) {
+	node := config.Node{Name: req.Hostname, KubernetesNode: v1.KubernetesNode{
+		Hostname: req.Hostname, IP: req.IP, Domain: req.Domain, JoinIP: req.JoinIP,
+		Labels: v1.Labels{Static: req.Static, Dynamic: req.Dynamic},
+	}}
+	doc, err := config.NewDocument(v1.SchemaKubernetesNode, req.Hostname, node.KubernetesNode)
+	if err != nil {
+		return nil, node, err
+	}
+	doc.Source = "join-scripts request"
+	if err := set.Append(doc); err != nil {
+		return nil, node, badParam("design_ref", "the design with this node is invalid: %v", err)
+	}
+	b, err := builder.New(set, opts)
+	if err != nil {
+		return nil, node, badParam("design_ref", "%v", err)
+	}
+	return b, node, nil
 }
 
 func (s *Server) fail(w http.ResponseWriter, err error) {
