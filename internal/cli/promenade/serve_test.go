@@ -164,6 +164,7 @@ func TestServeRefusesUnsafeExposure(t *testing.T) {
 		{"plain HTTP beyond loopback", []string{"--listen", "0.0.0.0:0", "--token-file", tokenFile}, "--tls-cert"},
 		{"empty token file", []string{"--listen", "127.0.0.1:0", "--token-file", empty}, "is empty"},
 		{"missing design root", []string{"--listen", "127.0.0.1:0", "--token-file", tokenFile, "--design-root", filepath.Join(dir, "nope")}, "design root"},
+		{"missing kubeconfig", []string{"--listen", "127.0.0.1:0", "--token-file", tokenFile, "--kubeconfig", filepath.Join(dir, "nope")}, "--kubeconfig"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -186,6 +187,7 @@ func TestServeLoopbackWithoutAuth(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close() //nolint:errcheck
 	t.Setenv(TokenEnv, "")
+	t.Setenv("KUBERNETES_SERVICE_HOST", "") // not in a cluster: node labels are off
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	out := &syncBuffer{ch: make(chan string, 10)}
@@ -196,7 +198,7 @@ func TestServeLoopbackWithoutAuth(t *testing.T) {
 	}()
 	select {
 	case line := <-out.ch:
-		if !strings.Contains(line, "token required: false") {
+		if !strings.Contains(line, "token required: false") || !strings.Contains(line, "node labels: off") {
 			t.Fatalf("startup line %q", line)
 		}
 	case code := <-done:
