@@ -272,6 +272,9 @@ func (f *functionFS) rewrite(path string, data []byte, isConfig bool) ([]byte, b
 			return nil, false, err
 		}
 		changed = changed || inline
+		if isConfig && pairLegacyAnnotationsInPatch(n) {
+			changed = true
+		}
 		spec, err := runtimeutil.GetFunctionSpec(n)
 		if err != nil {
 			continue // kustomize reports a malformed spec itself

@@ -29,7 +29,7 @@ func buildTree(t *testing.T, name string) (resmap.ResMap, error) {
 }
 
 func TestKustomizeGolden(t *testing.T) {
-	for _, name := range []string{"replacement", "templater", "inline", "unannotated"} {
+	for _, name := range []string{"replacement", "templater", "inline", "unannotated", "generator-echo", "patch-path-annotation", "upstream-replacements"} {
 		t.Run(name, func(t *testing.T) {
 			m, err := buildTree(t, name)
 			if err != nil {

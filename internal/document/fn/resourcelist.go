@@ -209,6 +209,7 @@ func serve(r io.Reader, w io.Writer, o runOptions) error {
 	if err != nil {
 		return err
 	}
+	out = dropGeneratorEcho(config, out)
 	return kio.ByteWriter{
 		Writer:                w,
 		KeepReaderAnnotations: true,
