@@ -17,7 +17,9 @@ import (
 //     (a bracket holds an index, a key=value filter on list elements, or a
 //     literal field name that may contain dots)
 //   - JSONPath in braces: {.spec.containers[?(@.name == 'foo')].image},
-//     {.data['key.with.dots']}, {.items[*].name}, {.a\.b}
+//     {.data['key.with.dots']}, {.items[*].name}, {.a\.b},
+//     {.spec.files[:].content} (slices [start:end:step], as Kubernetes
+//     JSONPath reads them)
 //
 // Both compile to the same steps.
 
@@ -28,6 +30,7 @@ const (
 	stepIndex
 	stepFilter
 	stepWildcard
+	stepSlice
 )
 
 type step struct {
@@ -37,6 +40,9 @@ type step struct {
 	key   []string // stepFilter: field path inside the element; empty is the element itself
 	op    string   // stepFilter: "==", "!=" or "exists"
 	value string   // stepFilter: literal compared with
+	// stepSlice: [start:end:step] as Kubernetes JSONPath reads it; a
+	// bound that is not given is nil.
+	slice [3]*int
 }
 
 func (s step) String() string {
@@ -50,6 +56,19 @@ func (s step) String() string {
 		return "[" + strconv.Itoa(s.index) + "]"
 	case stepWildcard:
 		return "[*]"
+	case stepSlice:
+		parts := make([]string, 0, 3)
+		for i, b := range s.slice {
+			if i == 2 && b == nil {
+				break
+			}
+			if b == nil {
+				parts = append(parts, "")
+			} else {
+				parts = append(parts, strconv.Itoa(*b))
+			}
+		}
+		return "[" + strings.Join(parts, ":") + "]"
 	default:
 		k := strings.Join(s.key, ".")
 		if s.op == "exists" {
@@ -314,9 +333,74 @@ func parseJSONPathBracket(c string) (step, error) {
 	case strings.HasPrefix(c, "?(") && strings.HasSuffix(c, ")"):
 		return parseFilter(c[2 : len(c)-1])
 	case strings.Contains(c, ":"):
-		return step{}, fmt.Errorf("slice [%s] is not supported", c)
+		return parseSlice(c)
 	}
 	return step{}, fmt.Errorf("unsupported [%s]", c)
+}
+
+// parseSlice reads [start:end] or [start:end:step], each part optional
+// ([:] is every element), as upstream's Kubernetes JSONPath does.
+func parseSlice(c string) (step, error) {
+	parts := strings.Split(c, ":")
+	if len(parts) > 3 {
+		return step{}, fmt.Errorf("slice [%s] has more than three parts", c)
+	}
+	st := step{kind: stepSlice}
+	for i, p := range parts {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		n, err := strconv.Atoi(p)
+		if err != nil {
+			return step{}, fmt.Errorf("slice [%s]: %q is not a number", c, p)
+		}
+		st.slice[i] = &n
+	}
+	if st.slice[2] != nil && *st.slice[2] <= 0 {
+		return step{}, fmt.Errorf("slice [%s]: step must be greater than 0", c)
+	}
+	return st, nil
+}
+
+// sliceOf is the elements of a list a slice step selects, with Kubernetes
+// JSONPath's bounds: negative bounds count from the end, and a bound
+// outside the list is an error unless the slice is empty.
+func (s step) sliceOf(list []*yaml.Node) ([]*yaml.Node, error) {
+	n := len(list)
+	start, end, by := 0, n, 1
+	if s.slice[0] != nil {
+		start = *s.slice[0]
+		if start < 0 {
+			start += n
+		}
+	}
+	if s.slice[1] != nil {
+		end = *s.slice[1]
+		if end < 0 {
+			end += n
+		}
+	}
+	if s.slice[2] != nil {
+		by = *s.slice[2]
+	}
+	if start == end {
+		return nil, nil
+	}
+	if start < 0 || start >= n {
+		return nil, fmt.Errorf("array index out of bounds: index %d, length %d", start, n)
+	}
+	if end < 0 || end > n {
+		return nil, fmt.Errorf("array index out of bounds: index %d, length %d", end-1, n)
+	}
+	if start > end {
+		return nil, fmt.Errorf("starting index %d is greater than ending index %d", start, end)
+	}
+	var out []*yaml.Node
+	for i := start; i < end; i += by {
+		out = append(out, list[i])
+	}
+	return out, nil
 }
 
 func parseFilter(expr string) (step, error) {
@@ -453,6 +537,15 @@ func (p fieldPath) walk(root *yaml.Node, create bool) ([]*yaml.Node, error) {
 						next = append(next, el)
 					}
 				}
+			case stepSlice:
+				if n.Kind != yaml.SequenceNode {
+					return nil, fmt.Errorf("%s is %s, not a list, so it has no slice %s", p.where(i), kindName(n), st)
+				}
+				els, err := st.sliceOf(n.Content)
+				if err != nil {
+					return nil, fmt.Errorf("%s, slice %s: %w", p.where(i), st, err)
+				}
+				next = append(next, els...)
 			case stepWildcard:
 				switch n.Kind {
 				case yaml.SequenceNode:

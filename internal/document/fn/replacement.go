@@ -106,7 +106,15 @@ func sourceValue(items []*yaml.RNode, src *ReplSource) (*yaml.Node, error) {
 		return nil, fmt.Errorf("%s fieldref %q: %w", docID(doc), ref, err)
 	}
 	if len(nodes) == 0 {
-		return nil, fmt.Errorf("%s has no value at fieldref %q", docID(doc), ref)
+		// Upstream's transformer carries on without a value (its
+		// JSONPath lookup yields nil, not an error), and its sites rely
+		// on it: ironic-deployment reads spec.ironic.provisioningCidr,
+		// which no NetworkCatalogue of upstream's has. See
+		// replaceTarget for what a missing value does to the targets.
+		if doc.GetKind() == kindSecret && p.firstField() == secretDataField {
+			return emptyString(), nil // upstream decodes "" from nothing
+		}
+		return nil, nil
 	}
 	val := nodes[0]
 	if len(nodes) > 1 {
@@ -128,6 +136,11 @@ func sourceValue(items []*yaml.RNode, src *ReplSource) (*yaml.Node, error) {
 	return deepCopy(val), nil
 }
 
+// replaceTarget sets the target fields to val. A nil val (a source field
+// that does not exist) does what upstream's transformer does with one: a
+// plain fieldref's missing fields are created as empty maps and existing
+// values are left alone, a %PATTERN% is replaced with the empty string,
+// and a Secret's data field is set to the encoding of the empty string.
 func replaceTarget(items []*yaml.RNode, t *ReplTarget, val *yaml.Node) error {
 	m, err := newMatcher(*t.ObjRef)
 	if err != nil {
@@ -161,10 +174,17 @@ func replaceTarget(items []*yaml.RNode, t *ReplTarget, val *yaml.Node) error {
 		for _, c := range refs {
 			v := val
 			if doc.GetKind() == kindSecret && c.path.firstField() == secretDataField {
+				if v == nil {
+					v = emptyString()
+				}
 				if v.Kind != yaml.ScalarNode {
 					return fmt.Errorf("%s fieldref %q: Secret data takes a string, the value is %s", docID(doc), c.raw, kindName(v))
 				}
-				v = yaml.NewScalarRNode(base64.StdEncoding.EncodeToString([]byte(v.Value))).YNode()
+				if v.Value == "" {
+					v = emptyString()
+				} else {
+					v = yaml.NewScalarRNode(base64.StdEncoding.EncodeToString([]byte(v.Value))).YNode()
+				}
 			}
 			if c.pattern == nil {
 				err = setField(doc, c.path, v)
@@ -179,10 +199,18 @@ func replaceTarget(items []*yaml.RNode, t *ReplTarget, val *yaml.Node) error {
 	return nil
 }
 
+// emptyString is the string "", written as such rather than as null.
+func emptyString() *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Style: yaml.DoubleQuotedStyle}
+}
+
 func setField(doc *yaml.RNode, p fieldPath, v *yaml.Node) error {
 	nodes, err := p.walk(doc.YNode(), true)
 	if err != nil {
 		return err
+	}
+	if v == nil {
+		return nil // the path is created, its value kept: see replaceTarget
 	}
 	for _, n := range nodes {
 		*n = *deepCopy(v)
@@ -194,6 +222,9 @@ func setField(doc *yaml.RNode, p fieldPath, v *yaml.Node) error {
 // string of the list, at p. A path that does not exist is left alone, as
 // upstream does.
 func substitute(doc *yaml.RNode, p fieldPath, pattern *regexp.Regexp, v *yaml.Node) error {
+	if v == nil {
+		v = emptyString()
+	}
 	if v.Kind != yaml.ScalarNode {
 		return fmt.Errorf("a %%PATTERN%% substitution needs a string or number value, the source is %s", kindName(v))
 	}
