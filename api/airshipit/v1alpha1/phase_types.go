@@ -64,6 +64,11 @@ type PhaseConfig struct {
 	// validation configures `phase validate`.
 	// +optional
 	Validation ValidationConfig `json:"validation,omitempty"`
+	// cluster is accepted because upstream airshipctl's own phases carry
+	// it (upstream ignores it); it is not used: a phase's cluster is
+	// metadata.clusterName.
+	// +optional
+	Cluster string `json:"cluster,omitempty"`
 }
 
 // ValidationConfig configures static validation of a bundle's documents.
