@@ -75,6 +75,16 @@
 // its directories also exist on disk), since kustomize runs exec functions
 // in the kustomization's directory.
 //
+// # Upstream's kustomize semantics
+//
+// Upstream airshipctl built with kustomize API v0.8.11 and kyaml v0.11.
+// Where a build with functions would differ under v0.21, Runner follows
+// upstream (compat.go): a generator function's echo of its own
+// local-config config is dropped from its output, and a builtin
+// PatchTransformer in a transformers file that sets
+// config.kubernetes.io/path (or index, or id) sets the internal twin too.
+// Trees without functions build exactly as kubectl kustomize builds them.
+//
 // Generated key material never appears in an error: errors are scrubbed of
 // PEM private keys before they are returned or printed.
 package fn
