@@ -8,14 +8,17 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/airshipit/airship-go/internal/test/testenv"
 )
@@ -300,5 +303,59 @@ func decodeJSON(t *testing.T, b []byte, v any) {
 	t.Helper()
 	if err := json.Unmarshal(b, v); err != nil {
 		t.Fatalf("%v\n%s", err, b)
+	}
+}
+
+// TestNodeLabelsWithShippedRBAC runs the node-labels API as the service
+// account config/promenade installs (impersonated on a real API server
+// with RBAC): it may read Nodes and patch their labels, and nothing more.
+func TestNodeLabelsWithShippedRBAC(t *testing.T) {
+	env := testenv.StartAPI(t, testenv.Options{})
+	ctx := context.Background()
+	admin, err := kubernetes.NewForConfig(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "promenade-system"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range testenv.Kustomize(t, filepath.Join("config", "promenade", "rbac")) {
+		if err := env.Client.Create(ctx, u); err != nil {
+			t.Fatalf("creating %s %s: %v", u.GetKind(), u.GetName(), err)
+		}
+	}
+	createNode(t, admin, "n1", map[string]string{"kubernetes.io/hostname": "n1", "rack": "r1"})
+
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:promenade-system:promenade"}
+	sa, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newServer(t, Options{Token: testToken, Kube: sa})
+	rec := put(h, "/api/v1.0/node-labels/n1", `{"rack": "r2", "zone": "z1"}`, "X-Auth-Token", testToken)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("node-labels as the shipped service account: status %d: %s", rec.Code, rec.Body)
+	}
+	if got, want := nodeLabels(t, admin, "n1"), map[string]string{"kubernetes.io/hostname": "n1", "rack": "r2", "zone": "z1"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("labels %v, want %v", got, want)
+	}
+	// Least privilege: no other verb on Nodes, nothing on Secrets or Pods.
+	for name, call := range map[string]func() error{
+		"delete node": func() error { return sa.CoreV1().Nodes().Delete(ctx, "n1", metav1.DeleteOptions{}) },
+		"list nodes":  func() error { _, err := sa.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); return err },
+		"list secrets": func() error {
+			_, err := sa.CoreV1().Secrets("promenade-system").List(ctx, metav1.ListOptions{})
+			return err
+		},
+		"create pod": func() error {
+			_, err := sa.CoreV1().Pods("promenade-system").Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "x"}}}}, metav1.CreateOptions{})
+			return err
+		},
+	} {
+		if err := call(); !apierrors.IsForbidden(err) {
+			t.Errorf("%s as the shipped service account: %v, want forbidden", name, err)
+		}
 	}
 }
