@@ -41,9 +41,11 @@ func TestExampleSite(t *testing.T) {
 	for _, p := range phases {
 		names = append(names, p.Name()+"@"+p.ClusterName())
 	}
-	want := "armada-ephemeral@ephemeral-cluster,clusterctl-init-ephemeral@ephemeral-cluster,controlplane-ephemeral@ephemeral-cluster," +
+	want := "armada-ephemeral@ephemeral-cluster,clusterctl-init-ephemeral@ephemeral-cluster,clusterctl-init-target@target-cluster," +
+		"clusterctl-move@target-cluster,clusterctl-move-sip@target-cluster,controlplane-ephemeral@ephemeral-cluster," +
 		"hosts-ephemeral@ephemeral-cluster,hosts-power-ephemeral@ephemeral-cluster,initinfra-ephemeral@ephemeral-cluster," +
-		"sip-ephemeral@ephemeral-cluster,workers-ephemeral@ephemeral-cluster,workload-ephemeral@ephemeral-cluster,workload-target@target-cluster"
+		"initinfra-target@target-cluster,sip-ephemeral@ephemeral-cluster,site-pki@ephemeral-cluster,workers-ephemeral@ephemeral-cluster," +
+		"workload-ephemeral@ephemeral-cluster,workload-target@target-cluster"
 	if got := strings.Join(names, ","); got != want {
 		t.Fatalf("phases = %s\nwant %s", got, want)
 	}
@@ -158,9 +160,9 @@ func TestCheckPlanProblems(t *testing.T) {
 		{"cluster missing from the map", func(f map[string]string) {
 			f["repo/phases/phases.yaml"] = strings.Replace(f["repo/phases/phases.yaml"], "name: b, clusterName: c1", "name: b, clusterName: c9", 1)
 		}, []string{`metadata.clusterName "c9" is not in ClusterMap m (clusters: c1)`}},
-		{"phase repeated", func(f map[string]string) {
-			f["repo/phases/plan.yaml"] = strings.Replace(f["repo/phases/plan.yaml"], "{name: b}", "{name: b}, {name: a}", 1)
-		}, []string{`phases[2] repeats phase "a" (first at phases[0])`}},
+		{"phase repeated in a plan with dependsOn", func(f map[string]string) {
+			f["repo/phases/plan.yaml"] = strings.Replace(f["repo/phases/plan.yaml"], "{name: b}", "{name: b, dependsOn: [a]}, {name: a}", 1)
+		}, []string{`phases[2] repeats phase "a" (first at phases[0]); a plan with dependsOn names each phase once`}},
 		{"dependsOn cycle", func(f map[string]string) {
 			f["repo/phases/plan.yaml"] = strings.Replace(f["repo/phases/plan.yaml"], "phases: [{name: a}, {name: b}]", "phases: [{name: a, dependsOn: [b]}, {name: b, dependsOn: [a]}]", 1)
 		}, []string{"dependsOn forms a cycle: a -> b -> a"}},
@@ -172,9 +174,9 @@ func TestCheckPlanProblems(t *testing.T) {
 			delete(f, "repo/entries/b/cm.yaml")
 		}, []string{`phase "b" config.documentEntryPoint`, "does not exist"}},
 		{"unknown executor kind", func(f map[string]string) {
-			f["repo/phases/executors.yaml"] += "---\napiVersion: airshipit.org/v1alpha1\nkind: GenericContainer\nmetadata: {name: gc}\n"
-			f["repo/phases/phases.yaml"] = strings.Replace(f["repo/phases/phases.yaml"], "kind: KubernetesApply, name: apply}\n  documentEntryPoint: b", "kind: GenericContainer, name: gc}\n  documentEntryPoint: b", 1)
-		}, []string{"GenericContainer/gc (executors.yaml), whose kind no executor handles"}},
+			f["repo/phases/executors.yaml"] += "---\napiVersion: airshipit.org/v1alpha1\nkind: BootConfiguration\nmetadata: {name: bc}\n"
+			f["repo/phases/phases.yaml"] = strings.Replace(f["repo/phases/phases.yaml"], "kind: KubernetesApply, name: apply}\n  documentEntryPoint: b", "kind: BootConfiguration, name: bc}\n  documentEntryPoint: b", 1)
+		}, []string{"BootConfiguration/bc (executors.yaml), whose kind no executor handles"}},
 		{"executor config typo", func(f map[string]string) {
 			f["repo/phases/executors.yaml"] = "apiVersion: airshipit.org/v1alpha1\nkind: KubernetesApply\nmetadata: {name: apply}\nconfig: {waitOptions: {timout: 10}}\n"
 		}, []string{`unknown field "config.waitOptions.timout"`}},
@@ -247,6 +249,8 @@ func TestOrder(t *testing.T) {
 		err   string
 	}{
 		{"no dependsOn runs in order", steps("a", "b", "c"), "[a] [b] [c]", ""},
+		{"no dependsOn runs a repeated phase again", steps("a", "b", "a"), "[a] [b] [a]", ""},
+		{"a repeated phase with dependsOn", steps("a", "b:a", "a"), "", `phases[2] repeats phase "a"`},
 		{"diamond", steps("a", "b:a", "c:a", "d:b,c"), "[a] [b c] [d]", ""},
 		{"independent steps in one wave", steps("a", "b", "c:a"), "[a b] [c]", ""},
 		{"self", steps("a:a"), "", "depends on itself"},

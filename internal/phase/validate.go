@@ -156,6 +156,10 @@ func (s *Site) CheckPlan(ctx context.Context, plan *Plan) error {
 		probs = append(probs, err.(Problems)...)
 	}
 	seen := map[string]int{}
+	// A plan without dependsOn runs in order and may run a phase again, as
+	// upstream's do (kubectl-get-pods-target after each step); with
+	// dependsOn each phase is a node of the graph, named once.
+	sequential := !slices.ContainsFunc(steps, func(s v1.PhaseStep) bool { return len(s.DependsOn) > 0 })
 	// Phases are checked in parallel (each builds its bundles), their
 	// problems reported in plan order.
 	found := make([]Problems, len(steps))
@@ -167,7 +171,9 @@ func (s *Site) CheckPlan(ctx context.Context, plan *Plan) error {
 			continue
 		}
 		if j, dup := seen[st.Name]; dup {
-			probs.add("plan %s: phases[%d] repeats phase %q (first at phases[%d])", id, i, st.Name, j)
+			if !sequential {
+				probs.add("plan %s: phases[%d] repeats phase %q (first at phases[%d]); a plan with dependsOn names each phase once", id, i, st.Name, j)
+			}
 			continue
 		}
 		seen[st.Name] = i
@@ -202,18 +208,37 @@ func (s *Site) CheckPlan(ctx context.Context, plan *Plan) error {
 
 // Order groups a plan's steps into waves that may run in parallel: every
 // step runs after the steps it depends on. Without any dependsOn the plan
-// runs strictly in order, one step per wave, as upstream does.
+// runs strictly in order, one step per wave, as upstream does (a phase
+// named twice runs twice).
 func Order(steps []v1.PhaseStep) ([][]string, error) {
+	idx, err := OrderSteps(steps)
+	if err != nil {
+		return nil, err
+	}
+	waves := make([][]string, len(idx))
+	for i, w := range idx {
+		for _, j := range w {
+			waves[i] = append(waves[i], steps[j].Name)
+		}
+	}
+	return waves, nil
+}
+
+// OrderSteps is Order by index into steps.
+func OrderSteps(steps []v1.PhaseStep) ([][]int, error) {
 	anyDeps := slices.ContainsFunc(steps, func(s v1.PhaseStep) bool { return len(s.DependsOn) > 0 })
 	if !anyDeps {
-		waves := make([][]string, 0, len(steps))
-		for _, s := range steps {
-			waves = append(waves, []string{s.Name})
+		waves := make([][]int, 0, len(steps))
+		for i := range steps {
+			waves = append(waves, []int{i})
 		}
 		return waves, nil
 	}
 	index := map[string]int{}
 	for i, s := range steps {
+		if j, dup := index[s.Name]; dup {
+			return nil, fmt.Errorf("phases[%d] repeats phase %q (first at phases[%d]); a plan with dependsOn names each phase once", i, s.Name, j)
+		}
 		index[s.Name] = i
 	}
 	var probs Problems
@@ -233,10 +258,10 @@ func Order(steps []v1.PhaseStep) ([][]string, error) {
 		return nil, fmt.Errorf("dependsOn forms a cycle: %s", strings.Join(cycle, " -> "))
 	}
 	done := map[string]bool{}
-	var waves [][]string
+	var waves [][]int
 	for len(done) < len(steps) {
-		var wave []string
-		for _, s := range steps {
+		var wave []int
+		for i, s := range steps {
 			if done[s.Name] {
 				continue
 			}
@@ -248,11 +273,11 @@ func Order(steps []v1.PhaseStep) ([][]string, error) {
 				}
 			}
 			if ready {
-				wave = append(wave, s.Name)
+				wave = append(wave, i)
 			}
 		}
-		for _, n := range wave {
-			done[n] = true
+		for _, i := range wave {
+			done[steps[i].Name] = true
 		}
 		waves = append(waves, wave)
 	}

@@ -17,6 +17,10 @@ limitations under the License.
 package v1alpha1
 
 import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -84,6 +88,31 @@ type Provider struct {
 	VariableSubstitution bool `json:"variable-substitution,omitempty"`
 }
 
+// ProviderList is a list of name:version providers. Upstream airshipctl
+// writes it as one comma-separated string ("kubeadm:v1.14.2,metal3:v0.1.0");
+// both that and a YAML list are read.
+type ProviderList []string
+
+// UnmarshalJSON reads a list, or upstream's comma-separated string.
+func (l *ProviderList) UnmarshalJSON(data []byte) error {
+	var s string
+	if err := json.Unmarshal(data, &s); err == nil {
+		*l = nil
+		for _, p := range strings.Split(s, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				*l = append(*l, p)
+			}
+		}
+		return nil
+	}
+	var list []string
+	if err := json.Unmarshal(data, &list); err != nil {
+		return fmt.Errorf("want a list of name:version providers or one comma-separated string: %w", err)
+	}
+	*l = list
+	return nil
+}
+
 // InitOptions choose the providers clusterctl init installs, as name:version.
 type InitOptions struct {
 	// core-provider, e.g. cluster-api:v1.14.2.
@@ -91,13 +120,13 @@ type InitOptions struct {
 	CoreProvider string `json:"core-provider,omitempty"`
 	// bootstrap-providers, e.g. kubeadm:v1.14.2.
 	// +optional
-	BootstrapProviders []string `json:"bootstrap-providers,omitempty"`
+	BootstrapProviders ProviderList `json:"bootstrap-providers,omitempty"`
 	// infrastructure-providers, e.g. metal3:v1.10.0.
 	// +optional
-	InfrastructureProviders []string `json:"infrastructure-providers,omitempty"`
+	InfrastructureProviders ProviderList `json:"infrastructure-providers,omitempty"`
 	// control-plane-providers, e.g. kubeadm:v1.14.2.
 	// +optional
-	ControlPlaneProviders []string `json:"control-plane-providers,omitempty"`
+	ControlPlaneProviders ProviderList `json:"control-plane-providers,omitempty"`
 	// kubeConfigRef names a KubeConfig document.
 	// +optional
 	KubeConfigRef *corev1.ObjectReference `json:"kubeConfigRef,omitempty"`

@@ -64,18 +64,19 @@ func newRun(streams cli.IOStreams, g *siteflags.Options) *cobra.Command {
 				return fmt.Errorf("plan %q is invalid, nothing run: %w", args[0], err)
 			}
 			steps := plan.API.AllPhases()
-			waves, err := phase.Order(steps)
+			waves, err := phase.OrderSteps(steps)
 			if err != nil {
 				return err
 			}
-			skip := map[string]bool{}
+			// Steps by index: a plan without dependsOn may run a phase twice.
+			skip := make([]bool, len(steps))
 			if resumeFrom != "" {
 				i := slices.IndexFunc(steps, func(s v1.PhaseStep) bool { return s.Name == resumeFrom })
 				if i < 0 {
 					return fmt.Errorf("--resume-from %q is not a phase of plan %q", resumeFrom, args[0])
 				}
-				for _, s := range steps[:i] {
-					skip[s.Name] = true
+				for j := range steps[:i] {
+					skip[j] = true
 				}
 			}
 			streams := streams.Synchronized()
@@ -84,28 +85,28 @@ func newRun(streams cli.IOStreams, g *siteflags.Options) *cobra.Command {
 			if format != output.Table {
 				progress.Out = streams.ErrOut
 			}
-			results := map[string]*stepResult{}
-			for _, s := range steps {
-				results[s.Name] = &stepResult{Phase: s.Name, Result: resultNotRun}
+			results := make([]*stepResult, len(steps))
+			for i, s := range steps {
+				results[i] = &stepResult{Phase: s.Name, Result: resultNotRun}
 			}
 			failed := false
 			for _, wave := range waves {
 				var wg sync.WaitGroup
-				for _, name := range wave {
-					r := results[name]
-					if skip[name] {
+				for _, i := range wave {
+					r := results[i]
+					if skip[i] {
 						r.Result = resultSkipped
 						continue
 					}
 					wg.Add(1)
 					go func() {
 						defer wg.Done()
-						r.Result, r.Error, r.Duration = runStep(ctx, progress, site, name, o)
+						r.Result, r.Error, r.Duration = runStep(ctx, progress, site, r.Phase, o)
 					}()
 				}
 				wg.Wait()
-				for _, name := range wave {
-					if results[name].Result == resultFailed {
+				for _, i := range wave {
+					if results[i].Result == resultFailed {
 						failed = true
 					}
 				}
@@ -114,8 +115,8 @@ func newRun(streams cli.IOStreams, g *siteflags.Options) *cobra.Command {
 				}
 			}
 			rows := make([]stepResult, 0, len(steps))
-			for _, s := range steps {
-				r := *results[s.Name]
+			for _, res := range results {
+				r := *res
 				r.Seconds = r.Duration.Round(time.Millisecond).Seconds()
 				rows = append(rows, r)
 			}

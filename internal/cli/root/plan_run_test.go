@@ -75,6 +75,11 @@ apiVersion: airshipit.org/v1alpha1
 kind: PhasePlan
 metadata: {name: fan}
 phases: [{name: x}, {name: y}, {name: z, dependsOn: [x, y]}]
+---
+apiVersion: airshipit.org/v1alpha1
+kind: PhasePlan
+metadata: {name: again}
+phases: [{name: x}, {name: y}, {name: x}]
 `,
 	}
 	for _, n := range []string{"a", "b", "c", "x", "y", "z"} {
@@ -154,5 +159,19 @@ phases: [{name: x}, {name: y}, {name: z, dependsOn: [x, y]}]
 	}
 	if len(summary) != 3 || summary[0].Phase != "x" || summary[2].Phase != "z" || summary[2].Result != "succeeded" {
 		t.Errorf("plan run -o json summary: %+v", summary)
+	}
+
+	// Without dependsOn a plan runs in order and may run a phase again, as
+	// upstream's plans do.
+	out, errOut, code = run(t, args("plan", "run", "again", "-o", "json")...)
+	summary = nil
+	if err := json.Unmarshal([]byte(out), &summary); code != 0 || err != nil {
+		t.Fatalf("plan run again: exit %d, %v\n%s\n%s", code, err, out, errOut)
+	}
+	if len(summary) != 3 || summary[0].Phase != "x" || summary[2].Phase != "x" || summary[0].Result != "succeeded" || summary[2].Result != "succeeded" {
+		t.Errorf("plan with x twice: %+v", summary)
+	}
+	if n := strings.Count(errOut, "[x] applying"); n != 2 {
+		t.Errorf("x ran %d times, want 2:\n%s", n, errOut)
 	}
 }
