@@ -8,7 +8,9 @@
 package anchor
 
 import (
+	"crypto/sha256"
 	_ "embed"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
@@ -34,6 +36,13 @@ func Script() string { return anchorScript }
 
 // Namespace of the anchors.
 const Namespace = "kube-system"
+
+// ChecksumAnnotation on an anchor's pod template is the digest of its files
+// (ConfigMap and Secret data): changed material rolls the DaemonSet.
+const ChecksumAnnotation = "promenade.airshipit.org/checksum"
+
+// Components are the anchors, in the order Objects renders them.
+var Components = []string{"apiserver", "controller-manager", "scheduler", "etcd", "calico-etcd", "haproxy"}
 
 // DefaultImage runs the anchor loop when HostSystem names no monitoring_image.
 const DefaultImage = "busybox:1.36"
@@ -218,6 +227,11 @@ func Objects(set *config.Set) ([]client.Object, error) {
 		{Name: "ETCD_PEER_PORT", Value: strconv.Itoa(ports.Peer)},
 	}
 
+	calico, err := calicoEtcd(g, nodes, params, pemFile, mat)
+	if err != nil {
+		return nil, err
+	}
+
 	haPod, err := pod(builder.HAProxyPod(host.Images.HAProxy), false)
 	if err != nil {
 		return nil, err
@@ -230,7 +244,7 @@ func Objects(set *config.Set) ([]client.Object, error) {
 		return nil, fmt.Errorf("anchors need material missing from the configuration (run promenade generate-certs): %s", strings.Join(dedupe(missing), ", "))
 	}
 	var objs []client.Object
-	for _, c := range []component{api, cm, sched, etcd, ha} {
+	for _, c := range []component{api, cm, sched, etcd, calico, ha} {
 		objs = append(objs, c.objects()...)
 	}
 	return objs, nil
@@ -297,6 +311,10 @@ func (c component) objects() []client.Object {
 		}
 	}
 	cm.Data["files"] = list.String()
+	// A change of any file (a renewed certificate, a new image) changes the
+	// pod template, so the DaemonSet rolls its anchors.
+	sum, _ := json.Marshal([]map[string]string{cm.Data, secret.StringData})
+	checksum := fmt.Sprintf("sha256:%x", sha256.Sum256(sum))
 	env := append([]corev1.EnvVar{
 		{Name: "ANCHOR_NAME", Value: c.name},
 		{Name: "NODE_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}},
@@ -313,7 +331,7 @@ func (c component) objects() []client.Object {
 			Selector:       &metav1.LabelSelector{MatchLabels: labels},
 			UpdateStrategy: appsv1.DaemonSetUpdateStrategy{Type: appsv1.RollingUpdateDaemonSetStrategyType},
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: map[string]string{ChecksumAnnotation: checksum}},
 				Spec: corev1.PodSpec{
 					NodeSelector:                  c.nodeSelector,
 					Tolerations:                   []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
@@ -361,4 +379,83 @@ func YAML(objs []client.Object) ([]byte, error) {
 		b.Write(y)
 	}
 	return []byte(b.String()), nil
+}
+
+// Calico etcd: a second etcd cluster on the nodes labelled
+// calico-etcd=enabled, with its own CA, certificates, ports and directories
+// (the seed: "we deploy two separate etcd clusters"). Its members are the
+// labelled nodes known to the configuration, named by hostname.
+const (
+	calicoEtcdPKIDir     = "/etc/kubernetes/calico-etcd/pki"
+	calicoEtcdClientPort = 6666
+)
+
+func calicoEtcd(g v1.Genesis, nodes []config.Node, params builder.PodParams,
+	pemFile func(key, dir, base, schema, name string) file, mat func(schema, name string) string) (component, error) {
+	ports := builder.EtcdPorts{Client: calicoEtcdClientPort, Peer: calicoEtcdClientPort + 1, Metrics: calicoEtcdClientPort + 2}
+	type member struct{ name, ip string }
+	members := []member{{g.Hostname, g.IP}}
+	if !hasLabel(append(append([]string(nil), g.Labels.Static...), g.Labels.Dynamic...), "calico-etcd=enabled") {
+		members = nil
+	}
+	for _, n := range nodes {
+		if hasLabel(append(append([]string(nil), n.Labels.Static...), n.Labels.Dynamic...), "calico-etcd=enabled") {
+			members = append(members, member{n.Hostname, n.IP})
+		}
+	}
+	var initial []string
+	for _, m := range members {
+		initial = append(initial, fmt.Sprintf("%s=https://%s:%d", m.name, m.ip, ports.Peer))
+	}
+	params.EtcdInitialCluster = strings.Join(initial, ",")
+	params.EtcdClusterState = "new"
+	p := builder.EtcdPod(params, "calico-etcd", "${NODE_NAME}", ports)
+	// The Kubernetes etcd pod, moved to Calico's directories and token.
+	c := &p.Spec.Containers[0]
+	for i, a := range c.Command {
+		a = strings.ReplaceAll(a, builder.EtcdPKIDir, calicoEtcdPKIDir)
+		c.Command[i] = strings.ReplaceAll(a, "--initial-cluster-token=kubernetes-etcd", "--initial-cluster-token=calico-etcd")
+	}
+	for i := range p.Spec.Volumes {
+		if hp := p.Spec.Volumes[i].HostPath; hp != nil && hp.Path == builder.EtcdPKIDir {
+			hp.Path = calicoEtcdPKIDir
+		}
+	}
+	for i := range c.VolumeMounts {
+		if c.VolumeMounts[i].MountPath == builder.EtcdPKIDir {
+			c.VolumeMounts[i].MountPath = calicoEtcdPKIDir
+		}
+	}
+	b, err := yaml.Marshal(p)
+	if err != nil {
+		return component{}, fmt.Errorf("calico-etcd static pod: %w", err)
+	}
+	out := component{name: "calico-etcd", image: params.Images.Etcd, nodeSelector: map[string]string{"calico-etcd": "enabled"}}
+	out.files = append(out.files,
+		file{key: "calico-etcd.yaml.tmpl", path: builder.ManifestDir + "/calico-etcd.yaml", mode: "0600", data: string(b)},
+		pemFile("etcd-ca.pem", calicoEtcdPKIDir, "etcd-ca.pem", v1.SchemaCertificateAuthority, "calico-etcd"),
+		pemFile("peer-ca.pem", calicoEtcdPKIDir, "peer-ca.pem", v1.SchemaCertificateAuthority, "calico-etcd-peer"))
+	for _, m := range members {
+		for _, suffix := range []string{"", "-peer"} {
+			name := "calico-etcd-" + m.name + suffix
+			out.files = append(out.files,
+				file{key: name + ".pem", data: mat(v1.SchemaCertificate, name), secret: true},
+				file{key: name + "-key.pem", data: mat(v1.SchemaCertificateKey, name), secret: true})
+		}
+	}
+	out.files = append(out.files,
+		file{key: "calico-etcd-${NODE_NAME}.pem", path: calicoEtcdPKIDir + "/server.pem", mode: "0644"},
+		file{key: "calico-etcd-${NODE_NAME}-key.pem", path: calicoEtcdPKIDir + "/server-key.pem", mode: "0600"},
+		file{key: "calico-etcd-${NODE_NAME}-peer.pem", path: calicoEtcdPKIDir + "/peer.pem", mode: "0644"},
+		file{key: "calico-etcd-${NODE_NAME}-peer-key.pem", path: calicoEtcdPKIDir + "/peer-key.pem", mode: "0600"})
+	return out, nil
+}
+
+func hasLabel(labels []string, want string) bool {
+	for _, l := range labels {
+		if l == want {
+			return true
+		}
+	}
+	return false
 }

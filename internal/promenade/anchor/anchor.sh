@@ -75,6 +75,23 @@ etcd_promote() {
   fi
 }
 
+# remove_files: the anchor was told to let go (ANCHOR_REMOVE set, e.g. by the
+# chart's remove value): take its files off the host, the static pod first
+# so the kubelet stops it.
+remove_files() {
+  { grep ' /etc/kubernetes/manifests/' "${ANCHOR_DIR}/files" || true
+    grep -v ' /etc/kubernetes/manifests/' "${ANCHOR_DIR}/files" || true; } | while read -r key path mode; do
+    case "${key}" in
+      "" | "#"*) continue ;;
+    esac
+    : "${mode}"
+    if [ -e "${HOST_ROOT}${path}" ]; then
+      rm -f "${HOST_ROOT}${path}"
+      log "removed ${path}"
+    fi
+  done
+}
+
 sync_files() {
   tmp=$(mktemp)
   while read -r key path mode; do
@@ -97,7 +114,12 @@ sync_files() {
 }
 
 trap 'log "stopping"; exit 0' TERM INT
-while :; do
+anchor_round() {
+  if [ -n "${ANCHOR_REMOVE:-}" ]; then
+    remove_files
+    touch "${READY_FILE}"
+    return 0
+  fi
   if [ "${ANCHOR_NAME:-}" = etcd ]; then
     etcd_join || true
   fi
@@ -108,6 +130,10 @@ while :; do
   if [ "${ANCHOR_NAME:-}" = etcd ]; then
     etcd_promote || true
   fi
+}
+
+while :; do
+  anchor_round
   if [ -n "${ANCHOR_ONCE:-}" ]; then
     exit 0
   fi

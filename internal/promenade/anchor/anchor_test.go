@@ -43,13 +43,25 @@ func TestObjects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(objs) != 15 {
-		t.Fatalf("%d objects, want ConfigMap, Secret and DaemonSet for 5 anchors", len(objs))
+	if len(objs) != 18 {
+		t.Fatalf("%d objects, want ConfigMap, Secret and DaemonSet for 6 anchors", len(objs))
 	}
 	selectors := map[string]string{}
 	for _, o := range objs {
 		if ds, ok := o.(*appsv1.DaemonSet); ok {
 			selectors[ds.Name] = fmt.Sprint(ds.Spec.Template.Spec.NodeSelector)
+		}
+		if cm, ok := o.(*corev1.ConfigMap); ok && cm.Name == "calico-etcd-anchor" {
+			tmpl := cm.Data["calico-etcd.yaml.tmpl"]
+			for _, want := range []string{"--cert-file=/etc/kubernetes/calico-etcd/pki/server.pem", "--listen-client-urls=https://0.0.0.0:6666",
+				"--initial-cluster=n0=https://192.168.77.10:6667", "--initial-cluster-token=calico-etcd", "path: /etc/kubernetes/calico-etcd/pki"} {
+				if !strings.Contains(tmpl, want) {
+					t.Errorf("calico-etcd manifest template lacks %q", want)
+				}
+			}
+			if strings.Contains(tmpl, "/etc/kubernetes/etcd/pki") {
+				t.Error("calico-etcd uses the Kubernetes etcd's certificates")
+			}
 		}
 		if cm, ok := o.(*corev1.ConfigMap); ok && cm.Name == "etcd-anchor" {
 			tmpl := cm.Data["kubernetes-etcd.yaml.tmpl"]
@@ -62,7 +74,7 @@ func TestObjects(t *testing.T) {
 	}
 	want := map[string]string{
 		"apiserver-anchor": "map[kubernetes-apiserver:enabled]", "controller-manager-anchor": "map[kubernetes-controller-manager:enabled]",
-		"scheduler-anchor": "map[kubernetes-scheduler:enabled]", "etcd-anchor": "map[kubernetes-etcd:enabled]", "haproxy-anchor": "map[]",
+		"scheduler-anchor": "map[kubernetes-scheduler:enabled]", "etcd-anchor": "map[kubernetes-etcd:enabled]", "calico-etcd-anchor": "map[calico-etcd:enabled]", "haproxy-anchor": "map[]",
 	}
 	if fmt.Sprint(selectors) != fmt.Sprint(want) {
 		t.Errorf("node selectors %v, want %v", selectors, want)
@@ -242,5 +254,30 @@ func TestAnchorsReadyInFullMode(t *testing.T) {
 		if err != nil {
 			t.Fatalf("DaemonSet %s not Ready on %d nodes: %v (%s)", name, n, err, last)
 		}
+	}
+}
+
+// TestAnchorRemovesWhenTold: with ANCHOR_REMOVE the anchor takes its files
+// off the host (the static pod first) and leaves other files alone.
+func TestAnchorRemovesWhenTold(t *testing.T) {
+	r := newRig(t, map[string]string{"pod.yaml": "pod\n"}, map[string]string{"tls.pem": "CERT"},
+		"# key path mode\npod.yaml /etc/kubernetes/manifests/pod.yaml 0600\ntls.pem /etc/kubernetes/pki/tls.pem 0644\n")
+	r.run(t, "ANCHOR_NAME=apiserver")
+	other := r.host + "/etc/kubernetes/pki/other.pem"
+	os.WriteFile(other, []byte("x"), 0o644) //nolint:errcheck
+	out := r.run(t, "ANCHOR_NAME=apiserver", "ANCHOR_REMOVE=1")
+	if i, j := strings.Index(out, "removed /etc/kubernetes/manifests/pod.yaml"), strings.Index(out, "removed /etc/kubernetes/pki/tls.pem"); i < 0 || j < i {
+		t.Errorf("want the manifest removed, then the certificate:\n%s", out)
+	}
+	for _, p := range []string{"/etc/kubernetes/manifests/pod.yaml", "/etc/kubernetes/pki/tls.pem"} {
+		if _, err := os.Stat(r.host + p); !os.IsNotExist(err) {
+			t.Errorf("%s still on the host (%v)", p, err)
+		}
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Errorf("a file the anchor does not own was removed: %v", err)
+	}
+	if out := r.run(t, "ANCHOR_NAME=apiserver", "ANCHOR_REMOVE=1"); strings.Contains(out, "removed") {
+		t.Errorf("second round removed again:\n%s", out)
 	}
 }
