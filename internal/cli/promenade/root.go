@@ -20,7 +20,7 @@ func NewCmd(streams cli.IOStreams) *cobra.Command {
 	root.SetIn(streams.In)
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
-	root.AddCommand(newGenerateCertsCmd(streams), newValidateCmd(streams), newBuildAllCmd(streams), newServeCmd(streams), versioncmd.NewCmd(streams, "promenade"))
+	root.AddCommand(newGenerateCertsCmd(streams), newValidateCmd(streams), newBuildAllCmd(streams), newChartsValuesCmd(streams), newServeCmd(streams), versioncmd.NewCmd(streams, "promenade"))
 	return root
 }
 
