@@ -73,9 +73,39 @@ type APIServerExtra struct {
 	Arguments     []string `json:"arguments,omitempty"`
 }
 
-// GenesisArmada names the Armada manifest deployed from genesis.
+// GenesisArmada configures genesis.sh's bootstrap Armada step.
 type GenesisArmada struct {
+	// target_manifest is the metadata.name of the armada/Manifest document
+	// (v1 or v2, among the configuration documents) that the bootstrap
+	// Armada deploys onto the genesis control plane. Empty: genesis.sh has
+	// no bootstrap Armada step.
+	// +optional
 	TargetManifest string `json:"target_manifest,omitempty"`
+	// operator is where the armada-operator binary that runs as the
+	// bootstrap Armada comes from (default: already installed at
+	// /opt/armada/bin/armada-operator, for example by a Genesis file).
+	// +optional
+	Operator *ArmadaOperatorSource `json:"operator,omitempty"`
+	// chart_root is the armada-operator's --chart-root: the directory on
+	// the genesis host that chart locations on disk are read below.
+	// +optional
+	ChartRoot string `json:"chart_root,omitempty"`
+}
+
+// ArmadaOperatorSource locates the armada-operator binary on the genesis
+// host: fetched from a tarball (tar_url and tar_path), or already at path.
+type ArmadaOperatorSource struct {
+	// path is where the binary is installed or found (absolute; default
+	// /opt/armada/bin/armada-operator).
+	// +optional
+	Path string `json:"path,omitempty"`
+	// tar_url is a gzip tarball holding the binary, fetched once by
+	// genesis.sh; without it the binary must already be at path.
+	// +optional
+	TarURL string `json:"tar_url,omitempty"`
+	// tar_path is the binary's member in the tarball; required with tar_url.
+	// +optional
+	TarPath string `json:"tar_path,omitempty"`
 }
 
 // KubernetesNode describes a node joining the cluster.

@@ -46,8 +46,42 @@ func exampleSources(t testing.TB) []config.Source {
 // and clock, so every run produces the same material.
 func exampleSet(t *testing.T, extra ...config.Source) *config.Set {
 	t.Helper()
+	return exampleSetFrom(t, append(exampleSources(t), extra...))
+}
+
+// armadaSources is the example site with a bootstrap Armada: the Genesis
+// document names the manifest of testdata/armada and an armada-operator
+// tarball.
+func armadaSources(t *testing.T) []config.Source {
+	t.Helper()
+	src := exampleSources(t)
+	for i := range src {
+		if src[i].Name == "Genesis.yaml" {
+			data := strings.Replace(string(src[i].Data), "\n  hostname: n0\n", `
+  armada:
+    target_manifest: cluster-bootstrap
+    chart_root: /opt/armada/site
+    operator:
+      tar_url: https://armada.example.invalid/armada-operator.tar.gz
+      tar_path: armada-operator
+  hostname: n0
+`, 1)
+			if data == string(src[i].Data) {
+				t.Fatal("Genesis.yaml: no hostname line to add the armada section before")
+			}
+			src[i].Data = []byte(data)
+		}
+	}
+	m, err := os.ReadFile("testdata/armada/manifest.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(src, config.Source{Name: "armada.yaml", Data: m})
+}
+
+func exampleSetFrom(t *testing.T, src []config.Source) *config.Set {
+	t.Helper()
 	cryptotest.SetGlobalRandom(t, 20260101)
-	src := append(exampleSources(t), extra...)
 	set, err := config.LoadSources(src...)
 	if err != nil {
 		t.Fatal(err)
@@ -126,6 +160,16 @@ func TestShellcheckClean(t *testing.T) {
 		t.Fatal(err)
 	}
 	scripts = append(scripts, Script{"join-leave-kubectl.sh", j})
+	// So does genesis with a bootstrap Armada.
+	ab, err := New(exampleSetFrom(t, armadaSources(t)), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := ab.GenesisScript()
+	if err != nil {
+		t.Fatal(err)
+	}
+	scripts = append(scripts, Script{"genesis-armada.sh", g})
 	if err := WriteScripts(dir, scripts); err != nil {
 		t.Fatal(err)
 	}

@@ -419,6 +419,18 @@ func (b *Builder) GenesisPayload() (*Payload, error) {
 			return nil, err
 		}
 	}
+	plan, err := b.armadaPlan()
+	if err != nil {
+		return nil, err
+	}
+	if plan != nil {
+		p.addArmada(plan)
+	}
+	validator, err := b.validateClusterScript("validate-bootstrap.sh", []string{h})
+	if err != nil {
+		return nil, err
+	}
+	p.add(GenesisValidatorPath, 0o700, string(validator))
 	p.addHostFiles(b.genesis.Files)
 	p.sorted()
 	return p, nil

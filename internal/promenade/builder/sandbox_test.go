@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -19,12 +20,22 @@ import (
 // call is logged.
 type sandbox struct {
 	root, bin, log string
+	// armadaStarted is touched by the stub armada-operator: the stub
+	// kubectl reports the ArmadaManifest and charts Ready once it exists,
+	// unless env sets STUB_ARMADA_NEVER_READY=1.
+	armadaStarted string
+	env           []string
 }
 
 func newSandbox(t *testing.T, hostname, ip string) *sandbox {
 	t.Helper()
 	dir := t.TempDir()
-	s := &sandbox{root: filepath.Join(dir, "root"), bin: filepath.Join(dir, "bin"), log: filepath.Join(dir, "calls.log")}
+	s := &sandbox{root: filepath.Join(dir, "root"), bin: filepath.Join(dir, "bin"), log: filepath.Join(dir, "calls.log"),
+		armadaStarted: filepath.Join(dir, "armada-started")}
+	realSleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("sleep not found")
+	}
 	for _, d := range []string{s.root + "/etc", s.bin} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
@@ -35,22 +46,19 @@ func newSandbox(t *testing.T, hostname, ip string) *sandbox {
 	}
 	// A tarball standing in for the Kubernetes node binaries.
 	tgz := filepath.Join(dir, "node.tar.gz")
-	f, err := os.Create(tgz)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gz := gzip.NewWriter(f)
-	tw := tar.NewWriter(gz)
-	for _, name := range []string{"kubernetes/node/bin/kubelet", "kubernetes/node/bin/kubectl"} {
-		body := "#!/bin/sh\necho " + filepath.Base(name) + "\n"
-		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o755, Size: int64(len(body)), Typeflag: tar.TypeReg}); err != nil {
-			t.Fatal(err)
-		}
-		tw.Write([]byte(body)) //nolint:errcheck
-	}
-	tw.Close() //nolint:errcheck
-	gz.Close() //nolint:errcheck
-	f.Close()  //nolint:errcheck
+	writeTarball(t, tgz, map[string]string{
+		"kubernetes/node/bin/kubelet": "#!/bin/sh\necho kubelet\n",
+		"kubernetes/node/bin/kubectl": "#!/bin/sh\necho kubectl\n",
+	})
+	// The bootstrap Armada: logs its start and its stop (on SIGTERM) and
+	// runs until stopped.
+	armadaTgz := filepath.Join(dir, "armada.tar.gz")
+	writeTarball(t, armadaTgz, map[string]string{"armada-operator": fmt.Sprintf(`#!/bin/bash
+echo "armada-operator $*" >>%q
+touch %q
+trap 'echo "armada-operator stopped" >>%q; exit 0' TERM
+while :; do %q 0.05 & wait $!; done
+`, s.log, s.armadaStarted, s.log, realSleep)})
 
 	stubs := map[string]string{
 		"id":        `echo 0`,
@@ -59,8 +67,14 @@ func newSandbox(t *testing.T, hostname, ip string) *sandbox {
 		"swapon":    `true`,
 		"systemctl": `true`,
 		"apt-get":   `true`,
-		"curl":      `case "$*" in *dl.k8s.io*) cat ` + tgz + ` ;; *) echo ok ;; esac`,
-		"kubectl":   `case "$*" in *jsonpath*) echo True ;; *) echo ok ;; esac`,
+		"curl":      `case "$*" in *dl.k8s.io*) cat ` + tgz + ` ;; *armada-operator.tar.gz*) cat ` + armadaTgz + ` ;; *) echo ok ;; esac`,
+		"kubectl": `case "$*" in
+  *armadamanifest*|*armadachart*)
+    if [[ -z "${STUB_ARMADA_NEVER_READY:-}" && -f ` + s.armadaStarted + ` ]]; then echo True; else echo False; fi ;;
+  *phase*) echo Running ;;
+  *jsonpath*) echo True ;;
+  *) echo ok ;;
+esac`,
 		"sleep":     `true`,
 	}
 	for name, body := range stubs {
@@ -80,6 +94,7 @@ func (s *sandbox) runErr(script string) (string, error) {
 	}
 	cmd := exec.Command("bash", script)
 	cmd.Env = append(os.Environ(), "PROMENADE_ROOT="+s.root, "PATH="+s.bin+":"+os.Getenv("PATH"), "PROMENADE_POLL_INTERVAL=0")
+	cmd.Env = append(cmd.Env, s.env...)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
@@ -174,5 +189,37 @@ func TestScriptRefusesWrongHost(t *testing.T) {
 	}
 	if _, err := os.Stat(sb.root + "/etc/kubernetes"); err == nil {
 		t.Error("files laid down before host validation passed")
+	}
+}
+
+// writeTarball writes a gzip tarball of executable files.
+func writeTarball(t *testing.T, file string, members map[string]string) {
+	t.Helper()
+	f, err := os.Create(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close() //nolint:errcheck
+	gz := gzip.NewWriter(f)
+	tw := tar.NewWriter(gz)
+	names := make([]string, 0, len(members))
+	for name := range members {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		body := members[name]
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o755, Size: int64(len(body)), Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write([]byte(body)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := gz.Close(); err != nil {
+		t.Fatal(err)
 	}
 }

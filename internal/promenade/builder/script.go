@@ -51,6 +51,10 @@ type nodeScriptData struct {
 	KubeletFiles             []string
 	Labels                   []string
 	KubectlPaths             []string
+	// Genesis only: the bootstrap Armada (nil without a target manifest)
+	// and the final validation script.
+	Armada               *armadaPlan
+	ArmadaDir, Validator string
 }
 
 func (b *Builder) nodeScript(n config.Node, genesis bool, p *Payload) ([]byte, error) {
@@ -71,6 +75,10 @@ func (b *Builder) nodeScript(n config.Node, genesis bool, p *Payload) ([]byte, e
 	}
 	if genesis {
 		d.Kind, d.Name = "genesis", "genesis.sh"
+		d.ArmadaDir, d.Validator = ArmadaDir, GenesisValidatorPath
+		if d.Armada, err = b.armadaPlan(); err != nil {
+			return nil, err
+		}
 	}
 	if b.network.Proxy != nil {
 		d.Proxy, d.NoProxy = b.network.Proxy.URL, b.noProxy()
@@ -169,11 +177,18 @@ func (b *Builder) ValidateNodeScript(n config.Node, genesis bool) ([]byte, error
 // ValidateClusterScript renders validate-cluster.sh, run on the genesis
 // node: API server ready, every node Ready, control-plane pods Running.
 func (b *Builder) ValidateClusterScript() ([]byte, error) {
-	d := validateData{Name: "validate-cluster.sh", Cluster: true, Kubeconfig: "/etc/kubernetes/admin/kubeconfig.yaml"}
-	d.Nodes = append(d.Nodes, b.genesis.Hostname)
+	nodes := []string{b.genesis.Hostname}
 	for _, n := range b.nodes {
-		d.Nodes = append(d.Nodes, n.Hostname)
+		nodes = append(nodes, n.Hostname)
 	}
+	return b.validateClusterScript("validate-cluster.sh", nodes)
+}
+
+// validateClusterScript checks the API server, the nodes Ready and the
+// genesis control-plane pods Running; genesis.sh runs it for the genesis
+// node alone as its final validation.
+func (b *Builder) validateClusterScript(name string, nodes []string) ([]byte, error) {
+	d := validateData{Name: name, Cluster: true, Kubeconfig: "/etc/kubernetes/admin/kubeconfig.yaml", Nodes: nodes}
 	for _, pod := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubernetes-etcd"} {
 		d.Pods = append(d.Pods, pod+"-"+b.genesis.Hostname)
 	}
