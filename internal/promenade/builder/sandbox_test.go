@@ -75,7 +75,7 @@ while :; do %q 0.05 & wait $!; done
   *jsonpath*) echo True ;;
   *) echo ok ;;
 esac`,
-		"sleep":     `true`,
+		"sleep": `true`,
 	}
 	for name, body := range stubs {
 		script := fmt.Sprintf("#!/bin/bash\necho \"%s $*\" >>%q\n%s\n", name, s.log, body)
