@@ -313,6 +313,9 @@ func TestManifestOrder(t *testing.T) {
 			continue
 		}
 		charts++
+		if act.Spec.TargetState != armadav1.TargetStateUninitialized {
+			t.Errorf("%s: target_state %q; the manifest enables its charts in order", act.Name, act.Spec.TargetState)
+		}
 		if act.Spec.Source.Location != "/charts" || act.Spec.Source.Subpath != act.Name {
 			t.Errorf("%s: source %+v", act.Name, act.Spec.Source)
 		}

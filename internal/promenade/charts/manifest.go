@@ -67,7 +67,9 @@ func Wait(chart string, timeout int64) *armadav1.ArmadaChartWait {
 }
 
 // Manifest renders the ArmadaManifest, its ArmadaChartGroups (Groups, in
-// order) and an ArmadaChart per chart with its values embedded.
+// order) and an ArmadaChart per chart with its values embedded. Groups and
+// charts are created uninitialized: the manifest moves them to deployed in
+// order (docs/armada.md, Order).
 func Manifest(values map[string]map[string]any, opts ManifestOptions) ([]client.Object, error) {
 	opts.defaults()
 	meta := func(name string) metav1.ObjectMeta {
@@ -82,7 +84,8 @@ func Manifest(values map[string]map[string]any, opts ManifestOptions) ([]client.
 	for _, g := range Groups {
 		amf.Spec.ChartGroups = append(amf.Spec.ChartGroups, g.Name)
 		acg := &armadav1.ArmadaChartGroup{TypeMeta: typeMeta("ArmadaChartGroup"), ObjectMeta: meta(g.Name),
-			Spec: armadav1.ArmadaChartGroupSpec{Description: g.Description, Sequenced: g.Sequenced, ChartGroup: g.Charts}}
+			Spec: armadav1.ArmadaChartGroupSpec{Description: g.Description, Sequenced: g.Sequenced, ChartGroup: g.Charts,
+				TargetState: armadav1.TargetStateUninitialized}}
 		objs = append(objs, acg)
 	}
 	for _, g := range Groups {
@@ -104,6 +107,9 @@ func Manifest(values map[string]map[string]any, opts ManifestOptions) ([]client.
 					Wait:      Wait(name, opts.Timeout),
 					// The charts ship no Helm tests; the waits are the check.
 					Test: &armadav1.ArmadaChartTest{Enabled: ptr.To(false)},
+					// The manifest enables the groups and the groups their
+					// charts, in order.
+					TargetState: armadav1.TargetStateUninitialized,
 				}})
 		}
 	}

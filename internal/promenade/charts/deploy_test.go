@@ -1,0 +1,162 @@
+package charts
+
+import (
+	"context"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	armadav1 "github.com/airshipit/airship-go/api/armada/v1alpha1"
+	"github.com/airshipit/airship-go/internal/armada/operator"
+	"github.com/airshipit/airship-go/internal/test/testenv"
+)
+
+// TestArmadaDeploysChartsInOrder: armada-operator deploys the manifest
+// onto the local control plane in full mode (kwok nodes run the anchors'
+// and Deployments' pods), every chart ends deployed and satisfied, and
+// each group's charts were satisfied no later than the next group's.
+func TestArmadaDeploysChartsInOrder(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full control plane")
+	}
+	vals, err := Values(exampleSet(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	chartsDir, err := filepath.Abs(filepath.Join(root, Dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := Manifest(vals, ManifestOptions{Namespace: "armada", ChartsDir: chartsDir, Timeout: 120})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := testenv.StartFull(t, testenv.Options{Nodes: 3, CRDDirs: []string{"config/armada/crd/bases"},
+		AddToScheme: []func(*runtime.Scheme) error{armadav1.AddToScheme}})
+	ctrl.SetLogger(logr.Discard())
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c := env.Client
+
+	// Two control-plane nodes and a worker, labelled as the site labels them.
+	var nodes corev1.NodeList
+	if err := c.List(ctx, &nodes); err != nil {
+		t.Fatal(err)
+	}
+	sort.Slice(nodes.Items, func(i, j int) bool { return nodes.Items[i].Name < nodes.Items[j].Name })
+	for i := range nodes.Items[:2] {
+		n := &nodes.Items[i]
+		patch := client.MergeFrom(n.DeepCopy())
+		for _, l := range []string{"kubernetes-apiserver", "kubernetes-controller-manager", "kubernetes-scheduler", "kubernetes-etcd", "calico-etcd"} {
+			n.Labels[l] = "enabled"
+		}
+		if err := c.Patch(ctx, n, patch); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	opts := operator.DefaultOptions()
+	opts.MetricsAddr, opts.ProbeAddr, opts.LeaderElection = "0", "0", false
+	opts.SkipControllerNameValidation = true
+	opts.PollInterval = time.Second
+	mgr, err := operator.NewManager(ctx, env.Config, opts, logr.Discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mgrCtx, stopMgr := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if err := mgr.Start(mgrCtx); err != nil {
+			t.Errorf("operator: %v", err)
+		}
+	}()
+	defer wg.Wait()
+	defer stopMgr()
+
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "armada"}}); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	for _, o := range objs {
+		if err := c.Create(ctx, o); err != nil {
+			t.Fatalf("creating %T %s: %v", o, o.GetName(), err)
+		}
+	}
+
+	// Record when each chart is first seen satisfied.
+	satisfiedAt := map[string]time.Duration{}
+	var last string
+	err = wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		var list armadav1.ArmadaChartList
+		if err := c.List(ctx, &list, client.InNamespace("armada")); err != nil {
+			return false, err
+		}
+		var pending []string
+		for _, a := range list.Items {
+			if a.Status.Satisfied && a.Status.State == armadav1.StateDeployed {
+				if _, ok := satisfiedAt[a.Name]; !ok {
+					satisfiedAt[a.Name] = time.Since(start)
+				}
+			} else {
+				msg := ""
+				for _, cond := range a.Status.Conditions {
+					if cond.Type == "Ready" {
+						msg = ": " + cond.Message
+					}
+				}
+				pending = append(pending, a.Name+"="+string(a.Status.State)+msg)
+			}
+		}
+		var amf armadav1.ArmadaManifest
+		if err := c.Get(ctx, client.ObjectKey{Namespace: "armada", Name: "promenade"}, &amf); err != nil {
+			return false, err
+		}
+		last = strings.Join(pending, "\n")
+		return amf.Status.Satisfied && len(pending) == 0 && len(list.Items) == len(Names()), nil
+	})
+	if err != nil {
+		t.Fatalf("manifest not satisfied: %v; pending: %s", err, last)
+	}
+	t.Logf("manifest applied to all %d charts satisfied: %s", len(Names()), time.Since(start).Round(100*time.Millisecond))
+	for i := 1; i < len(Groups); i++ {
+		for _, before := range Groups[i-1].Charts {
+			for _, after := range Groups[i].Charts {
+				if satisfiedAt[before] > satisfiedAt[after] {
+					t.Errorf("%s (group %s) satisfied at %s, after %s (group %s) at %s", before, Groups[i-1].Name, satisfiedAt[before],
+						after, Groups[i].Name, satisfiedAt[after])
+				}
+			}
+		}
+	}
+	t.Logf("satisfied at: %v", satisfiedAt)
+
+	// The waits had something to wait for: each anchor runs, ready, on the
+	// nodes its selector picks (HAProxy on all three).
+	for _, a := range []string{"apiserver", "controller-manager", "scheduler", "etcd", "calico-etcd", "haproxy"} {
+		var ds appsv1.DaemonSet
+		if err := c.Get(ctx, client.ObjectKey{Namespace: Namespace, Name: a + "-anchor"}, &ds); err != nil {
+			t.Fatal(err)
+		}
+		want := int32(2)
+		if a == "haproxy" {
+			want = 3
+		}
+		if ds.Status.NumberReady != want || ds.Annotations["meta.helm.sh/release-name"] != "promenade-"+a {
+			t.Errorf("DaemonSet %s: %d ready (want %d), release %q", ds.Name, ds.Status.NumberReady, want, ds.Annotations["meta.helm.sh/release-name"])
+		}
+	}
+}
