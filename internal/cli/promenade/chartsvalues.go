@@ -19,6 +19,7 @@ import (
 type chartsValuesOptions struct {
 	outDir   string
 	armada   bool
+	docs     bool
 	manifest charts.ManifestOptions
 }
 
@@ -31,14 +32,19 @@ func newChartsValuesCmd(streams cli.IOStreams) *cobra.Command {
   promenade charts-values --output-dir out/values site/promenade/*.yaml out/certificates.yaml
 
   # The ArmadaManifest, its groups and charts, with the values embedded
-  promenade charts-values --armada --charts-dir /opt/charts/promenade site/promenade/*.yaml out/certificates.yaml | kubectl apply -f -`,
+  promenade charts-values --armada --charts-dir /opt/charts/promenade site/promenade/*.yaml out/certificates.yaml | kubectl apply -f -
+
+  # The same as Armada v2 documents, for genesis.sh's bootstrap Armada (Genesis armada.target_manifest)
+  promenade charts-values --armada --armada-documents --manifest-name cluster-bootstrap -n kube-system \
+    site/promenade/*.yaml out/certificates.yaml > site/promenade/armada.yaml`,
 		Long: `Renders the values of every chart under charts/promenade from the configuration
 documents, which must include the generated certificates (promenade
 generate-certs). The anchor charts' values are the objects build-all writes
 to anchors.yaml. Without --output-dir the values go to standard output as one
 YAML map keyed by chart name; with --armada the output is the ArmadaManifest,
 ArmadaChartGroups and ArmadaCharts (armada.airshipit.org/v1alpha1) that
-deploy the charts in order. The output carries private keys: files are
+deploy the charts in order (with --armada-documents, as Armada's own v2
+documents, which build-all reads for genesis's bootstrap Armada). The output carries private keys: files are
 written with mode 0600.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -48,6 +54,8 @@ written with mode 0600.`,
 	f := cmd.Flags()
 	f.StringVarP(&o.outDir, "output-dir", "d", "", "write <chart>.yaml per chart (or armada.yaml with --armada) into this directory")
 	f.BoolVar(&o.armada, "armada", false, "render the ArmadaManifest, groups and charts with the values embedded")
+	f.BoolVar(&o.docs, "armada-documents", false, "with --armada: write Armada's v2 documents (armada/Manifest/v2, ...) instead of armada.airshipit.org objects, e.g. for genesis's armada.target_manifest")
+	f.StringVar(&o.manifest.Name, "manifest-name", "promenade", "with --armada: name of the ArmadaManifest")
 	f.StringVar(&o.manifest.ChartsDir, "charts-dir", charts.Dir, "with --armada: the directory holding the charts, as the Armada operator sees it")
 	f.StringVarP(&o.manifest.Namespace, "namespace", "n", "default", "with --armada: namespace of the Armada objects")
 	f.StringVar(&o.manifest.ReleasePrefix, "release-prefix", "promenade", "with --armada: the manifest's release prefix")
@@ -64,12 +72,20 @@ func runChartsValues(streams cli.IOStreams, o chartsValuesOptions, args []string
 	if err != nil {
 		return fmt.Errorf("charts values: %w", err)
 	}
+	if o.docs && !o.armada {
+		return fmt.Errorf("--armada-documents needs --armada")
+	}
 	if o.armada {
 		objs, err := charts.Manifest(vals, o.manifest)
 		if err != nil {
 			return fmt.Errorf("armada manifest: %w", err)
 		}
-		out, err := anchor.YAML(objs)
+		var out []byte
+		if o.docs {
+			out, err = charts.Documents(objs)
+		} else {
+			out, err = anchor.YAML(objs)
+		}
 		if err != nil {
 			return fmt.Errorf("armada manifest: %w", err)
 		}

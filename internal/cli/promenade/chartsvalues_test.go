@@ -118,6 +118,19 @@ func TestChartsValues(t *testing.T) {
 		t.Errorf("kinds %v, want %v", kinds, want)
 	}
 
+	// --armada-documents: Armada v2 documents under the name asked for.
+	out, errOut, code = run(t, append([]string{"charts-values", "--armada", "--armada-documents", "--manifest-name", "cluster-bootstrap"}, in...)...)
+	if code != 0 {
+		t.Fatalf("charts-values --armada-documents: %s", errOut)
+	}
+	if n := strings.Count(out, "schema: armada/Chart/v2"); n != len(charts.Names()) || !strings.Contains(out, "schema: armada/Manifest/v2\n") ||
+		!strings.Contains(out, "name: cluster-bootstrap\n") {
+		t.Errorf("Armada documents: %d charts, want %d; manifest cluster-bootstrap?", n, len(charts.Names()))
+	}
+	if _, errOut, code = run(t, append([]string{"charts-values", "--armada-documents"}, in...)...); code == 0 || !strings.Contains(errOut, "needs --armada") {
+		t.Errorf("--armada-documents alone: exit %d, %q", code, errOut)
+	}
+
 	// Without certificates: a clear error naming the missing material.
 	_, errOut, code = run(t, append([]string{"charts-values"}, exampleFiles(t)...)...)
 	if code == 0 || !strings.Contains(errOut, "generate-certs") {
