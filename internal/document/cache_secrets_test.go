@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"filippo.io/age"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/resmap"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/airshipit/airship-go/internal/document/fn"
 	"github.com/airshipit/airship-go/internal/secret/sops"
+	"github.com/airshipit/airship-go/internal/secret/sops/sopstest"
 )
 
 const clearSecret = "cache-must-never-see-this-0xC0FFEE"
@@ -111,11 +111,8 @@ func cacheFiles(t *testing.T, dir string) map[string]string {
 }
 
 func TestCacheNeverKeepsDecryptedSecrets(t *testing.T) {
-	id, err := age.GenerateX25519Identity()
-	if err != nil {
-		t.Fatal(err)
-	}
-	site := secretTree(t, id.Recipient().String())
+	key := sopstest.NewAgeKey(t)
+	site := secretTree(t, key.Recipient)
 	cacheDir := t.TempDir()
 	opts := func() BuildOptions {
 		// A new Cache per build is a new process: only the disk carries over.
@@ -129,7 +126,7 @@ func TestCacheNeverKeepsDecryptedSecrets(t *testing.T) {
 	}
 
 	// The key exported: the next build decrypts, though no file changed.
-	setKeyEnv(t, id.String())
+	setKeyEnv(t, key.Identity)
 	shared := opts()
 	if got := buildYAML(t, filepath.Join(site, "secret"), shared); !strings.Contains(got, clearSecret) {
 		t.Fatalf("with the key exported the build served a stale encrypted result:\n%s", got)
@@ -178,7 +175,7 @@ func (o opaqueRunner) Build(fs filesys.FileSystem, path string, opts *krusty.Opt
 }
 
 func TestCacheSkipsBuildsOfRunnersThatCannotTell(t *testing.T) {
-	site := secretTree(t, mustRecipient(t))
+	site := secretTree(t, sopstest.NewAgeKey(t).Recipient)
 	cacheDir := t.TempDir()
 	for _, runner := range []struct {
 		name      string
@@ -197,13 +194,4 @@ func TestCacheSkipsBuildsOfRunnersThatCannotTell(t *testing.T) {
 			}
 		})
 	}
-}
-
-func mustRecipient(t *testing.T) string {
-	t.Helper()
-	id, err := age.GenerateX25519Identity()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return id.Recipient().String()
 }

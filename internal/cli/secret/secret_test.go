@@ -7,12 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"filippo.io/age"
-	"github.com/ProtonMail/go-crypto/openpgp"
-	pgparmor "github.com/ProtonMail/go-crypto/openpgp/armor"
-	"github.com/ProtonMail/go-crypto/openpgp/packet"
-
 	"github.com/airshipit/airship-go/internal/cli"
+	"github.com/airshipit/airship-go/internal/secret/sops/sopstest"
 )
 
 const plain = `apiVersion: airshipit.org/v1alpha1
@@ -53,36 +49,8 @@ func run(t *testing.T, env map[string]string, stdin string, args ...string) (str
 
 func genKeys(t *testing.T) (ageID, ageRcp, pgpFP, pgpPriv, pgpPub string) {
 	t.Helper()
-	id, err := age.GenerateX25519Identity()
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := openpgp.NewEntity("cli", "", "cli@example.invalid", &packet.Config{RSABits: 2048})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var priv, pub bytes.Buffer
-	w, _ := pgparmor.Encode(&priv, openpgp.PrivateKeyType, nil)
-	if err := e.SerializePrivate(w, nil); err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
-	w, _ = pgparmor.Encode(&pub, openpgp.PublicKeyType, nil)
-	if err := e.Serialize(w); err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
-	return id.String(), id.Recipient().String(), hexString(e.PrimaryKey.Fingerprint), priv.String(), pub.String()
-}
-
-func hexString(b []byte) string {
-	const d = "0123456789ABCDEF"
-	var s strings.Builder
-	for _, c := range b {
-		s.WriteByte(d[c>>4])
-		s.WriteByte(d[c&15])
-	}
-	return s.String()
+	a, p := sopstest.NewAgeKey(t), sopstest.NewPGPKey(t, "cli")
+	return a.Identity, a.Recipient, p.Fingerprint, p.Private, p.Public
 }
 
 func TestEncryptDecrypt(t *testing.T) {

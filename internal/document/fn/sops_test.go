@@ -10,14 +10,11 @@ import (
 	"strings"
 	"testing"
 
-	"filippo.io/age"
-	"github.com/ProtonMail/go-crypto/openpgp"
-	pgparmor "github.com/ProtonMail/go-crypto/openpgp/armor"
-	"github.com/ProtonMail/go-crypto/openpgp/packet"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/airshipit/airship-go/internal/secret/sops"
+	"github.com/airshipit/airship-go/internal/secret/sops/sopstest"
 )
 
 // Keys are generated per run; no private key is committed.
@@ -29,38 +26,8 @@ type testKeys struct {
 
 func newTestKeys(t *testing.T) testKeys {
 	t.Helper()
-	id, err := age.GenerateX25519Identity()
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := openpgp.NewEntity("sops test", "", "sops@example.invalid", &packet.Config{RSABits: 2048})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var priv, pub bytes.Buffer
-	w, _ := pgparmor.Encode(&priv, openpgp.PrivateKeyType, nil)
-	if err := e.SerializePrivate(w, nil); err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
-	w, _ = pgparmor.Encode(&pub, openpgp.PublicKeyType, nil)
-	if err := e.Serialize(w); err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
-	return testKeys{
-		ageID: id.String(), ageRecipient: id.Recipient().String(),
-		pgpFP: strings.ToUpper(bytesHex(e.PrimaryKey.Fingerprint)), pgpPriv: priv.String(), pgpPub: pub.String(),
-	}
-}
-
-func bytesHex(b []byte) string {
-	const digits = "0123456789abcdef"
-	out := make([]byte, 0, 2*len(b))
-	for _, c := range b {
-		out = append(out, digits[c>>4], digits[c&15])
-	}
-	return string(out)
+	a, p := sopstest.NewAgeKey(t), sopstest.NewPGPKey(t, "sops test")
+	return testKeys{ageID: a.Identity, ageRecipient: a.Recipient, pgpFP: p.Fingerprint, pgpPriv: p.Private, pgpPub: p.Public}
 }
 
 const (

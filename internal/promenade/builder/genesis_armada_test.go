@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/airshipit/airship-go/internal/promenade/config"
-	"github.com/airshipit/airship-go/internal/test/testtool"
 )
 
 // armadaGenesis writes genesis.sh of the example site with a bootstrap
@@ -52,9 +51,6 @@ const (
 )
 
 func TestGenesisBootstrapArmada(t *testing.T) {
-	testtool.Path(t, "bash")
-	testtool.Path(t, "tar")
-	testtool.Path(t, "sha256sum")
 	script := armadaGenesis(t)
 	sb := newSandbox(t, "n0", "192.168.77.10")
 
@@ -100,9 +96,6 @@ func TestGenesisBootstrapArmada(t *testing.T) {
 }
 
 func TestGenesisBootstrapArmadaTimeout(t *testing.T) {
-	testtool.Path(t, "bash")
-	testtool.Path(t, "tar")
-	testtool.Path(t, "sha256sum")
 	script := armadaGenesis(t)
 	sb := newSandbox(t, "n0", "192.168.77.10")
 	sb.env = []string{"STUB_ARMADA_NEVER_READY=1", "PROMENADE_ARMADA_TIMEOUT=0"}

@@ -23,9 +23,6 @@ func indexOf(t *testing.T, calls []string, want string) int {
 }
 
 func TestRemovalScriptUndoesTheJoin(t *testing.T) {
-	testtool.Path(t, "bash")
-	testtool.Path(t, "tar")
-	testtool.Path(t, "sha256sum")
 	scripts := buildExample(t, Options{})
 	dir := t.TempDir()
 	if err := WriteScripts(dir, scripts); err != nil {

@@ -32,10 +32,11 @@ func newSandbox(t *testing.T, hostname, ip string) *sandbox {
 	dir := t.TempDir()
 	s := &sandbox{root: filepath.Join(dir, "root"), bin: filepath.Join(dir, "bin"), log: filepath.Join(dir, "calls.log"),
 		armadaStarted: filepath.Join(dir, "armada-started")}
-	realSleep, err := exec.LookPath("sleep")
-	if err != nil {
-		t.Skip("sleep not found")
-	}
+	// The scripts run under bash with tar and sha256sum; the stubs sleep.
+	testtool.Path(t, "bash")
+	testtool.Path(t, "tar")
+	testtool.Path(t, "sha256sum")
+	realSleep := testtool.Path(t, "sleep")
 	for _, d := range []string{s.root + "/etc", s.bin} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
@@ -77,8 +78,15 @@ while :; do %q 0.05 & wait $!; done
 esac`,
 		"sleep": `true`,
 	}
+	// Once genesis.sh has launched the bootstrap Armada (its pid file is
+	// there), a kubectl call waits until the background stub has logged its
+	// start: as a real operator process exists before anyone polls it, and
+	// so the call log's order is the script's order.
+	pre := map[string]string{"kubectl": fmt.Sprintf(`if [[ -f "${PROMENADE_ROOT}/var/lib/promenade/armada-operator.pid" ]]; then
+  for _ in $(seq 200); do [[ -f %q ]] && break; %q 0.01; done
+fi`, s.armadaStarted, realSleep)}
 	for name, body := range stubs {
-		script := fmt.Sprintf("#!/bin/bash\necho \"%s $*\" >>%q\n%s\n", name, s.log, body)
+		script := fmt.Sprintf("#!/bin/bash\n%s\necho \"%s $*\" >>%q\n%s\n", pre[name], name, s.log, body)
 		if err := os.WriteFile(filepath.Join(s.bin, name), []byte(script), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -113,9 +121,6 @@ func (s *sandbox) run(t *testing.T, script string) string {
 }
 
 func TestScriptsAreIdempotent(t *testing.T) {
-	testtool.Path(t, "bash")
-	testtool.Path(t, "tar")
-	testtool.Path(t, "sha256sum")
 	scripts := buildExample(t, Options{})
 	dir := t.TempDir()
 	if err := WriteScripts(dir, scripts); err != nil {

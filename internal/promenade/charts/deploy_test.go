@@ -28,9 +28,6 @@ import (
 // and Deployments' pods), every chart ends deployed and satisfied, and
 // each group's charts were satisfied no later than the next group's.
 func TestArmadaDeploysChartsInOrder(t *testing.T) {
-	if testing.Short() {
-		t.Skip("full control plane")
-	}
 	vals, err := Values(exampleSet(t))
 	if err != nil {
 		t.Fatal(err)

@@ -9,49 +9,15 @@ import (
 	"testing"
 	"time"
 
-	"filippo.io/age"
 	"github.com/ProtonMail/go-crypto/openpgp"
 	pgparmor "github.com/ProtonMail/go-crypto/openpgp/armor"
 	"github.com/ProtonMail/go-crypto/openpgp/packet"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/airshipit/airship-go/internal/secret/sops/sopstest"
 )
 
 // Keys are generated per test run; no private key is ever committed.
-
-type pgpTestKey struct {
-	fp, private, public string
-}
-
-func newPGPKey(t *testing.T, name string) pgpTestKey {
-	t.Helper()
-	e, err := openpgp.NewEntity(name, "test", name+"@example.invalid", &packet.Config{RSABits: 2048, Algorithm: packet.PubKeyAlgoRSA})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var priv, pub bytes.Buffer
-	w, _ := pgparmor.Encode(&priv, openpgp.PrivateKeyType, nil)
-	if err := e.SerializePrivate(w, nil); err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
-	w, _ = pgparmor.Encode(&pub, openpgp.PublicKeyType, nil)
-	if err := e.Serialize(w); err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
-	return pgpTestKey{fp: fingerprint(e.PrimaryKey.Fingerprint), private: priv.String(), public: pub.String()}
-}
-
-type ageTestKey struct{ identity, recipient string }
-
-func newAgeKey(t *testing.T) ageTestKey {
-	t.Helper()
-	id, err := age.GenerateX25519Identity()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ageTestKey{identity: id.String(), recipient: id.Recipient().String()}
-}
 
 // The secrets in the test document; none may appear in encrypted output
 // or in an error.
@@ -113,16 +79,16 @@ func plainValues(t *testing.T, s string) map[string]any {
 	return m
 }
 
-func keyringWith(t *testing.T, pgpKeys []pgpTestKey, ageKeys []ageTestKey) *Keyring {
+func keyringWith(t *testing.T, pgpKeys []sopstest.PGPKey, ageKeys []sopstest.AgeKey) *Keyring {
 	t.Helper()
 	var k Keyring
 	for _, p := range pgpKeys {
-		if n, err := k.ImportPGP([]byte(p.private), "test"); err != nil || n != 1 {
+		if n, err := k.ImportPGP([]byte(p.Private), "test"); err != nil || n != 1 {
 			t.Fatalf("ImportPGP: %d keys, %v", n, err)
 		}
 	}
 	for _, a := range ageKeys {
-		if n, err := k.ImportAge([]byte("# created: now\n"+a.identity+"\n"), "test"); err != nil || n != 1 {
+		if n, err := k.ImportAge([]byte("# created: now\n"+a.Identity+"\n"), "test"); err != nil || n != 1 {
 			t.Fatalf("ImportAge: %d identities, %v", n, err)
 		}
 	}
@@ -130,11 +96,11 @@ func keyringWith(t *testing.T, pgpKeys []pgpTestKey, ageKeys []ageTestKey) *Keyr
 }
 
 // publicKeyring holds only the public halves, as an encrypting user has.
-func publicKeyring(t *testing.T, keys ...pgpTestKey) *Keyring {
+func publicKeyring(t *testing.T, keys ...sopstest.PGPKey) *Keyring {
 	t.Helper()
 	var k Keyring
 	for _, p := range keys {
-		if n, err := k.ImportPGP([]byte(p.public), "test"); err != nil || n != 1 {
+		if n, err := k.ImportPGP([]byte(p.Public), "test"); err != nil || n != 1 {
 			t.Fatalf("ImportPGP: %d keys, %v", n, err)
 		}
 	}
@@ -142,48 +108,48 @@ func publicKeyring(t *testing.T, keys ...pgpTestKey) *Keyring {
 }
 
 func TestRoundTrip(t *testing.T) {
-	p1 := newPGPKey(t, "one")
-	a1 := newAgeKey(t)
+	p1 := sopstest.NewPGPKey(t, "one")
+	a1 := sopstest.NewAgeKey(t)
 	fixed := func() time.Time { return time.Date(2026, 11, 3, 10, 0, 0, 0, time.UTC) }
 
 	cases := []struct {
 		name string
 		opts EncryptOptions
 		// decryptWith are the keys that decrypt.
-		pgp []pgpTestKey
-		age []ageTestKey
+		pgp []sopstest.PGPKey
+		age []sopstest.AgeKey
 		// clear are substrings that stay readable in the encrypted form.
 		clear []string
 		// hidden must not appear in the encrypted form.
 		hidden []string
 	}{
 		{
-			name: "age, default rule", opts: EncryptOptions{Age: []string{a1.recipient}},
-			age:    []ageTestKey{a1},
-			clear:  []string{"visible-by-suffix", "unencrypted_suffix: _unencrypted", "recipient: " + a1.recipient},
+			name: "age, default rule", opts: EncryptOptions{Age: []string{a1.Recipient}},
+			age:    []sopstest.AgeKey{a1},
+			clear:  []string{"visible-by-suffix", "unencrypted_suffix: _unencrypted", "recipient: " + a1.Recipient},
 			hidden: []string{secretPassword, "first-list-secret", "line two of the secret", secretComment, "VariableCatalogue", "6443"},
 		},
 		{
-			name: "pgp, encrypted-regex like upstream", opts: EncryptOptions{PGP: []string{p1.fp}, Rules: Rules{EncryptedRegex: "^(data)$"}},
-			pgp:    []pgpTestKey{p1},
-			clear:  []string{"kind: VariableCatalogue", "name: secrets", "fp: " + p1.fp, "encrypted_regex: ^(data)$"},
+			name: "pgp, encrypted-regex like upstream", opts: EncryptOptions{PGP: []string{p1.Fingerprint}, Rules: Rules{EncryptedRegex: "^(data)$"}},
+			pgp:    []sopstest.PGPKey{p1},
+			clear:  []string{"kind: VariableCatalogue", "name: secrets", "fp: " + p1.Fingerprint, "encrypted_regex: ^(data)$"},
 			hidden: []string{secretPassword, "first-list-secret", "line one of the secret", "6443", "0.75"},
 		},
 		{
-			name: "pgp and age, either decrypts: pgp", opts: EncryptOptions{PGP: []string{p1.fp}, Age: []string{a1.recipient}, Rules: Rules{UnencryptedRegex: "^(apiVersion|kind|metadata)$"}},
-			pgp:    []pgpTestKey{p1},
+			name: "pgp and age, either decrypts: pgp", opts: EncryptOptions{PGP: []string{p1.Fingerprint}, Age: []string{a1.Recipient}, Rules: Rules{UnencryptedRegex: "^(apiVersion|kind|metadata)$"}},
+			pgp:    []sopstest.PGPKey{p1},
 			clear:  []string{"kind: VariableCatalogue", "deploy-k8s"},
 			hidden: []string{secretPassword, "visible-by-suffix"},
 		},
 		{
-			name: "pgp and age, either decrypts: age", opts: EncryptOptions{PGP: []string{p1.fp}, Age: []string{a1.recipient}, Rules: Rules{EncryptedSuffix: "password"}},
-			age:    []ageTestKey{a1},
+			name: "pgp and age, either decrypts: age", opts: EncryptOptions{PGP: []string{p1.Fingerprint}, Age: []string{a1.Recipient}, Rules: Rules{EncryptedSuffix: "password"}},
+			age:    []sopstest.AgeKey{a1},
 			clear:  []string{"first-list-secret", "6443", "visible-by-suffix"},
 			hidden: []string{secretPassword},
 		},
 		{
-			name: "mac only over encrypted values", opts: EncryptOptions{Age: []string{a1.recipient}, MACOnlyEncrypted: true, Rules: Rules{EncryptedRegex: "^data$"}},
-			age:    []ageTestKey{a1},
+			name: "mac only over encrypted values", opts: EncryptOptions{Age: []string{a1.Recipient}, MACOnlyEncrypted: true, Rules: Rules{EncryptedRegex: "^data$"}},
+			age:    []sopstest.AgeKey{a1},
 			clear:  []string{"mac_only_encrypted: true", "visible-by-suffix"},
 			hidden: []string{secretPassword},
 		},
@@ -264,11 +230,11 @@ func assertNoSecret(t *testing.T, msg string, extra ...string) {
 }
 
 func TestDecryptFailures(t *testing.T) {
-	right := newPGPKey(t, "right")
-	wrong := newPGPKey(t, "wrong")
-	rightAge, wrongAge := newAgeKey(t), newAgeKey(t)
+	right := sopstest.NewPGPKey(t, "right")
+	wrong := sopstest.NewPGPKey(t, "wrong")
+	rightAge, wrongAge := sopstest.NewAgeKey(t), sopstest.NewAgeKey(t)
 	pub := publicKeyring(t, right)
-	text := encryptedDoc(t, EncryptOptions{PGP: []string{right.fp}, Age: []string{rightAge.recipient}}, pub)
+	text := encryptedDoc(t, EncryptOptions{PGP: []string{right.Fingerprint}, Age: []string{rightAge.Recipient}}, pub)
 
 	// Tampering: a clear value changed (MAC), an encrypted value moved to
 	// another path (AES-GCM additional data), the MAC itself changed.
@@ -305,23 +271,23 @@ func TestDecryptFailures(t *testing.T) {
 		want      []string // substrings of the error
 		ok        bool
 	}{
-		{name: "right pgp key", text: text, keys: keyringWith(t, []pgpTestKey{right}, nil), ok: true},
-		{name: "right age key", text: text, keys: keyringWith(t, nil, []ageTestKey{rightAge}), ok: true},
+		{name: "right pgp key", text: text, keys: keyringWith(t, []sopstest.PGPKey{right}, nil), ok: true},
+		{name: "right age key", text: text, keys: keyringWith(t, nil, []sopstest.AgeKey{rightAge}), ok: true},
 		{
-			name: "wrong keys", text: text, keys: keyringWith(t, []pgpTestKey{wrong}, []ageTestKey{wrongAge}), wantIs: ErrNoKey,
-			want: []string{"no key could decrypt", "pgp " + right.fp, "age " + rightAge.recipient, "imported private keys: pgp " + wrong.fp + ", age " + wrongAge.recipient},
+			name: "wrong keys", text: text, keys: keyringWith(t, []sopstest.PGPKey{wrong}, []sopstest.AgeKey{wrongAge}), wantIs: ErrNoKey,
+			want: []string{"no key could decrypt", "pgp " + right.Fingerprint, "age " + rightAge.Recipient, "imported private keys: pgp " + wrong.Fingerprint + ", age " + wrongAge.Recipient},
 		},
 		{
 			name: "public key only", text: text, keys: pub, wantIs: ErrNoKey,
 			want: []string{"imported private keys: none", "SOPS_IMPORT_PGP"},
 		},
 		{name: "no keys", text: text, keys: nil, wantIs: ErrNoKey, want: []string{"none (set $SOPS_IMPORT_PGP or $SOPS_IMPORT_AGE)"}},
-		{name: "clear value changed", text: clearChanged, keys: keyringWith(t, []pgpTestKey{right}, nil), wantIs: ErrMACMismatch, want: []string{"changed after it was encrypted", "ignore-mac"}},
-		{name: "clear value changed, ignore-mac", text: clearChanged, keys: keyringWith(t, []pgpTestKey{right}, nil), ignoreMAC: true, ok: true},
-		{name: "mac changed", text: macChanged, keys: keyringWith(t, []pgpTestKey{right}, nil), wantIs: ErrMACMismatch},
-		{name: "mac changed, ignore-mac", text: macChanged, keys: keyringWith(t, []pgpTestKey{right}, nil), ignoreMAC: true, ok: true},
+		{name: "clear value changed", text: clearChanged, keys: keyringWith(t, []sopstest.PGPKey{right}, nil), wantIs: ErrMACMismatch, want: []string{"changed after it was encrypted", "ignore-mac"}},
+		{name: "clear value changed, ignore-mac", text: clearChanged, keys: keyringWith(t, []sopstest.PGPKey{right}, nil), ignoreMAC: true, ok: true},
+		{name: "mac changed", text: macChanged, keys: keyringWith(t, []sopstest.PGPKey{right}, nil), wantIs: ErrMACMismatch},
+		{name: "mac changed, ignore-mac", text: macChanged, keys: keyringWith(t, []sopstest.PGPKey{right}, nil), ignoreMAC: true, ok: true},
 		{
-			name: "encrypted values swapped", text: swapped, keys: keyringWith(t, []pgpTestKey{right}, nil), ignoreMAC: true,
+			name: "encrypted values swapped", text: swapped, keys: keyringWith(t, []sopstest.PGPKey{right}, nil), ignoreMAC: true,
 			want: []string{"data.", "AES-GCM authentication failed"},
 		},
 	}
@@ -359,7 +325,7 @@ func TestDecryptFailures(t *testing.T) {
 }
 
 func TestEncryptErrors(t *testing.T) {
-	p := newPGPKey(t, "p")
+	p := sopstest.NewPGPKey(t, "p")
 	cases := []struct {
 		name string
 		opts EncryptOptions
@@ -368,8 +334,8 @@ func TestEncryptErrors(t *testing.T) {
 		{"no recipient", EncryptOptions{}, "no recipient"},
 		{"unknown fingerprint", EncryptOptions{PGP: []string{"0123456789ABCDEF0123456789ABCDEF01234567"}}, "no imported PGP key has fingerprint 0123456789ABCDEF0123456789ABCDEF01234567"},
 		{"bad age recipient", EncryptOptions{Age: []string{"age1notarecipient"}}, `"age1notarecipient" is not an age recipient`},
-		{"two rules", EncryptOptions{PGP: []string{p.fp}, Rules: Rules{EncryptedRegex: "a", UnencryptedSuffix: "_x"}}, "only one of"},
-		{"bad regex", EncryptOptions{PGP: []string{p.fp}, Rules: Rules{EncryptedRegex: "("}}, "encrypted-regex"},
+		{"two rules", EncryptOptions{PGP: []string{p.Fingerprint}, Rules: Rules{EncryptedRegex: "a", UnencryptedSuffix: "_x"}}, "only one of"},
+		{"bad regex", EncryptOptions{PGP: []string{p.Fingerprint}, Rules: Rules{EncryptedRegex: "("}}, "encrypted-regex"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -386,10 +352,10 @@ func TestEncryptErrors(t *testing.T) {
 }
 
 func TestImportErrorsShowNoKeyMaterial(t *testing.T) {
-	a := newAgeKey(t)
-	p := newPGPKey(t, "p")
+	a := sopstest.NewAgeKey(t)
+	p := sopstest.NewPGPKey(t, "p")
 	// A typo in a key: the error gives the line, not the text.
-	typo := strings.Replace(a.identity, "AGE-SECRET-KEY-1", "AGE-SECRET-KEY-1X", 1)
+	typo := strings.Replace(a.Identity, "AGE-SECRET-KEY-1", "AGE-SECRET-KEY-1X", 1)
 	var k Keyring
 	_, err := k.ImportAge([]byte("# keys\n"+typo+"\n"), "$SOPS_IMPORT_AGE")
 	if err == nil || !strings.Contains(err.Error(), "$SOPS_IMPORT_AGE: line 2") {
@@ -398,20 +364,20 @@ func TestImportErrorsShowNoKeyMaterial(t *testing.T) {
 	if strings.Contains(err.Error(), typo[20:40]) {
 		t.Errorf("error shows the key: %v", err)
 	}
-	_, err = k.ImportAge([]byte("not-a-key "+a.identity), "x")
-	if err == nil || strings.Contains(err.Error(), a.identity[20:40]) {
+	_, err = k.ImportAge([]byte("not-a-key "+a.Identity), "x")
+	if err == nil || strings.Contains(err.Error(), a.Identity[20:40]) {
 		t.Errorf("error %v", err)
 	}
 
 	// A PGP block cut short.
-	cut := p.private[:len(p.private)/2] + "\n-----END PGP PRIVATE KEY BLOCK-----\n"
+	cut := p.Private[:len(p.Private)/2] + "\n-----END PGP PRIVATE KEY BLOCK-----\n"
 	_, err = k.ImportPGP([]byte(cut), "cmd-import-pgp")
 	if err == nil || !strings.Contains(err.Error(), "cmd-import-pgp: PGP key block 1") {
 		t.Fatalf("error %v", err)
 	}
-	assertNoSecret(t, err.Error(), p.private[200:240])
+	assertNoSecret(t, err.Error(), p.Private[200:240])
 
-	// Placeholder text, as upstream's manifests/.private-keys/my.key holds.
+	// Placeholder text, as upstream's manifests/.Private-keys/my.key holds.
 	n, err := k.ImportPGP([]byte("# put here your key\n"), "my.key")
 	if n != 0 || err != nil {
 		t.Errorf("placeholder: %d keys, %v", n, err)
@@ -440,25 +406,25 @@ func TestPassphraseProtectedKeyRefused(t *testing.T) {
 }
 
 func TestLoadEnv(t *testing.T) {
-	p := newPGPKey(t, "env")
-	a, b := newAgeKey(t), newAgeKey(t)
+	p := sopstest.NewPGPKey(t, "env")
+	a, b := sopstest.NewAgeKey(t), sopstest.NewAgeKey(t)
 	file := t.TempDir() + "/keys.txt"
-	if err := writeFile(file, b.identity+"\n"); err != nil {
+	if err := writeFile(file, b.Identity+"\n"); err != nil {
 		t.Fatal(err)
 	}
 	env := map[string]string{
-		EnvImportPGP:  p.private,
-		EnvImportAge:  a.identity,
+		EnvImportPGP:  p.Private,
+		EnvImportAge:  a.Identity,
 		EnvAgeKeyFile: file,
 	}
 	var k Keyring
 	if err := k.LoadEnv(func(s string) string { return env[s] }); err != nil {
 		t.Fatal(err)
 	}
-	if got := k.pgpSecretFingerprints(); len(got) != 1 || got[0] != p.fp {
+	if got := k.pgpSecretFingerprints(); len(got) != 1 || got[0] != p.Fingerprint {
 		t.Errorf("pgp keys %v", got)
 	}
-	if strings.Join(k.ageRecipients, ",") != a.recipient+","+b.recipient {
+	if strings.Join(k.ageRecipients, ",") != a.Recipient+","+b.Recipient {
 		t.Errorf("age recipients %v", k.ageRecipients)
 	}
 	env[EnvAgeKeyFile] = file + ".missing"
