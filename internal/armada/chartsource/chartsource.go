@@ -47,10 +47,51 @@ type Loader struct {
 	// /charts volume of the site to a directory this way. A location cannot
 	// climb out of Root with "..".
 	Root string
+	// Mounts map locations below a directory to another directory, as a
+	// pod's volumeMounts do; the longest matching mount wins over Root.
+	Mounts []Mount
 }
 
-// path maps a location on disk below l.Root.
+// Mount reads the locations at and below Location from Dir.
+type Mount struct {
+	// Location is an absolute, clean path as chart sources name it.
+	Location string
+	// Dir is the directory on disk the location is read from.
+	Dir string
+}
+
+// ParseMount reads LOCATION=DIR, as the operator's --chart-mount flag takes it.
+func ParseMount(s string) (Mount, error) {
+	loc, dir, ok := strings.Cut(s, "=")
+	if !ok || loc == "" || dir == "" {
+		return Mount{}, fmt.Errorf("chart mount %q: want LOCATION=DIR", s)
+	}
+	if !path.IsAbs(loc) {
+		return Mount{}, fmt.Errorf("chart mount %q: location %q is not an absolute path", s, loc)
+	}
+	return Mount{Location: path.Clean(loc), Dir: dir}, nil
+}
+
+// path maps a location on disk to the directory a mount or l.Root holds
+// it in. Once a mount or Root applies, ".." cannot climb out of it. Without
+// Root, a relative location is read as given.
 func (l Loader) path(location string) string {
+	if l.Root == "" && !filepath.IsAbs(location) {
+		return location
+	}
+	clean := path.Clean("/" + filepath.ToSlash(location))
+	best := -1
+	for i, m := range l.Mounts {
+		if (clean == m.Location || strings.HasPrefix(clean, strings.TrimSuffix(m.Location, "/")+"/")) &&
+			(best < 0 || len(m.Location) > len(l.Mounts[best].Location)) {
+			best = i
+		}
+	}
+	if best >= 0 {
+		m := l.Mounts[best]
+		rest := strings.TrimPrefix(clean, m.Location)
+		return filepath.Join(m.Dir, filepath.FromSlash(path.Clean("/"+rest)))
+	}
 	if l.Root == "" {
 		return location
 	}

@@ -82,29 +82,43 @@ func TestLoad(t *testing.T) {
 		src     armadav1.ArmadaChartSource
 		wantErr error // nil: success; errRetry: an error wrapping neither sentinel
 		root    string
+		mounts  []Mount
 	}{
-		{"dir", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeDir, Location: filepath.Join(site, "charts", "small")}, nil, ""},
-		{"local with subpath", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeLocal, Location: site, Subpath: "charts/small"}, nil, ""},
-		{"subpath cannot escape", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeLocal, Location: filepath.Join(site, "charts", "small"), Subpath: "../../../site/charts/small"}, ErrNotFound, ""},
-		{"tar file", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeTar, Location: chartTgz}, nil, ""},
-		{"tar over http with subpath", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeTar, Location: srv.URL + "/site.tgz", Subpath: "charts/small"}, nil, ""},
-		{"missing dir", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeDir, Location: filepath.Join(site, "nope")}, ErrNotFound, ""},
-		{"dir that is no chart", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeDir, Location: filepath.Join(site, "notachart")}, ErrInvalid, ""},
-		{"missing tar file", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeTar, Location: filepath.Join(tmp, "nope.tgz")}, ErrNotFound, ""},
-		{"http 404", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeTar, Location: srv.URL + "/nope.tgz"}, ErrNotFound, ""},
-		{"http not an archive", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeTar, Location: srv.URL + "/broken.tgz"}, ErrInvalid, ""},
-		{"http subpath not in archive", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeTar, Location: srv.URL + "/site.tgz", Subpath: "charts/other"}, ErrNotFound, ""},
-		{"http 503 is retryable", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeTar, Location: srv.URL + "/flaky.tgz"}, errRetry, ""},
-		{"git is not supported", armadav1.ArmadaChartSource{Type: "git", Location: "https://example.invalid/repo.git"}, ErrInvalid, ""},
-		{"dir below root", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeDir, Location: "/charts/small"}, nil, site},
-		{"local below root with subpath", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeLocal, Location: "/", Subpath: "charts/small"}, nil, site},
-		{"location cannot climb out of root", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeDir, Location: "/../site/charts/small"}, ErrNotFound, site},
-		{"tar file below root", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeTar, Location: "/small-0.1.0.tgz"}, nil, tmp},
-		{"absolute path outside root is not read", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeTar, Location: chartTgz}, ErrNotFound, site},
+		{"dir", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeDir, Location: filepath.Join(site, "charts", "small")}, nil, "", nil},
+		{"local with subpath", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeLocal, Location: site, Subpath: "charts/small"}, nil, "", nil},
+		{"subpath cannot escape", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeLocal, Location: filepath.Join(site, "charts", "small"), Subpath: "../../../site/charts/small"}, ErrNotFound, "", nil},
+		{"tar file", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeTar, Location: chartTgz}, nil, "", nil},
+		{"tar over http with subpath", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeTar, Location: srv.URL + "/site.tgz", Subpath: "charts/small"}, nil, "", nil},
+		{"missing dir", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeDir, Location: filepath.Join(site, "nope")}, ErrNotFound, "", nil},
+		{"dir that is no chart", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeDir, Location: filepath.Join(site, "notachart")}, ErrInvalid, "", nil},
+		{"missing tar file", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeTar, Location: filepath.Join(tmp, "nope.tgz")}, ErrNotFound, "", nil},
+		{"http 404", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeTar, Location: srv.URL + "/nope.tgz"}, ErrNotFound, "", nil},
+		{"http not an archive", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeTar, Location: srv.URL + "/broken.tgz"}, ErrInvalid, "", nil},
+		{"http subpath not in archive", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeTar, Location: srv.URL + "/site.tgz", Subpath: "charts/other"}, ErrNotFound, "", nil},
+		{"http 503 is retryable", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeTar, Location: srv.URL + "/flaky.tgz"}, errRetry, "", nil},
+		{"git is not supported", armadav1.ArmadaChartSource{Type: "git", Location: "https://example.invalid/repo.git"}, ErrInvalid, "", nil},
+		{"dir below root", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeDir, Location: "/charts/small"}, nil, site, nil},
+		{"local below root with subpath", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeLocal, Location: "/", Subpath: "charts/small"}, nil, site, nil},
+		{"location cannot climb out of root", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeDir, Location: "/../site/charts/small"}, ErrNotFound, site, nil},
+		{"tar file below root", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeTar, Location: "/small-0.1.0.tgz"}, nil, tmp, nil},
+		{"absolute path outside root is not read", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeTar, Location: chartTgz}, ErrNotFound, site, nil},
+		// Mounts, as a pod's volumeMounts: the longest match wins over Root.
+		{"dir in a mount", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeDir, Location: "/opt/core/small"}, nil, tmp,
+			[]Mount{{Location: "/opt", Dir: tmp}, {Location: "/opt/core", Dir: filepath.Join(site, "charts")}}},
+		{"mount location itself with subpath", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeLocal, Location: "/opt/core", Subpath: "small"}, nil, "",
+			[]Mount{{Location: "/opt/core", Dir: filepath.Join(site, "charts")}}},
+		{"a mount is matched by whole path elements", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeDir, Location: "/opt/coreX/small"}, ErrNotFound, "",
+			[]Mount{{Location: "/opt/core", Dir: filepath.Join(site, "charts")}}},
+		{"a location is cleaned before mounts are matched", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeDir, Location: "/opt/core/../../charts/small"}, nil, site,
+			[]Mount{{Location: "/opt/core", Dir: tmp}}},
+		{"subpath cannot climb out of a mount", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeLocal, Location: "/opt/core", Subpath: "../charts/small"}, ErrNotFound, site,
+			[]Mount{{Location: "/opt/core", Dir: tmp}}},
+		{"root still serves what no mount matches", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeDir, Location: "/charts/small"}, nil, site,
+			[]Mount{{Location: "/opt/core", Dir: tmp}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ch, err := Loader{Root: tt.root}.Load(context.Background(), tt.src)
+			ch, err := Loader{Root: tt.root, Mounts: tt.mounts}.Load(context.Background(), tt.src)
 			switch {
 			case tt.wantErr == nil:
 				if err != nil {
@@ -179,5 +193,33 @@ func TestDigest(t *testing.T) {
 	ch3.Raw[0].Data = append([]byte("# edited\n"), ch3.Raw[0].Data...)
 	if c := digest(ch3, map[string]any{"a": 1.0, "b": map[string]any{"x": "y", "z": true}}); c == a {
 		t.Fatal("chart file change did not change the digest")
+	}
+}
+
+func TestParseMount(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    Mount
+		wantErr string
+	}{
+		{in: "/opt/charts=charts/promenade", want: Mount{Location: "/opt/charts", Dir: "charts/promenade"}},
+		{in: "/opt/charts/=/srv/x", want: Mount{Location: "/opt/charts", Dir: "/srv/x"}},
+		{in: "opt/charts=/srv/x", wantErr: "not an absolute path"},
+		{in: "/opt/charts", wantErr: "want LOCATION=DIR"},
+		{in: "/opt/charts=", wantErr: "want LOCATION=DIR"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := ParseMount(tt.in)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("ParseMount: err %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Fatalf("ParseMount = %+v, %v; want %+v", got, err, tt.want)
+			}
+		})
 	}
 }

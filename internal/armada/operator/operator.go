@@ -35,6 +35,9 @@ type Options struct {
 	// ChartRoot is where chart locations on disk are looked up, as if it
 	// were "/" (see chartsource.Loader.Root); empty reads them as given.
 	ChartRoot string
+	// ChartMounts map chart locations below a path to other directories,
+	// as a pod's volumeMounts would (see chartsource.Loader.Mounts).
+	ChartMounts []chartsource.Mount
 }
 
 // DefaultOptions are the flag defaults.
@@ -47,6 +50,14 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	o.Options.BindFlags(fs)
 	fs.IntVar(&o.Concurrency, "concurrency", o.Concurrency, "ArmadaCharts reconciled at once")
 	fs.StringVar(&o.ChartRoot, "chart-root", o.ChartRoot, `directory chart locations on disk are read below, as if it were "/" (for an operator outside a pod: --chart-root=SITE maps /charts to SITE/charts)`)
+	fs.Func("chart-mount", `LOCATION=DIR: read chart locations at and below LOCATION from DIR, as a pod's volume mounted at LOCATION (repeatable; e.g. --chart-mount=/opt/promenade/charts=charts/promenade)`, func(s string) error {
+		m, err := chartsource.ParseMount(s)
+		if err != nil {
+			return err
+		}
+		o.ChartMounts = append(o.ChartMounts, m)
+		return nil
+	})
 	fs.DurationVar(&o.PollInterval, "poll-interval", o.PollInterval, "re-check interval for charts whose workloads are not ready yet")
 }
 
@@ -103,7 +114,7 @@ func NewManager(ctx context.Context, cfg *rest.Config, o Options, log logr.Logge
 		Client:                  mgr.GetClient(),
 		APIReader:               mgr.GetAPIReader(),
 		Helm:                    hc,
-		Loader:                  chartsource.Loader{Root: o.ChartRoot},
+		Loader:                  chartsource.Loader{Root: o.ChartRoot, Mounts: o.ChartMounts},
 		Recorder:                rec,
 		MaxConcurrentReconciles: o.Concurrency,
 		PollInterval:            o.PollInterval,

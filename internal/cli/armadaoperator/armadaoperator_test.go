@@ -49,15 +49,17 @@ func TestCommandLine(t *testing.T) {
 		{name: "help", args: []string{"--help"}, code: 0, stdoutHas: "--chart-root"},
 		{name: "unknown flag", args: []string{"--bogus"}, code: 2, stderrHas: "Usage:"},
 		{name: "bad flag value", args: []string{"--concurrency=many"}, code: 2, stderrHas: `invalid argument "many"`},
+		{name: "bad chart mount", args: []string{"--chart-mount=charts"}, code: 2, stderrHas: "want LOCATION=DIR"},
 		{name: "stray argument", args: []string{"extra"}, code: 1, stderrHas: "unknown command"},
 		{name: "invalid option", args: []string{"--kubeconfig", kubeconfig, "--concurrency=0"}, code: 1, stderrHas: "--concurrency must be at least 1"},
 		{name: "missing kubeconfig", args: []string{"--kubeconfig", "/nonexistent/kubeconfig"}, code: 1, stderrHas: "--kubeconfig /nonexistent/kubeconfig"},
 		{
 			name: "out of cluster: Lease namespace from the kubeconfig context",
-			args: []string{"--kubeconfig", kubeconfig, "--concurrency=3", "--chart-root=/srv/site", "--zap-log-level=debug"},
+			args: []string{"--kubeconfig", kubeconfig, "--concurrency=3", "--chart-root=/srv/site", "--chart-mount=/opt/core=/srv/core", "--zap-log-level=debug"},
 			ran:  true,
 			check: func(t *testing.T, o operator.Options) {
-				if o.LeaderElectionNamespace != "ops" || !o.LeaderElection || o.Concurrency != 3 || o.ChartRoot != "/srv/site" {
+				if o.LeaderElectionNamespace != "ops" || !o.LeaderElection || o.Concurrency != 3 || o.ChartRoot != "/srv/site" ||
+					len(o.ChartMounts) != 1 || o.ChartMounts[0].Location != "/opt/core" || o.ChartMounts[0].Dir != "/srv/core" {
 					t.Errorf("options %+v", o)
 				}
 			},
