@@ -5,8 +5,8 @@
 # with this project's bare-metal provider, the site's hosts served by the
 # Redfish emulator, the hosts SIP picks for the target cluster, and that
 # cluster's control plane and workers provisioned on them through Redfish,
-# their Nodes joining the target cluster, and the site's charts deployed
-# into it.
+# their Nodes joining the target cluster, Promenade's core-component charts
+# deployed onto them through Armada, and the site's charts deployed into it.
 #
 # kwok runs no containers, so the operators the site's manifests deploy as
 # Deployments run here as local processes this script starts, and stops when
@@ -94,12 +94,15 @@ start metal3-operator "" bin/metal3-operator "${local_flags[@]}" --power-poll-in
 start sip-operator "" bin/sip-operator "${local_flags[@]}"
 # The target cluster's own operators: after the pivot (clusterctl-move) it
 # manages its machines, hosts and SIPCluster itself; its Armada operator
-# deploys the workload-target phase's charts.
+# deploys Promenade's core-component charts (core-charts-target, read at
+# /opt/promenade/charts as if it were the volume of an in-cluster operator)
+# and the workload-target phase's charts.
 target_flags=(--kubeconfig "${target_dir}/kubeconfig" --leader-elect=false --metrics-bind-address=0 --health-probe-bind-address=0)
 start capi-managers-target "" bin/capi-managers --kubeconfig "${target_dir}/kubeconfig" --log-dir "${logs}/target"
 start metal3-operator-target "" bin/metal3-operator "${target_flags[@]}" --power-poll-interval=10s
 start sip-operator-target "" bin/sip-operator "${target_flags[@]}"
-start armada-operator-target "" bin/armada-operator "${target_flags[@]}" --chart-root examples/site/function/armada-site
+start armada-operator-target "" bin/armada-operator "${target_flags[@]}" --chart-root examples/site/function/armada-site \
+  --chart-mount /opt/promenade/charts=charts/promenade
 
 phase "airshipctl plan validate deploy-local"
 "${airshipctl}" plan validate deploy-local
@@ -122,6 +125,9 @@ kubectl -n metal3 get clusters,machines,metal3machines
 kubectl -n metal3 get baremetalhosts -L sip.airshipit.org/cluster-name,sip.airshipit.org/node-type
 kubectl get sipclusters -A
 kubectl -n armada-site get act,amf
+# Promenade's core components, each anchor on the Nodes labelled for it.
+kubectl -n kube-system get act,amf
+kubectl -n kube-system get daemonsets,deployments
 unset KUBECONFIG
 
 phase "Promenade's node scripts from the site PKI (${PROMENADE_OUTPUT_DIR}/scripts)"

@@ -75,7 +75,7 @@ func TestDemoAndDemoDown(t *testing.T) {
 		t.Fatalf("demo: exit %d\n%s", demo.code, demo.stdout)
 	}
 	for _, p := range []string{"site-pki", "initinfra-ephemeral", "workload-ephemeral", "armada-ephemeral", "clusterctl-init-ephemeral", "hosts-ephemeral",
-		"hosts-power-ephemeral", "sip-ephemeral", "controlplane-ephemeral", "workers-ephemeral", "initinfra-target", "clusterctl-init-target",
+		"hosts-power-ephemeral", "sip-ephemeral", "controlplane-ephemeral", "workers-ephemeral", "core-charts-target", "initinfra-target", "clusterctl-init-target",
 		"clusterctl-move", "clusterctl-move-sip", "workload-target"} {
 		if !regexp.MustCompile(`(?m)^` + p + ` +succeeded`).MatchString(demo.stdout) {
 			t.Errorf("the demo's summary lacks %s succeeded", p)
@@ -99,7 +99,9 @@ func TestDemoAndDemoDown(t *testing.T) {
 	// After the pivot the target cluster holds its machines, hosts and
 	// SIPCluster.
 	for _, want := range []string{"workload-target", "machine.cluster.x-k8s.io/tenant-1-cp-0", "baremetalhost.metal3.io/node01",
-		"sipcluster.airship.airshipit.org/tenant-1", "armadachart.armada.airshipit.org/web"} {
+		"sipcluster.airship.airshipit.org/tenant-1", "armadachart.armada.airshipit.org/web",
+		// Promenade's core components, from core-charts-target.
+		"armadachart.armada.airshipit.org/etcd", "armadachart.armada.airshipit.org/coredns"} {
 		if !strings.Contains(looked.stdout, want) {
 			t.Errorf("the printed commands' output lacks %q:\n%s", want, looked.stdout)
 		}

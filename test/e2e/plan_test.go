@@ -292,9 +292,11 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 	start(t, "metal3-operator", "", metal3Bin, "--kubeconfig", kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0")
 	// Cluster API's managers, once clusterctl-init-ephemeral installed them.
 	start(t, "capi-managers", "waiting for clusterctl init", buildPath(t, "capi-managers", "./hack/capi-managers"), "--kubeconfig", kubeconfig, "--log-dir", t.TempDir())
-	// The workload-target phase needs an Armada operator against the target cluster.
+	// The core-charts-target and workload-target phases need an Armada
+	// operator against the target cluster; it reads Promenade's charts at
+	// /opt/promenade/charts.
 	start(t, "armada-operator (target)", "", operator, "--kubeconfig", targetKubeconfig, "--chart-root", filepath.Join(sites, "site", "function", "armada-site"),
-		"--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0")
+		"--chart-mount", "/opt/promenade/charts="+filepath.Join(root, "charts", "promenade"), "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0")
 	start(t, "sip-operator", "", sipBin, "--kubeconfig", kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0")
 	// After the pivot the target cluster manages itself: its own Cluster
 	// API managers, metal3-operator and sip-operator.
@@ -307,7 +309,7 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 		t.Fatalf("plan run: code %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	for _, p := range []string{"site-pki", "initinfra-ephemeral", "workload-ephemeral", "armada-ephemeral", "clusterctl-init-ephemeral", "hosts-ephemeral",
-		"hosts-power-ephemeral", "sip-ephemeral", "controlplane-ephemeral", "workers-ephemeral", "initinfra-target", "clusterctl-init-target",
+		"hosts-power-ephemeral", "sip-ephemeral", "controlplane-ephemeral", "workers-ephemeral", "core-charts-target", "initinfra-target", "clusterctl-init-target",
 		"clusterctl-move", "clusterctl-move-sip", "workload-target"} {
 		if !regexp.MustCompile(`(?m)^` + p + ` +succeeded`).MatchString(r.stdout) {
 			t.Errorf("plan run summary lacks %s succeeded:\n%s", p, r.stdout)
@@ -427,6 +429,37 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 	if out := kc(targetKubeconfig, "-n", "demo", "get", "statefulset", "site-cache", "-o", "jsonpath={.status.readyReplicas}"); out != "3" {
 		t.Errorf("the cache chart's StatefulSet in the target cluster: %q ready replicas, want 3", out)
 	}
+	// Promenade's core components took over the target cluster through its
+	// Armada operator: every chart deployed and satisfied, each anchor on
+	// the Nodes labelled for it (the control-plane machine's), HAProxy on
+	// every Node.
+	if m := regexp.MustCompile(`\[core-charts-target\] ArmadaManifest kube-system/promenade: every chart deployed and satisfied (\d+) ms after it was applied`).FindStringSubmatch(r.stderr); m == nil {
+		t.Errorf("core-charts-target does not say when its charts were satisfied:\n%s", r.stderr)
+	} else {
+		t.Logf("core-charts-target: manifest applied to every chart satisfied in %s ms", m[1])
+	}
+	if out := kc(targetKubeconfig, "-n", "kube-system", "get", "act", "-o", `jsonpath={range .items[*]}{.metadata.name}={.status.state}/{.status.satisfied} {end}`); out !=
+		"apiserver=deployed/true calico-etcd=deployed/true controller-manager=deployed/true coredns=deployed/true etcd=deployed/true haproxy=deployed/true promenade=deployed/true scheduler=deployed/true " {
+		t.Errorf("Promenade's ArmadaCharts in the target cluster: %q", out)
+	}
+	cpNode := strings.TrimSpace(kc(targetKubeconfig, "get", "nodes", "-l", "kubernetes-etcd=enabled", "-o", "jsonpath={.items[*].metadata.name}"))
+	if cpNode == "" || strings.Contains(cpNode, " ") {
+		t.Errorf("target Nodes labelled kubernetes-etcd=enabled: %q, want the control-plane machine's", cpNode)
+	}
+	for _, a := range []string{"etcd", "calico-etcd", "apiserver", "controller-manager", "scheduler", "haproxy"} {
+		want := "1 1 " + cpNode
+		if a == "haproxy" {
+			want = fmt.Sprintf("%d %d", len(nodes), len(nodes))
+		}
+		got := kc(targetKubeconfig, "-n", "kube-system", "get", "daemonset", a+"-anchor", "-o", "jsonpath={.status.desiredNumberScheduled} {.status.numberReady}")
+		if a != "haproxy" {
+			got += " " + kc(targetKubeconfig, "-n", "kube-system", "get", "pods", "-l", "application=promenade,component="+a+"-anchor", "-o", "jsonpath={.items[*].spec.nodeName}")
+		}
+		if got != want {
+			t.Errorf("anchor DaemonSet %s-anchor in the target cluster: %q, want %q (desired, ready, nodes)", a, got, want)
+		}
+	}
+	coreGen := kc(targetKubeconfig, "-n", "kube-system", "get", "armadamanifest", "promenade", "-o", "jsonpath={.metadata.generation}")
 	// SIP picked the tenant cluster's hosts among them: three control-plane
 	// hosts, one per rack, two workers and a standby; its load balancers
 	// run.
@@ -474,6 +507,11 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 	}
 	if out := kc(kubeconfig, "get", "clusters,machines,bmh,sipclusters", "-A", "-o", "name"); strings.TrimSpace(out) != "" {
 		t.Errorf("the second run put objects back on the ephemeral cluster:\n%s", out)
+	}
+	// The same documents and PKI give the same core-charts manifest: its
+	// generation did not move, so no anchor rolled.
+	if gen := kc(targetKubeconfig, "-n", "kube-system", "get", "armadamanifest", "promenade", "-o", "jsonpath={.metadata.generation}"); gen != coreGen {
+		t.Errorf("the second run changed Promenade's ArmadaManifest: generation %s, was %s", gen, coreGen)
 	}
 
 	// Enabling the groups and charts is the operator's own state (an
