@@ -62,6 +62,17 @@ type ArmadaChartSpec struct {
 	// +kubebuilder:pruning:PreserveUnknownFields
 	Values *apiextensionsv1.JSON `json:"values,omitempty"`
 
+	// valuesFrom reads values from Secrets and ConfigMaps in the
+	// ArmadaChart's namespace, merged in order, and spec.values on top, as
+	// Flux's HelmRelease does. Values that carry keys or passwords belong
+	// in a Secret this way rather than in spec.values, which anyone who
+	// may read ArmadaCharts can read. A change of a referenced object
+	// upgrades the release.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	ValuesFrom []ValuesReference `json:"valuesFrom,omitempty"`
+
 	// dependencies replaces the chart's own subcharts with other charts: each
 	// entry is the metadata.name of an ArmadaChart in the same namespace
 	// whose source is vendored into this chart before it is rendered (Armada
@@ -111,6 +122,35 @@ type ArmadaChartSpec struct {
 	// +kubebuilder:default=deployed
 	TargetState TargetState `json:"target_state,omitempty"`
 }
+
+// ValuesReference names a Secret or ConfigMap key holding values.
+type ValuesReference struct {
+	// kind is Secret or ConfigMap.
+	// +required
+	// +kubebuilder:validation:Enum=Secret;ConfigMap
+	Kind string `json:"kind"`
+
+	// name of the object, in the ArmadaChart's namespace.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+
+	// valuesKey is the data key whose content is a YAML map of values.
+	// Defaults to values.yaml.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[-._a-zA-Z0-9]+$`
+	ValuesKey string `json:"valuesKey,omitempty"`
+
+	// optional lets the chart deploy without the object (or key) instead of
+	// waiting for it.
+	// +optional
+	Optional bool `json:"optional,omitempty"`
+}
+
+// DefaultValuesKey is ValuesReference.valuesKey when it is empty.
+const DefaultValuesKey = "values.yaml"
 
 // SourceType names how ArmadaChartSource.location is read.
 // +kubebuilder:validation:Enum=local;tar;dir

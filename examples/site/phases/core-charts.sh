@@ -27,7 +27,8 @@ if [[ ! -f "${certs}" ]]; then
   exit 1
 fi
 
-# The ArmadaManifest, its groups and charts, values embedded.
+# The ArmadaManifest, its groups and charts, and each chart's values (private
+# keys among them) in a Secret the chart reads through spec.valuesFrom.
 promenade charts-values --armada --charts-dir "${charts}" -n "${ns}" --manifest-name "${manifest}" \
   --output-dir "${out}/core-charts" "${config_dir}"/*.yaml "${certs}" >&2
 kubectl apply --server-side --field-manager=core-charts -f "${out}/core-charts/armada.yaml" >&2

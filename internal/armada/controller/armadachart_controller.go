@@ -198,6 +198,9 @@ func (r *ArmadaChartReconciler) SetupWithManager(ctx context.Context, mgr ctrl.M
 	}); err != nil {
 		return fmt.Errorf("indexing ArmadaCharts by dependency: %w", err)
 	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &armadav1.ArmadaChart{}, valuesFromIndex, valuesFromKeys); err != nil {
+		return fmt.Errorf("indexing ArmadaCharts by spec.valuesFrom: %w", err)
+	}
 	toChart := handler.EnqueueRequestsFromMapFunc(r.chartsForObject)
 	ofRelease := builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
 		return o.GetAnnotations()[helmReleaseNameAnnotation] != ""
@@ -208,6 +211,12 @@ func (r *ArmadaChartReconciler) SetupWithManager(ctx context.Context, mgr ctrl.M
 		// its creation, for a dependent stalled on DependencyMissing) is a
 		// new chart for them.
 		Watches(&armadav1.ArmadaChart{}, handler.EnqueueRequestsFromMapFunc(r.dependentsOf), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		// A new or changed object spec.valuesFrom names is new values. Only
+		// metadata is cached: the content is read when a chart needs it.
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.chartsReadingValues("Secret")), builder.OnlyMetadata,
+			builder.WithPredicates(predicate.ResourceVersionChangedPredicate{})).
+		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.chartsReadingValues("ConfigMap")), builder.OnlyMetadata,
+			builder.WithPredicates(predicate.ResourceVersionChangedPredicate{})).
 		Watches(&appsv1.Deployment{}, toChart, ofRelease).
 		Watches(&appsv1.StatefulSet{}, toChart, ofRelease).
 		Watches(&appsv1.DaemonSet{}, toChart, ofRelease).
@@ -280,7 +289,12 @@ func (r *ArmadaChartReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	}
 	// Set first, so a group reads a stall below as one of this target.
 	obj.Status.TargetState = target
+	// Values from Secrets and ConfigMaps only matter to a release being
+	// deployed; a chart waiting to be enabled does not wait for them.
 	values, verr := valuesOf(obj)
+	if verr == nil && terr == nil && target != armadav1.TargetStateUninitialized && target != armadav1.TargetStateUninstalled {
+		values, verr = r.chartValues(ctx, obj)
+	}
 	scrub := newScrubber(values)
 	defer func() {
 		res, retErr = r.finish(ctx, obj, base, res, retErr, scrub)

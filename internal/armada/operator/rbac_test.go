@@ -81,10 +81,19 @@ func TestRBACIsEnough(t *testing.T) {
 			// Nothing runs pods in API mode: wait only for (absent) jobs.
 			Wait: &armadav1.ArmadaChartWait{Resources: []armadav1.ArmadaChartWaitResource{{Type: armadav1.WaitResourceJob, Required: new(bool)}}},
 			Test: &armadav1.ArmadaChartTest{Enabled: new(bool)},
+			// Values read from a ConfigMap and a Secret: the role lets the
+			// operator watch and read both.
+			ValuesFrom: []armadav1.ValuesReference{{Kind: "ConfigMap", Name: "web-defaults"}, {Kind: "Secret", Name: "web-values"}},
 		},
 	}
-	if err := env.Client.Create(ctx, act); err != nil {
-		t.Fatal(err)
+	for _, o := range []client.Object{
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web-defaults"}, Data: map[string]string{"values.yaml": "greeting: from-configmap\n"}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web-values"}, Data: map[string][]byte{"values.yaml": []byte("greeting: from-secret\n")}},
+		act,
+	} {
+		if err := env.Client.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
 	}
 	var got armadav1.ArmadaChart
 	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
@@ -97,6 +106,10 @@ func TestRBACIsEnough(t *testing.T) {
 	}
 	if !apimeta.IsStatusConditionTrue(got.Status.Conditions, armadav1.ReadyCondition) {
 		t.Fatalf("conditions %+v", got.Status.Conditions)
+	}
+	var values corev1.ConfigMap
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: "apps", Name: "rbac-web-config"}, &values); err != nil || values.Data["greeting"] != "from-secret" {
+		t.Fatalf("the release's ConfigMap: greeting %q (err %v), want the Secret's", values.Data["greeting"], err)
 	}
 	if err := env.Client.Delete(ctx, &got); err != nil {
 		t.Fatal(err)

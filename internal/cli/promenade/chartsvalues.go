@@ -20,6 +20,7 @@ type chartsValuesOptions struct {
 	outDir   string
 	armada   bool
 	docs     bool
+	embed    bool
 	manifest charts.ManifestOptions
 }
 
@@ -43,9 +44,12 @@ generate-certs). The anchor charts' values are the objects build-all writes
 to anchors.yaml. Without --output-dir the values go to standard output as one
 YAML map keyed by chart name; with --armada the output is the ArmadaManifest,
 ArmadaChartGroups and ArmadaCharts (armada.airshipit.org/v1alpha1) that
-deploy the charts in order (with --armada-documents, as Armada's own v2
-documents, which build-all reads for genesis's bootstrap Armada). The output carries private keys: files are
-written with mode 0600.`,
+deploy the charts in order, each chart's values in a Secret
+<manifest>-<chart>-values it reads through spec.valuesFrom (--embed-values
+puts them in spec.values instead); with --armada-documents, as Armada's own
+v2 documents with the values embedded, which build-all reads for genesis's
+bootstrap Armada. The output carries private keys: files are written with
+mode 0600.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runChartsValues(streams, o, args)
@@ -55,6 +59,7 @@ written with mode 0600.`,
 	f.StringVarP(&o.outDir, "output-dir", "d", "", "write <chart>.yaml per chart (or armada.yaml with --armada) into this directory")
 	f.BoolVar(&o.armada, "armada", false, "render the ArmadaManifest, groups and charts with the values embedded")
 	f.BoolVar(&o.docs, "armada-documents", false, "with --armada: write Armada's v2 documents (armada/Manifest/v2, ...) instead of armada.airshipit.org objects, e.g. for genesis's armada.target_manifest")
+	f.BoolVar(&o.embed, "embed-values", false, "with --armada: each chart's values in its spec.values rather than in a Secret it reads them from (anyone who may read ArmadaCharts then reads the private keys)")
 	f.StringVar(&o.manifest.Name, "manifest-name", "promenade", "with --armada: name of the ArmadaManifest")
 	f.StringVar(&o.manifest.ChartsDir, "charts-dir", charts.Dir, "with --armada: the directory holding the charts, as the Armada operator sees it")
 	f.StringVarP(&o.manifest.Namespace, "namespace", "n", "default", "with --armada: namespace of the Armada objects")
@@ -72,10 +77,12 @@ func runChartsValues(streams cli.IOStreams, o chartsValuesOptions, args []string
 	if err != nil {
 		return fmt.Errorf("charts values: %w", err)
 	}
-	if o.docs && !o.armada {
-		return fmt.Errorf("--armada-documents needs --armada")
+	if (o.docs || o.embed) && !o.armada {
+		return fmt.Errorf("--armada-documents and --embed-values need --armada")
 	}
 	if o.armada {
+		// Armada's documents have no valuesFrom.
+		o.manifest.ValuesSecrets = !o.docs && !o.embed
 		objs, err := charts.Manifest(vals, o.manifest)
 		if err != nil {
 			return fmt.Errorf("armada manifest: %w", err)

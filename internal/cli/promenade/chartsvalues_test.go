@@ -6,11 +6,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
@@ -104,18 +106,31 @@ func TestChartsValues(t *testing.T) {
 			obj = &armadav1.ArmadaChartGroup{}
 		case "ArmadaChart":
 			obj = &armadav1.ArmadaChart{}
+		case "Secret":
+			obj = &corev1.Secret{}
 		default:
 			t.Fatalf("unexpected kind %q", meta.Kind)
 		}
 		if err := yaml.UnmarshalStrict(doc, obj); err != nil {
 			t.Errorf("%s: %v", meta.Kind, err)
 		}
-		if c, ok := obj.(*armadav1.ArmadaChart); ok && (c.Namespace != "armada" || c.Spec.Source.Location != "/opt/charts") {
-			t.Errorf("chart %s: namespace %q, source %+v", c.Name, c.Namespace, c.Spec.Source)
+		// The values, private keys among them, are in the Secrets only.
+		if c, ok := obj.(*armadav1.ArmadaChart); ok && (c.Namespace != "armada" || c.Spec.Source.Location != "/opt/charts" || c.Spec.Values != nil ||
+			len(c.Spec.ValuesFrom) != 1 || c.Spec.ValuesFrom[0].Name != "promenade-"+c.Name+"-values") {
+			t.Errorf("chart %s: namespace %q, source %+v, values %v from %+v", c.Name, c.Namespace, c.Spec.Source, c.Spec.Values, c.Spec.ValuesFrom)
+		}
+		if s, ok := obj.(*corev1.Secret); ok && (s.Namespace != "armada" || len(s.Data["values.yaml"]) == 0) {
+			t.Errorf("Secret %s/%s: %d bytes of values.yaml", s.Namespace, s.Name, len(s.Data["values.yaml"]))
 		}
 	}
-	if want := map[string]int{"ArmadaManifest": 1, "ArmadaChartGroup": len(charts.Groups), "ArmadaChart": len(charts.Names())}; !cmp.Equal(kinds, want) {
+	if want := map[string]int{"ArmadaManifest": 1, "ArmadaChartGroup": len(charts.Groups), "ArmadaChart": len(charts.Names()), "Secret": len(charts.Names())}; !cmp.Equal(kinds, want) {
 		t.Errorf("kinds %v, want %v", kinds, want)
+	}
+	// --embed-values: the values in the ArmadaCharts, no Secret.
+	out, errOut, code = run(t, append([]string{"charts-values", "--armada", "--embed-values"}, in...)...)
+	topSecret := regexp.MustCompile(`(?m)^kind: Secret$`)
+	if code != 0 || topSecret.MatchString(out) || strings.Count(out, "\n  values:\n") != len(charts.Names()) {
+		t.Errorf("--embed-values: exit %d (%s), %d charts with values, Secret present %v", code, errOut, strings.Count(out, "\n  values:\n"), topSecret.MatchString(out))
 	}
 
 	// --armada-documents: Armada v2 documents under the name asked for.
@@ -127,7 +142,7 @@ func TestChartsValues(t *testing.T) {
 		!strings.Contains(out, "name: cluster-bootstrap\n") {
 		t.Errorf("Armada documents: %d charts, want %d; manifest cluster-bootstrap?", n, len(charts.Names()))
 	}
-	if _, errOut, code = run(t, append([]string{"charts-values", "--armada-documents"}, in...)...); code == 0 || !strings.Contains(errOut, "needs --armada") {
+	if _, errOut, code = run(t, append([]string{"charts-values", "--armada-documents"}, in...)...); code == 0 || !strings.Contains(errOut, "need --armada") {
 		t.Errorf("--armada-documents alone: exit %d, %q", code, errOut)
 	}
 

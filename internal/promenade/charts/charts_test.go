@@ -11,8 +11,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"helm.sh/helm/v4/pkg/action"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/yaml"
 
 	armadav1 "github.com/airshipit/airship-go/api/armada/v1alpha1"
 	"github.com/airshipit/airship-go/internal/installchart"
@@ -344,5 +346,72 @@ func TestManifestOrder(t *testing.T) {
 	}
 	if charts != len(Names()) {
 		t.Errorf("%d ArmadaCharts, want %d", charts, len(Names()))
+	}
+}
+
+// TestManifestValuesSecrets: with ValuesSecrets every chart reads its
+// values from a Secret of its own, listed before the charts, whose content
+// is exactly the values the chart would otherwise embed; no private key is
+// left in an ArmadaChart.
+func TestManifestValuesSecrets(t *testing.T) {
+	vals, err := Values(exampleSet(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	embedded, err := Manifest(vals, ManifestOptions{Namespace: "kube-system"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := Manifest(vals, ManifestOptions{Namespace: "kube-system", ValuesSecrets: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{}
+	for _, o := range embedded {
+		if act, ok := o.(*armadav1.ArmadaChart); ok {
+			var v any
+			if err := json.Unmarshal(act.Spec.Values.Raw, &v); err != nil {
+				t.Fatal(err)
+			}
+			want[act.Name] = v
+		}
+	}
+	secrets := map[string]*corev1.Secret{}
+	firstChart := -1
+	for i, o := range objs {
+		switch t2 := o.(type) {
+		case *corev1.Secret:
+			if firstChart >= 0 {
+				t.Errorf("Secret %s comes after the first ArmadaChart", t2.Name)
+			}
+			secrets[t2.Name] = t2
+		case *armadav1.ArmadaChart:
+			if firstChart < 0 {
+				firstChart = i
+			}
+			raw, _ := json.Marshal(t2.Spec)
+			if t2.Spec.Values != nil || strings.Contains(string(raw), "PRIVATE KEY") {
+				t.Errorf("ArmadaChart %s still carries values", t2.Name)
+			}
+			if len(t2.Spec.ValuesFrom) != 1 || t2.Spec.ValuesFrom[0] != (armadav1.ValuesReference{Kind: "Secret", Name: ValuesSecretName("promenade", t2.Name)}) {
+				t.Errorf("ArmadaChart %s: valuesFrom %+v", t2.Name, t2.Spec.ValuesFrom)
+				continue
+			}
+			sec := secrets[t2.Spec.ValuesFrom[0].Name]
+			if sec == nil || sec.Namespace != t2.Namespace {
+				t.Errorf("ArmadaChart %s: no Secret %s before it in its namespace", t2.Name, t2.Spec.ValuesFrom[0].Name)
+				continue
+			}
+			var got any
+			if err := yaml.Unmarshal(sec.Data[armadav1.DefaultValuesKey], &got); err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(want[t2.Name], got); d != "" {
+				t.Errorf("Secret %s differs from the embedded values:\n%s", sec.Name, d)
+			}
+		}
+	}
+	if len(secrets) != len(Names()) {
+		t.Errorf("%d Secrets, want one per chart (%d)", len(secrets), len(Names()))
 	}
 }

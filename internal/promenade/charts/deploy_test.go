@@ -23,10 +23,11 @@ import (
 	"github.com/airshipit/airship-go/internal/test/testenv"
 )
 
-// TestArmadaDeploysChartsInOrder: armada-operator deploys the manifest
-// onto the local control plane in full mode (kwok nodes run the anchors'
-// and Deployments' pods), every chart ends deployed and satisfied, and
-// each group's charts were satisfied no later than the next group's.
+// TestArmadaDeploysChartsInOrder: armada-operator deploys the manifest,
+// each chart's values in a Secret it reads through spec.valuesFrom, onto
+// the local control plane in full mode (kwok nodes run the anchors' and
+// Deployments' pods), every chart ends deployed and satisfied, and each
+// group's charts were satisfied no later than the next group's.
 func TestArmadaDeploysChartsInOrder(t *testing.T) {
 	vals, err := Values(exampleSet(t))
 	if err != nil {
@@ -36,7 +37,7 @@ func TestArmadaDeploysChartsInOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	objs, err := Manifest(vals, ManifestOptions{Namespace: "armada", ChartsDir: chartsDir, Timeout: 120})
+	objs, err := Manifest(vals, ManifestOptions{Namespace: "armada", ChartsDir: chartsDir, Timeout: 120, ValuesSecrets: true})
 	if err != nil {
 		t.Fatal(err)
 	}

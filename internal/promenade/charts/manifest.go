@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	armadav1 "github.com/airshipit/airship-go/api/armada/v1alpha1"
 )
@@ -27,7 +29,15 @@ type ManifestOptions struct {
 	ChartsDir string
 	// Timeout of each chart's wait, in seconds (default 600).
 	Timeout int64
+	// ValuesSecrets puts each chart's values in a Secret of its own
+	// (ValuesSecretName, key values.yaml) that the ArmadaChart reads through
+	// spec.valuesFrom, instead of in spec.values: they carry private keys.
+	ValuesSecrets bool
 }
+
+// ValuesSecretName is the Secret that holds a chart's values when
+// ManifestOptions.ValuesSecrets is set: "<manifest>-<chart>-values".
+func ValuesSecretName(manifest, chart string) string { return manifest + "-" + chart + "-values" }
 
 func (o *ManifestOptions) defaults() {
 	if o.Name == "" {
@@ -67,9 +77,10 @@ func Wait(chart string, timeout int64) *armadav1.ArmadaChartWait {
 }
 
 // Manifest renders the ArmadaManifest, its ArmadaChartGroups (Groups, in
-// order) and an ArmadaChart per chart with its values embedded. Groups and
-// charts are created uninitialized: the manifest moves them to deployed in
-// order (docs/armada.md, Order).
+// order) and an ArmadaChart per chart with its values embedded, or, with
+// opts.ValuesSecrets, each chart's values as a Secret listed before the
+// charts. Groups and charts are created uninitialized: the manifest moves
+// them to deployed in order (docs/armada.md, Order).
 func Manifest(values map[string]map[string]any, opts ManifestOptions) ([]client.Object, error) {
 	opts.defaults()
 	meta := func(name string) metav1.ObjectMeta {
@@ -81,6 +92,7 @@ func Manifest(values map[string]map[string]any, opts ManifestOptions) ([]client.
 	amf := &armadav1.ArmadaManifest{TypeMeta: typeMeta("ArmadaManifest"), ObjectMeta: meta(opts.Name),
 		Spec: armadav1.ArmadaManifestSpec{ReleasePrefix: opts.ReleasePrefix}}
 	objs := []client.Object{amf}
+	var secrets, charts []client.Object
 	for _, g := range Groups {
 		amf.Spec.ChartGroups = append(amf.Spec.ChartGroups, g.Name)
 		acg := &armadav1.ArmadaChartGroup{TypeMeta: typeMeta("ArmadaChartGroup"), ObjectMeta: meta(g.Name),
@@ -98,7 +110,7 @@ func Manifest(values map[string]map[string]any, opts ManifestOptions) ([]client.
 			if err != nil {
 				return nil, fmt.Errorf("values of chart %s: %w", name, err)
 			}
-			objs = append(objs, &armadav1.ArmadaChart{TypeMeta: typeMeta("ArmadaChart"), ObjectMeta: meta(name),
+			act := &armadav1.ArmadaChart{TypeMeta: typeMeta("ArmadaChart"), ObjectMeta: meta(name),
 				Spec: armadav1.ArmadaChartSpec{
 					Release:   name,
 					Namespace: Namespace,
@@ -110,8 +122,21 @@ func Manifest(values map[string]map[string]any, opts ManifestOptions) ([]client.
 					// The manifest enables the groups and the groups their
 					// charts, in order.
 					TargetState: armadav1.TargetStateUninitialized,
-				}})
+				}}
+			if opts.ValuesSecrets {
+				y, err := yaml.Marshal(v)
+				if err != nil {
+					return nil, fmt.Errorf("values of chart %s: %w", name, err)
+				}
+				sec := &corev1.Secret{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}, ObjectMeta: meta(ValuesSecretName(opts.Name, name)),
+					Type: corev1.SecretTypeOpaque, Data: map[string][]byte{armadav1.DefaultValuesKey: y}}
+				secrets = append(secrets, sec)
+				act.Spec.Values = nil
+				act.Spec.ValuesFrom = []armadav1.ValuesReference{{Kind: "Secret", Name: sec.Name}}
+			}
+			charts = append(charts, act)
 		}
 	}
-	return objs, nil
+	// The Secrets first, so a chart enabled at once finds its values.
+	return append(append(objs, secrets...), charts...), nil
 }
