@@ -293,7 +293,7 @@ func (r *ArmadaChartReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	// deployed; a chart waiting to be enabled does not wait for them.
 	values, verr := valuesOf(obj)
 	if verr == nil && terr == nil && target != armadav1.TargetStateUninitialized && target != armadav1.TargetStateUninstalled {
-		values, verr = r.chartValues(ctx, obj)
+		values, verr = r.chartValues(ctx, obj, values)
 	}
 	scrub := newScrubber(values)
 	defer func() {

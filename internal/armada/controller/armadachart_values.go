@@ -54,14 +54,10 @@ func (r *ArmadaChartReconciler) chartsReadingValues(kind string) func(context.Co
 }
 
 // chartValues returns the values a release gets: each spec.valuesFrom
-// entry merged in order, then spec.values. The objects are read directly
-// from the API server (the operator caches their metadata only). Errors
-// never quote a Secret's content.
-func (r *ArmadaChartReconciler) chartValues(ctx context.Context, c *armadav1.ArmadaChart) (map[string]any, error) {
-	inline, err := valuesOf(c)
-	if err != nil {
-		return nil, err
-	}
+// entry merged in order, then inline (spec.values, from valuesOf). The
+// objects are read directly from the API server (the operator caches their
+// metadata only). Errors never quote a Secret's content.
+func (r *ArmadaChartReconciler) chartValues(ctx context.Context, c *armadav1.ArmadaChart, inline map[string]any) (map[string]any, error) {
 	if len(c.Spec.ValuesFrom) == 0 {
 		return inline, nil
 	}
@@ -75,6 +71,7 @@ func (r *ArmadaChartReconciler) chartValues(ctx context.Context, c *armadav1.Arm
 		field := fmt.Sprintf("%s: spec.valuesFrom[%d]: %s %s/%s", id, i, ref.Kind, c.Namespace, ref.Name)
 		var data []byte
 		var found bool
+		var err error
 		switch ref.Kind {
 		case "Secret":
 			var s corev1.Secret

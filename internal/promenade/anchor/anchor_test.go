@@ -15,28 +15,14 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/airshipit/airship-go/internal/promenade/certs"
 	"github.com/airshipit/airship-go/internal/promenade/config"
+	"github.com/airshipit/airship-go/internal/promenade/promenadetest"
 	"github.com/airshipit/airship-go/internal/test/testenv"
 	"github.com/airshipit/airship-go/internal/test/testtool"
 )
 
-func exampleSet(t *testing.T) *config.Set {
-	t.Helper()
-	files, _ := filepath.Glob("../../../examples/site/promenade/*.yaml")
-	set, err := config.Load(files...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := certs.Generate(set, certs.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range res.Documents {
-		set.Documents = append(set.Documents, d)
-	}
-	return set
-}
+// exampleSet is the example site with freshly generated certificates.
+func exampleSet(t *testing.T) *config.Set { return promenadetest.ExampleSet(t) }
 
 func TestObjects(t *testing.T) {
 	objs, err := Objects(exampleSet(t))

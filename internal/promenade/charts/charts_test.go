@@ -19,8 +19,8 @@ import (
 	armadav1 "github.com/airshipit/airship-go/api/armada/v1alpha1"
 	"github.com/airshipit/airship-go/internal/installchart"
 	"github.com/airshipit/airship-go/internal/promenade/anchor"
-	"github.com/airshipit/airship-go/internal/promenade/certs"
 	"github.com/airshipit/airship-go/internal/promenade/config"
+	"github.com/airshipit/airship-go/internal/promenade/promenadetest"
 )
 
 const root = "../../.."
@@ -28,20 +28,7 @@ const root = "../../.."
 func chartDir(name string) string { return filepath.Join(root, Dir, name) }
 
 // exampleSet is the example site with freshly generated certificates.
-func exampleSet(t *testing.T) *config.Set {
-	t.Helper()
-	files, _ := filepath.Glob(root + "/examples/site/promenade/*.yaml")
-	set, err := config.Load(files...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := certs.Generate(set, certs.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	set.Documents = append(set.Documents, res.Documents...)
-	return set
-}
+func exampleSet(t *testing.T) *config.Set { return promenadetest.ExampleSet(t) }
 
 func render(t *testing.T, chart string, vals map[string]any) *installchart.Rendered {
 	t.Helper()
