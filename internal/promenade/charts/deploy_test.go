@@ -95,7 +95,8 @@ func TestArmadaDeploysChartsInOrder(t *testing.T) {
 		}
 	}
 
-	// Record when each chart is first seen satisfied.
+	// Record when each chart is first seen satisfied: one time per poll,
+	// as charts seen in the same list cannot be told apart.
 	satisfiedAt := map[string]time.Duration{}
 	var last string
 	err = wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
@@ -103,11 +104,12 @@ func TestArmadaDeploysChartsInOrder(t *testing.T) {
 		if err := c.List(ctx, &list, client.InNamespace("armada")); err != nil {
 			return false, err
 		}
+		seen := time.Since(start)
 		var pending []string
 		for _, a := range list.Items {
 			if a.Status.Satisfied && a.Status.State == armadav1.StateDeployed {
 				if _, ok := satisfiedAt[a.Name]; !ok {
-					satisfiedAt[a.Name] = time.Since(start)
+					satisfiedAt[a.Name] = seen
 				}
 			} else {
 				msg := ""
