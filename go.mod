@@ -12,6 +12,7 @@ require (
 	github.com/metal3-io/baremetal-operator/apis v0.13.2
 	github.com/spf13/cobra v1.10.2
 	github.com/stmcginnis/gofish v0.26.0
+	golang.org/x/net v0.60.0
 	k8s.io/api v0.37.2
 	k8s.io/apiextensions-apiserver v0.37.2
 	k8s.io/apimachinery v0.37.2
@@ -178,7 +179,6 @@ require (
 	golang.org/x/crypto v0.58.0
 	golang.org/x/exp v0.0.0-20260410095643-746e56fc9e2f // indirect
 	golang.org/x/mod v0.41.0 // indirect
-	golang.org/x/net v0.60.0 // indirect
 	golang.org/x/oauth2 v0.36.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
