@@ -1,7 +1,9 @@
 package chartsource
 
 import (
+	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -16,6 +18,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
 
 	"helm.sh/helm/v4/pkg/chart/common"
 	"helm.sh/helm/v4/pkg/chart/loader/archive"
@@ -25,30 +30,47 @@ import (
 	armadav1 "github.com/airshipit/airship-go/api/armada/v1alpha1"
 )
 
-// MaxArchiveBytes bounds a chart archive read over HTTP(S), so a misbehaving
-// server cannot exhaust the operator's memory.
+// MaxArchiveBytes bounds a chart archive as read (over HTTP(S) or from
+// disk), so a misbehaving server cannot exhaust the operator's memory.
 const MaxArchiveBytes = 64 << 20
+
+// MaxUnpackedBytes bounds the uncompressed tar stream of an archive, headers
+// and skipped entries included, so a gzip bomb fails before it is unpacked.
+// Helm's loader separately bounds the files it keeps (100 MiB in all).
+const MaxUnpackedBytes = 128 << 20
+
+// MaxArchiveFiles bounds the entries of an archive and the files (symlinks
+// followed) of a chart directory.
+const MaxArchiveFiles = 10000
 
 // ErrNotFound marks a source that does not exist (a missing directory or
 // file, or an HTTP 404). It needs a spec change, so callers stall on it.
 var ErrNotFound = errors.New("chart source not found")
 
-// ErrInvalid marks a source that exists but is not a usable chart. It also
-// needs a spec change.
+// ErrInvalid marks a source that exists but is not a usable chart, or that
+// lies outside what the operator may read. It also needs a spec change.
 var ErrInvalid = errors.New("invalid chart source")
 
-// Loader reads charts. The zero value uses http.DefaultClient.
+// Loader reads charts. The zero value reads any path the process can read
+// and fetches HTTP(S) archives synchronously with NewHTTPClient's bounds.
 type Loader struct {
-	// HTTPClient fetches tar sources given as http(s) URLs.
+	// HTTPClient fetches tar sources given as http(s) URLs when Fetcher is
+	// nil; nil means NewHTTPClient(FetchTimeout).
 	HTTPClient *http.Client
+	// FetchTimeout bounds one synchronous fetch; 0 means DefaultFetchTimeout.
+	FetchTimeout time.Duration
+	// Fetcher, when set, fetches http(s) archives in the background for
+	// LoadFor, which then never waits on a remote server.
+	Fetcher *Fetcher
 	// Root, when set, is where the chart filesystem is mounted: a location
 	// on disk (types local and dir, and tar given as a path) is read below
 	// Root, as if Root were "/". An operator run outside a pod maps the
 	// /charts volume of the site to a directory this way. A location cannot
-	// climb out of Root with "..".
+	// climb out of Root, with ".." or with symlinks.
 	Root string
 	// Mounts map locations below a directory to another directory, as a
 	// pod's volumeMounts do; the longest matching mount wins over Root.
+	// With Mounts and no Root, a location no mount holds is refused.
 	Mounts []Mount
 }
 
@@ -72,12 +94,14 @@ func ParseMount(s string) (Mount, error) {
 	return Mount{Location: path.Clean(loc), Dir: dir}, nil
 }
 
-// path maps a location on disk to the directory a mount or l.Root holds
-// it in. Once a mount or Root applies, ".." cannot climb out of it. Without
-// Root, a relative location is read as given.
-func (l Loader) path(location string) string {
-	if l.Root == "" && !filepath.IsAbs(location) {
-		return location
+// path maps a location on disk to the file a mount or l.Root holds it in,
+// and returns that mount's directory or Root as base: what the file, once
+// symlinks are resolved, must stay below. Once a mount or Root applies, ".."
+// cannot climb out of it. Without Root or Mounts, a location is read as
+// given and base is empty (nothing confines it).
+func (l Loader) path(location string) (file, base string, err error) {
+	if l.Root == "" && len(l.Mounts) == 0 {
+		return location, "", nil
 	}
 	clean := path.Clean("/" + filepath.ToSlash(location))
 	best := -1
@@ -90,22 +114,39 @@ func (l Loader) path(location string) string {
 	if best >= 0 {
 		m := l.Mounts[best]
 		rest := strings.TrimPrefix(clean, m.Location)
-		return filepath.Join(m.Dir, filepath.FromSlash(path.Clean("/"+rest)))
+		return filepath.Join(m.Dir, filepath.FromSlash(path.Clean("/"+rest))), m.Dir, nil
 	}
 	if l.Root == "" {
-		return location
+		return "", "", fmt.Errorf("source.location %q is not below any chart mount of the operator: %w", location, ErrInvalid)
 	}
-	return filepath.Join(l.Root, filepath.Clean(string(filepath.Separator)+location))
+	return filepath.Join(l.Root, filepath.FromSlash(clean)), l.Root, nil
 }
 
-// Load reads the chart src describes. Errors wrap ErrNotFound or ErrInvalid
-// when retrying cannot help; other errors (a network failure, an HTTP 5xx)
-// are worth retrying.
+// Load reads the chart src describes, fetching an http(s) archive before it
+// returns. Errors wrap ErrNotFound or ErrInvalid when retrying cannot help;
+// other errors (a network failure, a timeout, an HTTP 5xx) are worth
+// retrying.
 func (l Loader) Load(ctx context.Context, src armadav1.ArmadaChartSource) (*chartv2.Chart, error) {
+	return l.load(ctx, src, nil)
+}
+
+// LoadFor is Load for the object waiter without waiting on a remote server:
+// with a Fetcher, an http(s) archive not fetched yet returns an error
+// wrapping ErrFetching, and the Fetcher notifies waiter when the fetch is
+// done. Without a Fetcher it is Load.
+func (l Loader) LoadFor(ctx context.Context, src armadav1.ArmadaChartSource, waiter types.NamespacedName) (*chartv2.Chart, error) {
+	return l.load(ctx, src, &waiter)
+}
+
+func (l Loader) load(ctx context.Context, src armadav1.ArmadaChartSource, waiter *types.NamespacedName) (*chartv2.Chart, error) {
 	sub := strings.Trim(path.Clean("/"+filepath.ToSlash(src.Subpath)), "/")
 	switch src.Type {
 	case armadav1.SourceTypeLocal, armadav1.SourceTypeDir:
-		dir := filepath.Join(l.path(src.Location), filepath.FromSlash(sub))
+		loc, base, err := l.path(src.Location)
+		if err != nil {
+			return nil, err
+		}
+		dir := filepath.Join(loc, filepath.FromSlash(sub))
 		fi, err := os.Stat(dir)
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
@@ -116,19 +157,22 @@ func (l Loader) Load(ctx context.Context, src armadav1.ArmadaChartSource) (*char
 		if !fi.IsDir() {
 			return nil, fmt.Errorf("source.location %q, subpath %q: not a directory (use type tar for archives): %w", src.Location, src.Subpath, ErrInvalid)
 		}
+		if err := confineDir(dir, base); err != nil {
+			return nil, fmt.Errorf("source.location %q, subpath %q: %w", src.Location, src.Subpath, err)
+		}
 		ch, err := loader.LoadDir(dir)
 		if err != nil {
 			return nil, fmt.Errorf("source.location %q, subpath %q: loading chart: %v: %w", src.Location, src.Subpath, err, ErrInvalid)
 		}
 		return ch, nil
 	case armadav1.SourceTypeTar:
-		data, err := l.readArchive(ctx, src.Location)
+		data, err := l.readArchive(ctx, src.Location, waiter)
 		if err != nil {
 			return nil, err
 		}
 		ch, err := loadArchive(data, sub)
 		if err != nil {
-			return nil, fmt.Errorf("source.location %q, subpath %q: %w", src.Location, src.Subpath, err)
+			return nil, fmt.Errorf("source.location %q, subpath %q: %w", redactLocation(src.Location), src.Subpath, err)
 		}
 		return ch, nil
 	default:
@@ -136,48 +180,161 @@ func (l Loader) Load(ctx context.Context, src armadav1.ArmadaChartSource) (*char
 	}
 }
 
-func (l Loader) readArchive(ctx context.Context, location string) ([]byte, error) {
+// readArchive reads the archive at location: a URL through the Fetcher
+// (for a waiter) or directly, else a file on disk.
+func (l Loader) readArchive(ctx context.Context, location string, waiter *types.NamespacedName) ([]byte, error) {
 	u, err := url.Parse(location)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
-		data, err := os.ReadFile(l.path(location))
-		if err != nil {
-			if errors.Is(err, os.ErrNotExist) {
-				return nil, fmt.Errorf("source.location %q: %w", location, ErrNotFound)
-			}
-			return nil, fmt.Errorf("source.location %q: %w", location, err)
-		}
-		return data, nil
+		return l.readArchiveFile(location)
+	}
+	if u.Host == "" {
+		return nil, fmt.Errorf("source.location %q: URL without a host: %w", redact(u), ErrInvalid)
+	}
+	if l.Fetcher != nil && waiter != nil {
+		return l.Fetcher.get(u, *waiter)
 	}
 	hc := l.HTTPClient
 	if hc == nil {
-		hc = http.DefaultClient
+		hc = NewHTTPClient(l.FetchTimeout)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, location, nil)
+	return fetchHTTP(ctx, hc, l.FetchTimeout, u)
+}
+
+// readArchiveFile reads an archive on disk: a regular file, confined like a
+// directory, at most MaxArchiveBytes.
+func (l Loader) readArchiveFile(location string) ([]byte, error) {
+	file, base, err := l.path(location)
 	if err != nil {
-		return nil, fmt.Errorf("source.location %q: %v: %w", redact(u), err, ErrInvalid)
+		return nil, err
 	}
-	resp, err := hc.Do(req)
+	if err := confine(file, base); err != nil {
+		return nil, fmt.Errorf("source.location %q: %w", location, err)
+	}
+	f, err := os.Open(file)
 	if err != nil {
-		// The URL may carry credentials; never echo them.
-		return nil, fmt.Errorf("source.location %q: fetching archive failed", redact(u))
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("source.location %q: %w", location, ErrNotFound)
+		}
+		return nil, fmt.Errorf("source.location %q: %w", location, err)
 	}
-	defer resp.Body.Close()
-	switch {
-	case resp.StatusCode == http.StatusNotFound:
-		return nil, fmt.Errorf("source.location %q: HTTP %d: %w", redact(u), resp.StatusCode, ErrNotFound)
-	case resp.StatusCode >= 400 && resp.StatusCode < 500:
-		return nil, fmt.Errorf("source.location %q: HTTP %d: %w", redact(u), resp.StatusCode, ErrInvalid)
-	case resp.StatusCode != http.StatusOK:
-		return nil, fmt.Errorf("source.location %q: HTTP %d", redact(u), resp.StatusCode)
-	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxArchiveBytes+1))
+	defer f.Close()
+	fi, err := f.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("source.location %q: reading archive: %w", redact(u), err)
+		return nil, fmt.Errorf("source.location %q: %w", location, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("source.location %q: not a regular file: %w", location, ErrInvalid)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxArchiveBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("source.location %q: %w", location, err)
 	}
 	if len(data) > MaxArchiveBytes {
-		return nil, fmt.Errorf("source.location %q: archive larger than %d bytes: %w", redact(u), MaxArchiveBytes, ErrInvalid)
+		return nil, fmt.Errorf("source.location %q: archive larger than %d bytes: %w", location, MaxArchiveBytes, ErrInvalid)
 	}
 	return data, nil
+}
+
+// confine checks that file, with every symlink resolved, lies at or below
+// base; an empty base confines nothing. A missing file is left to the
+// caller's own error.
+func confine(file, base string) error {
+	if base == "" {
+		return nil
+	}
+	rb, err := realPath(base)
+	if err != nil {
+		return fmt.Errorf("chart root %q: %w", base, ErrNotFound)
+	}
+	rf, err := realPath(file)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("resolving symlinks: %v: %w", err, ErrInvalid)
+	}
+	if !within(rf, rb) {
+		return fmt.Errorf("a symlink leads outside the operator's chart root: %w", ErrInvalid)
+	}
+	return nil
+}
+
+// confineDir checks a chart directory as Helm will read it, following
+// symlinks: each must resolve below base (when base is set), none may lead
+// back into a directory it is in, and there are at most MaxArchiveFiles
+// entries.
+func confineDir(dir, base string) error {
+	if err := confine(dir, base); err != nil {
+		return err
+	}
+	rb := ""
+	if base != "" {
+		rb, _ = realPath(base)
+	}
+	top, err := realPath(dir)
+	if err != nil {
+		return fmt.Errorf("resolving symlinks: %v: %w", err, ErrInvalid)
+	}
+	budget := MaxArchiveFiles
+	var walk func(real, shown string, up []string) error
+	walk = func(real, shown string, up []string) error {
+		entries, err := os.ReadDir(real)
+		if err != nil {
+			return fmt.Errorf("reading %s: %v: %w", shown, err, ErrInvalid)
+		}
+		for _, de := range entries {
+			if budget--; budget < 0 {
+				return fmt.Errorf("more than %d files: %w", MaxArchiveFiles, ErrInvalid)
+			}
+			p, name := filepath.Join(real, de.Name()), path.Join(shown, de.Name())
+			switch {
+			case de.Type()&os.ModeSymlink != 0:
+				t, err := filepath.EvalSymlinks(p)
+				if err != nil {
+					return fmt.Errorf("symlink %s: cannot be resolved: %w", name, ErrInvalid)
+				}
+				if rb != "" && !within(t, rb) {
+					return fmt.Errorf("symlink %s leads outside the operator's chart root: %w", name, ErrInvalid)
+				}
+				fi, err := os.Stat(t)
+				if err != nil {
+					return fmt.Errorf("symlink %s: %v: %w", name, err, ErrInvalid)
+				}
+				if !fi.IsDir() {
+					continue
+				}
+				for _, a := range up {
+					if within(a, t) {
+						return fmt.Errorf("symlink %s leads back into a directory it is in (a loop): %w", name, ErrInvalid)
+					}
+				}
+				if err := walk(t, name, append(up, t)); err != nil {
+					return err
+				}
+			case de.IsDir():
+				if err := walk(p, name, append(up, p)); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	return walk(top, ".", []string{top})
+}
+
+// realPath is p made absolute with every symlink resolved.
+func realPath(p string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(abs)
+}
+
+// within reports whether p is base or below it; both are clean and absolute.
+func within(p, base string) bool {
+	rel, err := filepath.Rel(base, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }
 
 // redact drops user info and query from a URL before it is shown anywhere.
@@ -189,9 +346,51 @@ func redact(u *url.URL) string {
 	return c.String()
 }
 
+// redactLocation is redact for a location that may be a URL or a path.
+func redactLocation(location string) string {
+	if u, err := url.Parse(location); err == nil && u.Scheme != "" {
+		return redact(u)
+	}
+	return location
+}
+
+// checkArchive streams through a gzipped tar without keeping it, refusing
+// one whose uncompressed stream exceeds MaxUnpackedBytes or that has more
+// than MaxArchiveFiles entries, before Helm's loader unpacks it.
+func checkArchive(data []byte) error {
+	gz, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return fmt.Errorf("not a gzipped archive: %v: %w", err, ErrInvalid)
+	}
+	defer gz.Close()
+	lr := &io.LimitedReader{R: gz, N: MaxUnpackedBytes + 1}
+	tr := tar.NewReader(lr)
+	for n := 0; ; n++ {
+		_, err := tr.Next()
+		if err == nil {
+			if n >= MaxArchiveFiles {
+				return fmt.Errorf("archive has more than %d entries: %w", MaxArchiveFiles, ErrInvalid)
+			}
+			_, err = io.Copy(io.Discard, tr)
+		}
+		if lr.N <= 0 {
+			return fmt.Errorf("archive unpacks to more than %d bytes: %w", MaxUnpackedBytes, ErrInvalid)
+		}
+		if errors.Is(err, io.EOF) && n > 0 {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("reading archive: %v: %w", err, ErrInvalid)
+		}
+	}
+}
+
 // loadArchive loads a chart from a gzipped tar. The archive's top directory
 // is dropped (as Helm does); sub then selects a directory below it.
 func loadArchive(data []byte, sub string) (*chartv2.Chart, error) {
+	if err := checkArchive(data); err != nil {
+		return nil, err
+	}
 	if sub == "" {
 		ch, err := loader.LoadArchive(bytes.NewReader(data))
 		if err != nil {

@@ -107,7 +107,7 @@ func TestLoad(t *testing.T) {
 			[]Mount{{Location: "/opt", Dir: tmp}, {Location: "/opt/core", Dir: filepath.Join(site, "charts")}}},
 		{"mount location itself with subpath", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeLocal, Location: "/opt/core", Subpath: "small"}, nil, "",
 			[]Mount{{Location: "/opt/core", Dir: filepath.Join(site, "charts")}}},
-		{"a mount is matched by whole path elements", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeDir, Location: "/opt/coreX/small"}, ErrNotFound, "",
+		{"a mount is matched by whole path elements", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeDir, Location: "/opt/coreX/small"}, ErrInvalid, "",
 			[]Mount{{Location: "/opt/core", Dir: filepath.Join(site, "charts")}}},
 		{"a location is cleaned before mounts are matched", armadav1.ArmadaChartSource{Type: armadav1.SourceTypeDir, Location: "/opt/core/../../charts/small"}, nil, site,
 			[]Mount{{Location: "/opt/core", Dir: tmp}}},
@@ -144,6 +144,126 @@ func TestLoad(t *testing.T) {
 }
 
 var errRetry = errors.New("retryable")
+
+// copyDir copies the regular files of src below dst.
+func copyDir(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.Walk(src, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if fi.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLoadConfined: with --chart-root or --chart-mount, a location on disk
+// stays below them however symlinks point, and a chart directory whose
+// files lead out (or loop) is refused naming the link; links that stay
+// inside work.
+func TestLoadConfined(t *testing.T) {
+	small, err := filepath.Abs("testdata/site/charts/small")
+	if err != nil {
+		t.Fatal(err)
+	}
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "token"), []byte("s3cr3t"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	copyDir(t, small, filepath.Join(outside, "small"))
+	if err := os.WriteFile(filepath.Join(outside, "small.tgz"), tgz(t, small, "small"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	mk := func(name string, files func(dir string)) {
+		dir := filepath.Join(root, "charts", name)
+		copyDir(t, small, dir)
+		if files != nil {
+			files(dir)
+		}
+	}
+	link := func(target, name string) {
+		if err := os.Symlink(target, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk("plain", nil)
+	mk("leaky-file", func(dir string) { link(filepath.Join(outside, "token"), filepath.Join(dir, "templates", "token.txt")) })
+	mk("leaky-relative", func(dir string) { link("../../../"+filepath.Base(outside)+"/token", filepath.Join(dir, "token.txt")) })
+	mk("leaky-dir", func(dir string) { link(outside, filepath.Join(dir, "files")) })
+	mk("loop", func(dir string) { link("..", filepath.Join(dir, "templates", "up")) })
+	mk("inside", func(dir string) { link("../plain/values.yaml", filepath.Join(dir, "other-values.yaml")) })
+	link(filepath.Join(outside, "small"), filepath.Join(root, "charts", "escape"))
+	link(filepath.Join(outside, "small.tgz"), filepath.Join(root, "charts", "escape.tgz"))
+	link(filepath.Join(root, "charts", "plain"), filepath.Join(root, "charts", "alias"))
+
+	dir := func(loc string) armadav1.ArmadaChartSource {
+		return armadav1.ArmadaChartSource{Type: armadav1.SourceTypeDir, Location: loc}
+	}
+	tests := []struct {
+		name    string
+		src     armadav1.ArmadaChartSource
+		mounts  []Mount
+		wantErr error
+		want    string // in the error
+	}{
+		{name: "plain chart", src: dir("/charts/plain")},
+		{name: "symlink that stays inside", src: dir("/charts/inside")},
+		{name: "location that is a symlink inside", src: dir("/charts/alias")},
+		{name: "location that is a symlink out", src: dir("/charts/escape"), wantErr: ErrInvalid, want: "outside the operator's chart root"},
+		{name: "chart file linking out", src: dir("/charts/leaky-file"), wantErr: ErrInvalid, want: "symlink templates/token.txt leads outside"},
+		{name: "relative link climbing out", src: dir("/charts/leaky-relative"), wantErr: ErrInvalid, want: "symlink token.txt leads outside"},
+		{name: "chart directory linking out", src: dir("/charts/leaky-dir"), wantErr: ErrInvalid, want: "symlink files leads outside"},
+		{name: "symlink loop", src: dir("/charts/loop"), wantErr: ErrInvalid, want: "symlink templates/up leads back"},
+		{name: "subpath through a link out", src: armadav1.ArmadaChartSource{Type: armadav1.SourceTypeLocal, Location: "/charts", Subpath: "escape"}, wantErr: ErrInvalid, want: "outside"},
+		{name: "tar file that is a symlink out", src: armadav1.ArmadaChartSource{Type: armadav1.SourceTypeTar, Location: "/charts/escape.tgz"}, wantErr: ErrInvalid, want: "outside"},
+		{name: "tar location that is a directory", src: armadav1.ArmadaChartSource{Type: armadav1.SourceTypeTar, Location: "/charts/plain"}, wantErr: ErrInvalid, want: "not a regular file"},
+		{name: "mount: link out of the mount", src: dir("/opt/escape"), mounts: []Mount{{Location: "/opt", Dir: filepath.Join(root, "charts")}}, wantErr: ErrInvalid, want: "outside"},
+		{name: "mount: link into root but out of the mount", src: dir("/opt/up/plain"), mounts: []Mount{{Location: "/opt", Dir: filepath.Join(root, "sub")}}, wantErr: ErrInvalid, want: "outside"},
+	}
+	if err := os.MkdirAll(filepath.Join(root, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link(filepath.Join(root, "charts"), filepath.Join(root, "sub", "up"))
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ch, err := Loader{Root: root, Mounts: tt.mounts}.Load(context.Background(), tt.src)
+			if tt.wantErr == nil {
+				if err != nil {
+					t.Fatalf("Load: %v", err)
+				}
+				if ch.Name() != "small" {
+					t.Fatalf("loaded %q", ch.Name())
+				}
+				return
+			}
+			if !errors.Is(err, tt.wantErr) || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "source.location") {
+				t.Fatalf("Load: err %v, want %v naming source.location and %q", err, tt.wantErr, tt.want)
+			}
+			if strings.Contains(err.Error(), outside) {
+				t.Fatalf("error %q shows where the link points", err)
+			}
+		})
+	}
+	// Without --chart-root and mounts, paths are read as given (an operator
+	// outside a pod, tests), but loops and file counts are still checked.
+	if _, err := (Loader{}).Load(context.Background(), dir(filepath.Join(root, "charts", "leaky-dir"))); err != nil {
+		t.Fatalf("unconfined Load: %v", err)
+	}
+	if _, err := (Loader{}).Load(context.Background(), dir(filepath.Join(root, "charts", "loop"))); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("unconfined Load of a loop: err %v, want ErrInvalid", err)
+	}
+}
 
 func TestLoadRedactsURLCredentials(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
