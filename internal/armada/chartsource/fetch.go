@@ -13,21 +13,18 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/airshipit/airship-go/internal/httplimit"
 )
 
 // Bounds of an archive fetch over HTTP(S). The overall deadline of one fetch
 // is configurable (FetchOptions.Timeout, the operator's
-// --chart-fetch-timeout); the phases below are fixed and shorter.
+// --chart-fetch-timeout); connecting and the TLS handshake are bounded by
+// httplimit's shorter DialTimeout and TLSHandshakeTimeout, and the body by
+// MaxArchiveBytes.
 const (
 	// DefaultFetchTimeout bounds one fetch from dialling to the last byte.
 	DefaultFetchTimeout = 60 * time.Second
-	// DialTimeout bounds the TCP connect.
-	DialTimeout = 10 * time.Second
-	// TLSHandshakeTimeout bounds the TLS handshake.
-	TLSHandshakeTimeout = 10 * time.Second
-	// ResponseHeaderTimeout bounds the wait for the response headers once
-	// the request is sent.
-	ResponseHeaderTimeout = 30 * time.Second
 	// DefaultMaxFetches is how many archives are fetched at once in all.
 	DefaultMaxFetches = 8
 	// MaxFetchesPerHost is how many of them may go to one host, so one
@@ -46,26 +43,20 @@ const (
 // notified when the fetch is done.
 var ErrFetching = errors.New("fetching chart source")
 
-// NewHTTPClient returns the client archives are fetched with: connect, TLS
-// handshake and response headers each bounded, and the whole request bounded
-// by timeout (DefaultFetchTimeout when not positive). The proxy comes from
-// the environment, as for any Go program.
+// NewHTTPClient returns the client archives are fetched with (httplimit's):
+// the whole request bounded by timeout (DefaultFetchTimeout when not
+// positive), the answer by MaxArchiveBytes, the proxy from the environment
+// as for any Go program.
 func NewHTTPClient(timeout time.Duration) *http.Client {
 	if timeout <= 0 {
 		timeout = DefaultFetchTimeout
 	}
-	return &http.Client{
-		Timeout: timeout,
-		Transport: &http.Transport{
-			Proxy:                 http.ProxyFromEnvironment,
-			DialContext:           (&net.Dialer{Timeout: DialTimeout, KeepAlive: 30 * time.Second}).DialContext,
-			TLSHandshakeTimeout:   TLSHandshakeTimeout,
-			ResponseHeaderTimeout: ResponseHeaderTimeout,
-			IdleConnTimeout:       90 * time.Second,
-			MaxIdleConnsPerHost:   MaxFetchesPerHost,
-			ForceAttemptHTTP2:     true,
-		},
-	}
+	return httplimit.NewClient(httplimit.ClientOptions{
+		Timeout:          timeout,
+		MaxResponseBytes: MaxArchiveBytes,
+		Proxy:            httplimit.ProxyFromEnvironment(),
+		MaxConnsPerHost:  MaxFetchesPerHost,
+	})
 }
 
 // fetchHTTP reads the archive at u with hc within timeout, at most
@@ -82,6 +73,10 @@ func fetchHTTP(ctx context.Context, hc *http.Client, timeout time.Duration, u *u
 		return nil, fmt.Errorf("source.location %q: %w", redact(u), ErrInvalid)
 	}
 	resp, err := hc.Do(req)
+	var tooLarge *httplimit.TooLargeError
+	if errors.As(err, &tooLarge) {
+		return nil, fmt.Errorf("source.location %q: archive is larger than %d bytes: %w", redact(u), MaxArchiveBytes, ErrInvalid)
+	}
 	if err != nil {
 		// The error quotes the URL, which may carry credentials: never
 		// return it.
@@ -103,6 +98,9 @@ func fetchHTTP(ctx context.Context, hc *http.Client, timeout time.Duration, u *u
 		return nil, fmt.Errorf("source.location %q: archive of %d bytes is larger than %d bytes: %w", redact(u), resp.ContentLength, MaxArchiveBytes, ErrInvalid)
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxArchiveBytes+1))
+	if errors.As(err, &tooLarge) {
+		return nil, fmt.Errorf("source.location %q: archive larger than %d bytes: %w", redact(u), MaxArchiveBytes, ErrInvalid)
+	}
 	if err != nil {
 		if timedOut(ctx, err) {
 			return nil, fmt.Errorf("source.location %q: reading archive timed out after %s", redact(u), timeout)
