@@ -26,6 +26,7 @@ import (
 
 	"github.com/airshipit/airship-go/internal/metal3/bmc"
 	"github.com/airshipit/airship-go/internal/metal3/provisioner"
+	"github.com/airshipit/airship-go/internal/metal3/refs"
 )
 
 // credentialsIndex indexes hosts by the name of their BMC Secret, so a
@@ -136,6 +137,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, nil
 	}
 	deleting := !host.DeletionTimestamp.IsZero()
+	// References to other namespaces are refused before anything is read
+	// or sent, and before the finalizer: such a host is always deletable.
+	if err := HostReferences(host); err != nil && !deleting {
+		return reconcile.Result{}, r.refuse(ctx, host, err)
+	}
 	if !deleting && !controllerutil.ContainsFinalizer(host, metal3v1alpha1.BareMetalHostFinalizer) {
 		patch := client.MergeFromWithOptions(host.DeepCopy(), client.MergeFromWithOptimisticLock{})
 		controllerutil.AddFinalizer(host, metal3v1alpha1.BareMetalHostFinalizer)
@@ -195,6 +201,46 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{RequeueAfter: nextStateDelay}, nil
 	}
 	return res, nil
+}
+
+// HostReferences checks the host's Secret references: each resolves in the
+// host's namespace. spec.bmc.credentialsName and
+// spec.preprovisioningNetworkDataName take a name only; spec.userData,
+// spec.networkData and spec.metaData may give a namespace, which must then
+// be the host's (as upstream's webhook requires).
+func HostReferences(host *metal3v1alpha1.BareMetalHost) error {
+	var rs []refs.Ref
+	for _, f := range []struct {
+		field string
+		ref   *corev1.SecretReference
+	}{{"spec.userData", host.Spec.UserData}, {"spec.networkData", host.Spec.NetworkData}, {"spec.metaData", host.Spec.MetaData}} {
+		if f.ref != nil {
+			rs = append(rs, refs.Ref{Field: f.field, Namespace: f.ref.Namespace})
+		}
+	}
+	return refs.Check("BareMetalHost", host.Namespace, rs...)
+}
+
+// refuse records a host the controller will not act on: its status says
+// why (an error of type registration error naming the field) and a warning
+// event repeats it once. Nothing else is done until the spec changes.
+func (r *Reconciler) refuse(ctx context.Context, host *metal3v1alpha1.BareMetalHost, err error) error {
+	msg := err.Error()
+	log.FromContext(ctx).Info("refusing the host", "error", msg)
+	st := &host.Status
+	if st.ErrorType == metal3v1alpha1.RegistrationError && st.ErrorMessage == msg && st.OperationalStatus == metal3v1alpha1.OperationalStatusError {
+		return nil
+	}
+	st.ErrorType = metal3v1alpha1.RegistrationError
+	st.ErrorMessage = msg
+	st.OperationalStatus = metal3v1alpha1.OperationalStatusError
+	now := metav1.NewTime(r.Clock.Now())
+	st.LastUpdated = &now
+	if err := r.Client.Status().Update(ctx, host); err != nil {
+		return fmt.Errorf("writing status: %w", err)
+	}
+	r.events(host, []hostEvent{{reason: "InvalidReference", message: msg, warning: true}})
+	return nil
 }
 
 // ownCredentials makes the host an owner of its BMC credentials Secret, as

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/airshipit/airship-go/internal/metal3/provisioner"
+	"github.com/airshipit/airship-go/internal/metal3/refs"
 )
 
 // hostEvent is an event to record once the status is written.
@@ -487,11 +488,7 @@ func (s *step) bootMedia() (provisioner.BootMedia, error) {
 		var given map[string]any
 		if err := yaml.Unmarshal(raw, &given); err != nil {
 			// The decoder's message may quote the data: name the Secret only.
-			ns := h.Spec.MetaData.Namespace
-			if ns == "" {
-				ns = h.Namespace
-			}
-			return m, fmt.Errorf("spec.metaData: Secret %s/%s key metaData is not a JSON or YAML mapping", ns, h.Spec.MetaData.Name)
+			return m, fmt.Errorf("spec.metaData: Secret %s/%s key metaData is not a JSON or YAML mapping", h.Namespace, h.Spec.MetaData.Name)
 		}
 		maps.Copy(meta, given)
 	}
@@ -501,16 +498,17 @@ func (s *step) bootMedia() (provisioner.BootMedia, error) {
 	return m, nil
 }
 
-// secretData reads the first of keys from the referenced Secret (in the
-// host's namespace when the reference names none).
+// secretData reads the first of keys from the referenced Secret, always in
+// the host's namespace.
 func (s *step) secretData(ref *corev1.SecretReference, field string, keys ...string) ([]byte, error) {
 	if ref == nil || ref.Name == "" {
 		return nil, nil
 	}
-	ns := ref.Namespace
-	if ns == "" {
-		ns = s.host.Namespace
+	// Reconcile refuses such a host; this guards every other path.
+	if err := refs.Check("BareMetalHost", s.host.Namespace, refs.Ref{Field: field, Namespace: ref.Namespace}); err != nil {
+		return nil, err
 	}
+	ns := s.host.Namespace
 	sec := &corev1.Secret{}
 	if err := s.r.Client.Get(s.ctx, clientKey(ns, ref.Name), sec); err != nil {
 		if apierrors.IsNotFound(err) {
