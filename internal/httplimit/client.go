@@ -170,3 +170,6 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 }
 
 func (b *limitedBody) Close() error { return b.body.Close() }
+
+// Unwrap returns the transport under the cap.
+func (l *limiter) Unwrap() http.RoundTripper { return l.next }

@@ -19,6 +19,7 @@ import (
 
 	infrav1 "github.com/airshipit/airship-go/api/infrastructure/v1beta1"
 	ipamv1 "github.com/airshipit/airship-go/api/ipam/v1alpha1"
+	"github.com/airshipit/airship-go/internal/httplimit"
 	"github.com/airshipit/airship-go/internal/metal3/capm3"
 	"github.com/airshipit/airship-go/internal/metal3/controller"
 	"github.com/airshipit/airship-go/internal/metal3/data"
@@ -226,9 +227,11 @@ func NewManager(ctx context.Context, cfg *rest.Config, o Options, log logr.Logge
 // whatever the bound; the bound matters only for an endpoint that serves
 // several systems (the emulator, sushy-tools, a chassis manager), where a
 // fixed 2 made every host wait on the same 2 connections. --concurrency
-// bounds the requests in flight overall in any case.
+// bounds the requests in flight overall in any case. BMC requests go
+// through the proxy of the operator's environment (HTTPS_PROXY, NO_PROXY),
+// as upstream's do.
 func redfishOptions(o Options) redfish.Options {
-	return redfish.Options{HTTPTimeout: o.BMCTimeout, MaxConnsPerHost: o.Concurrency}
+	return redfish.Options{HTTPTimeout: o.BMCTimeout, MaxConnsPerHost: o.Concurrency, Proxy: httplimit.ProxyFromEnvironment()}
 }
 
 // Run starts the operator and blocks until ctx is done; it waits first

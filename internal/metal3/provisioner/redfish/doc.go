@@ -8,6 +8,17 @@
 // shared by every client. A client whose credentials the BMC refuses is
 // dropped, so the next Open after a Secret is fixed connects afresh.
 //
+// Every request is bounded, for the metal3-operator and airshipctl alike
+// (one transport, built on internal/httplimit): Options.HTTPTimeout (30 s)
+// covers connecting, the TLS handshake, the answer and reading all of its
+// body, and a body over Options.MaxResponseBytes (DefaultMaxResponseBytes,
+// 4 MiB) is an error naming the endpoint, the method, the path and the
+// limit; of an error answer only its first 64 KiB are read. Requests use a
+// proxy only when Options.Proxy gives one (the operator passes the
+// environment's; airshipctl only with managementConfiguration.useproxy),
+// and certificates are verified unless the target's InsecureSkipVerify or
+// Options.InsecureSkipVerify says not to.
+//
 // A host's system is the address's path, or the service's only system. The
 // virtual CD is the CD/DVD slot of the manager the system is ManagedBy (else
 // the only manager). Boot inserts the image with an "Oem": {"Airship": ...}

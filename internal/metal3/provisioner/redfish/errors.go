@@ -14,6 +14,7 @@ import (
 
 	"github.com/stmcginnis/gofish/schemas"
 
+	"github.com/airshipit/airship-go/internal/httplimit"
 	"github.com/airshipit/airship-go/internal/metal3/provisioner"
 )
 
@@ -96,6 +97,13 @@ func classify(endpoint, op string, err error, notFound error) error {
 				break
 			}
 		}
+	}
+
+	var tooLarge *httplimit.TooLargeError
+	if errors.As(err, &tooLarge) {
+		e.Detail = fmt.Sprintf("the answer to %s %s is larger than the limit of %d bytes", tooLarge.Method, tooLarge.Path, tooLarge.Limit)
+		e.kind = provisioner.ErrUnreachable
+		return e
 	}
 
 	var re *schemas.Error

@@ -6,21 +6,43 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/hex"
-	"net"
+	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/stmcginnis/gofish"
 
+	"github.com/airshipit/airship-go/internal/httplimit"
 	"github.com/airshipit/airship-go/internal/metal3/provisioner"
+)
+
+// Bounds of a BMC's answers.
+const (
+	// DefaultMaxResponseBytes caps the body of a Redfish answer: the
+	// largest a real BMC sends (an expanded collection) is well below it.
+	DefaultMaxResponseBytes = 4 << 20
+	// maxErrorBodyBytes is what is read of an error answer's body: its
+	// status says all this package uses of it.
+	maxErrorBodyBytes = 64 << 10
 )
 
 // Options tune the factory. The zero value is usable.
 type Options struct {
-	// HTTPTimeout bounds each request (connect, send, answer). Default 30s.
+	// HTTPTimeout bounds each request (connect, send, answer, its whole
+	// body). Default 30s.
 	HTTPTimeout time.Duration
+	// MaxResponseBytes caps the body of each answer; a larger one is an
+	// error naming the endpoint and the path. Default DefaultMaxResponseBytes.
+	MaxResponseBytes int64
+	// Proxy picks the proxy of a request; nil means none: requests, and
+	// their basic-auth header, go straight to the BMC.
+	Proxy func(*http.Request) (*url.URL, error)
+	// InsecureSkipVerify skips the certificate check of every BMC, as a
+	// target's InsecureSkipVerify does for its own.
+	InsecureSkipVerify bool
 	// MaxConnsPerHost bounds the connections to one BMC endpoint; requests
 	// beyond it wait. Default 16.
 	MaxConnsPerHost int
@@ -47,6 +69,9 @@ func (o Options) withDefaults() Options {
 	if o.MaxClients <= 0 {
 		o.MaxClients = 4096
 	}
+	if o.MaxResponseBytes <= 0 {
+		o.MaxResponseBytes = DefaultMaxResponseBytes
+	}
 	return o
 }
 
@@ -62,21 +87,39 @@ func New(opts Options) provisioner.Factory {
 	}
 }
 
-func newTransport(opts Options, insecure bool) *http.Transport {
-	dialer := &net.Dialer{Timeout: opts.HTTPTimeout, KeepAlive: 30 * time.Second}
+// newTransport is the transport of every BMC client, the metal3-operator's
+// and airshipctl's: connect, TLS handshake and answer bounded by
+// HTTPTimeout, answers capped at MaxResponseBytes (error answers read only
+// up to maxErrorBodyBytes), the proxy of opts.Proxy only, certificates
+// verified unless insecure.
+func newTransport(opts Options, insecure bool) http.RoundTripper {
 	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: opts.RootCAs}
-	if insecure {
-		tlsConfig = &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: true} //nolint:gosec // spec.bmc.disableCertificateVerification
+	if insecure || opts.InsecureSkipVerify {
+		tlsConfig = &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: true} //nolint:gosec // spec.bmc.disableCertificateVerification, managementConfiguration.insecure
 	}
-	return &http.Transport{
-		Proxy:               http.ProxyFromEnvironment,
-		DialContext:         dialer.DialContext,
-		TLSClientConfig:     tlsConfig,
-		TLSHandshakeTimeout: min(opts.HTTPTimeout, 10*time.Second),
-		MaxConnsPerHost:     opts.MaxConnsPerHost,
-		MaxIdleConnsPerHost: opts.MaxConnsPerHost,
-		IdleConnTimeout:     90 * time.Second,
+	t := httplimit.NewTransport(httplimit.ClientOptions{
+		Timeout:         opts.HTTPTimeout,
+		Proxy:           opts.Proxy,
+		TLSClientConfig: tlsConfig,
+		MaxConnsPerHost: opts.MaxConnsPerHost,
+	})
+	return errorBodies{httplimit.LimitResponses(t, opts.MaxResponseBytes)}
+}
+
+// errorBodies reads at most maxErrorBodyBytes of an answer that is not a
+// success: gofish reads all of it into the error it returns, where a body
+// over the cap would lose what the status says.
+type errorBodies struct{ next http.RoundTripper }
+
+func (e errorBodies) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := e.next.RoundTrip(req)
+	if err == nil && resp.Body != nil && (resp.StatusCode < 200 || resp.StatusCode > 299) {
+		resp.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.LimitReader(resp.Body, maxErrorBodyBytes), resp.Body}
 	}
+	return resp, err
 }
 
 // factory is the provisioner.Factory of this package.
