@@ -10,6 +10,7 @@ import (
 	"github.com/airshipit/airship-go/internal/cli"
 	"github.com/airshipit/airship-go/internal/cli/siteflags"
 	"github.com/airshipit/airship-go/internal/document/pull"
+	"github.com/airshipit/airship-go/internal/redact"
 )
 
 // NewCmd returns `airshipctl document`.
@@ -21,6 +22,7 @@ func NewCmd(streams cli.IOStreams, g *siteflags.Options) *cobra.Command {
 
 func newPull(streams cli.IOStreams, g *siteflags.Options) *cobra.Command {
 	var noCheckout bool
+	opts := pull.Options{}
 	cmd := &cobra.Command{
 		Use:   "pull",
 		Short: "Clone or update every repository of the current manifest into its target path",
@@ -30,7 +32,12 @@ checkout names (branch, tag, commitHash or remoteRef; the remote's default
 branch when none). A working tree with local changes is refused unless the
 repository's checkout sets force. Auth comes from the repository's auth
 (http-basic, ssh-key, ssh-pass). Every repository's settings are checked
-before anything is fetched.`,
+before anything is fetched.
+
+Each repository's pull stops after --timeout and when more than
+--max-fetch-bytes arrive over HTTP(S). URLs are printed redacted: a
+password, a token in the user name, query values and a fragment show as
+REDACTED.`,
 		Example: `  airshipctl document pull
   airshipctl document pull --no-checkout`,
 		Args: cobra.NoArgs,
@@ -58,19 +65,22 @@ before anything is fetched.`,
 			}
 			for _, name := range names {
 				r := site.Manifest.Repositories[name]
-				res, err := pull.Pull(cmd.Context(), name, r, dirs[name], pull.Options{NoCheckout: noCheckout})
+				opts.NoCheckout = noCheckout
+				res, err := pull.Pull(cmd.Context(), name, r, dirs[name], opts)
 				if err != nil {
 					return fmt.Errorf("manifest %q: %w", site.Name, err)
 				}
 				if res.Revision == "" {
-					fmt.Fprintf(streams.Out, "%s: %s %s into %s (not checked out)\n", name, res.Action, r.URL, dirs[name])
+					fmt.Fprintf(streams.Out, "%s: %s %s into %s (not checked out)\n", name, res.Action, redact.URL(r.URL), dirs[name])
 					continue
 				}
-				fmt.Fprintf(streams.Out, "%s: %s %s into %s at %s\n", name, res.Action, r.URL, dirs[name], res.Revision)
+				fmt.Fprintf(streams.Out, "%s: %s %s into %s at %s\n", name, res.Action, redact.URL(r.URL), dirs[name], res.Revision)
 			}
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&noCheckout, "no-checkout", false, "fetch only: leave the working trees as they are")
+	cmd.Flags().DurationVar(&opts.Timeout, "timeout", pull.DefaultTimeout, "time limit of each repository's pull")
+	cmd.Flags().Int64Var(&opts.MaxFetchBytes, "max-fetch-bytes", pull.DefaultMaxFetchBytes, "cap on the bytes each repository's pull receives over HTTP(S)")
 	return cmd
 }

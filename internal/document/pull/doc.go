@@ -8,6 +8,16 @@
 // names: a branch (kept as a local branch at the remote's commit), a tag, a
 // commit hash or a remote ref such as refs/changes/04/691202/5; with none,
 // the remote's default branch. A working tree with local changes is left
-// alone unless checkout.force is set. Authentication comes from the
-// repository's auth: http-basic, ssh-key or ssh-pass.
+// alone unless checkout.force is set; a clone made with NoCheckout that
+// nothing was checked out into since has none. Authentication comes from
+// the repository's auth: http-basic, ssh-key or ssh-pass.
+//
+// Every pull is bounded: Options.Timeout (DefaultTimeout, 10 minutes) is a
+// deadline on the whole of it, and Options.MaxFetchBytes
+// (DefaultMaxFetchBytes, 512 MiB) caps what its HTTP(S) answers carry,
+// summed; past it the pull fails with ErrTooLarge. The HTTP client is
+// installed into go-git's protocol table once (go-git v5 takes no client
+// per call) and finds each pull's cap in the request's context. Over ssh://
+// only the deadline applies. Messages and errors show a repository's URL
+// through redact.URL, and go-git's errors through redact.Error.
 package pull

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"time"
 
 	git "github.com/go-git/go-git/v5"
 	gitconfig "github.com/go-git/go-git/v5/config"
@@ -16,6 +18,7 @@ import (
 
 	v1 "github.com/airshipit/airship-go/api/airshipit/v1alpha1"
 	"github.com/airshipit/airship-go/internal/config"
+	"github.com/airshipit/airship-go/internal/redact"
 )
 
 // Options configure Pull.
@@ -24,6 +27,11 @@ type Options struct {
 	NoCheckout bool
 	// Progress receives git's progress messages; nil discards them.
 	Progress io.Writer
+	// Timeout bounds the pull of one repository; 0 is DefaultTimeout.
+	Timeout time.Duration
+	// MaxFetchBytes caps what the pull of one repository receives over
+	// HTTP(S); 0 is DefaultMaxFetchBytes.
+	MaxFetchBytes int64
 }
 
 // Result is what Pull did to one repository.
@@ -36,13 +44,47 @@ type Result struct {
 
 // Pull brings the repository named name (for messages) into dir: a clone
 // when dir does not exist or is empty, else a fetch into the clone there,
-// then the checkout r names.
+// then the checkout r names. It stops at opts.Timeout and when more than
+// opts.MaxFetchBytes arrive. Its errors show the URL redacted.
 func Pull(ctx context.Context, name string, r *v1.Repository, dir string, opts Options) (*Result, error) {
-	fail := func(format string, args ...any) error {
-		return fmt.Errorf("repository %s (%s): %s", name, r.URL, fmt.Sprintf(format, args...))
-	}
 	if err := Check(name, r); err != nil {
 		return nil, err
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.MaxFetchBytes <= 0 {
+		opts.MaxFetchBytes = DefaultMaxFetchBytes
+	}
+	installTransport()
+	b := &budget{limit: opts.MaxFetchBytes}
+	pctx, cancel := context.WithTimeout(withBudget(ctx, b), opts.Timeout)
+	defer cancel()
+	res, err := pull(pctx, name, r, dir, opts)
+	if err == nil {
+		return res, nil
+	}
+	// The cause go-git may hide, named plainly.
+	prefix := fmt.Sprintf("repository %s (%s)", name, redact.URL(r.URL))
+	switch {
+	case b.exceeded.Load():
+		return nil, fmt.Errorf("%s: received more than %d bytes (the fetch size cap): %w", prefix, opts.MaxFetchBytes, ErrTooLarge)
+	case ctx.Err() == nil && errors.Is(pctx.Err(), context.DeadlineExceeded):
+		return nil, fmt.Errorf("%s: stopped after %s (the pull's timeout): %w", prefix, opts.Timeout, pctx.Err())
+	}
+	return nil, err
+}
+
+func pull(ctx context.Context, name string, r *v1.Repository, dir string, opts Options) (*Result, error) {
+	// fail names the repository, its URL redacted; a go-git error that
+	// may quote the URL is redacted too.
+	fail := func(format string, args ...any) error {
+		for i, a := range args {
+			if err, ok := a.(error); ok {
+				args[i] = redact.Error(err)
+			}
+		}
+		return fmt.Errorf("repository %s (%s): %w", name, redact.URL(r.URL), fmt.Errorf(format, args...))
 	}
 	co := r.Checkout
 	if co == nil {
@@ -50,7 +92,7 @@ func Pull(ctx context.Context, name string, r *v1.Repository, dir string, opts O
 	}
 	auth, err := authMethod(r.Auth)
 	if err != nil {
-		return nil, fail("%v", err)
+		return nil, fail("%w", err)
 	}
 	res := &Result{}
 	repo, err := git.PlainOpen(dir)
@@ -62,34 +104,38 @@ func Pull(ctx context.Context, name string, r *v1.Repository, dir string, opts O
 		repo, err = git.PlainCloneContext(ctx, dir, false, &git.CloneOptions{URL: r.URL, Auth: auth, NoCheckout: true, Progress: opts.Progress})
 		if err != nil {
 			_ = os.RemoveAll(dir)
-			return nil, fail("clone: %v", err)
+			return nil, fail("clone: %w", err)
 		}
 		res.Action = "cloned"
 	case err != nil:
-		return nil, fail("opening %s: %v", dir, err)
+		return nil, fail("opening %s: %w", dir, err)
 	default:
 		remote, err := repo.Remote(git.DefaultRemoteName)
 		if err != nil {
-			return nil, fail("%s has no remote %q: %v", dir, git.DefaultRemoteName, err)
+			return nil, fail("%s has no remote %q: %w", dir, git.DefaultRemoteName, err)
 		}
 		if urls := remote.Config().URLs; len(urls) == 0 || urls[0] != r.URL {
-			return nil, fail("%s is a clone of %v, not of this URL; move it away or fix the URL", dir, urls)
+			shown := make([]string, len(urls))
+			for i, u := range urls {
+				shown[i] = redact.URL(u)
+			}
+			return nil, fail("%s is a clone of %v, not of this URL; move it away or fix the URL", dir, shown)
 		}
 		err = repo.FetchContext(ctx, &git.FetchOptions{Auth: auth, Progress: opts.Progress, Force: true, Tags: git.AllTags,
 			RefSpecs: []gitconfig.RefSpec{"+refs/heads/*:refs/remotes/origin/*"}})
 		if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
-			return nil, fail("fetch: %v", err)
+			return nil, fail("fetch: %w", err)
 		}
 		res.Action = "updated"
 	}
 	if co.RemoteRef != "" {
 		spec := gitconfig.RefSpec("+" + co.RemoteRef + ":" + co.RemoteRef)
 		if err := spec.Validate(); err != nil {
-			return nil, fail("checkout.remoteRef %q: %v", co.RemoteRef, err)
+			return nil, fail("checkout.remoteRef %q: %w", co.RemoteRef, err)
 		}
 		err := repo.FetchContext(ctx, &git.FetchOptions{Auth: auth, Progress: opts.Progress, Force: true, RefSpecs: []gitconfig.RefSpec{spec}})
 		if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
-			return nil, fail("fetching checkout.remoteRef %s: %v", co.RemoteRef, err)
+			return nil, fail("fetching checkout.remoteRef %s: %w", co.RemoteRef, err)
 		}
 	}
 	if opts.NoCheckout {
@@ -97,16 +143,20 @@ func Pull(ctx context.Context, name string, r *v1.Repository, dir string, opts O
 	}
 	hash, branch, err := resolve(repo, co)
 	if err != nil {
-		return nil, fail("%v", err)
+		return nil, fail("%w", err)
 	}
 	wt, err := repo.Worktree()
 	if err != nil {
-		return nil, fail("%v", err)
+		return nil, fail("%w", err)
 	}
-	if res.Action == "updated" && !co.Force {
+	fresh, err := neverCheckedOut(repo, dir)
+	if err != nil {
+		return nil, fail("%w", err)
+	}
+	if res.Action == "updated" && !co.Force && !fresh {
 		st, err := wt.Status()
 		if err != nil {
-			return nil, fail("reading the working tree's status: %v", err)
+			return nil, fail("reading the working tree's status: %w", err)
 		}
 		if !st.IsClean() {
 			return nil, fail("%s has local changes; commit or discard them, or set checkout.force", dir)
@@ -116,14 +166,14 @@ func Pull(ctx context.Context, name string, r *v1.Repository, dir string, opts O
 		// The branch is a local branch at the remote's commit.
 		ref := plumbing.NewHashReference(plumbing.NewBranchReferenceName(branch), hash)
 		if err := repo.Storer.SetReference(ref); err != nil {
-			return nil, fail("setting branch %s: %v", branch, err)
+			return nil, fail("setting branch %s: %w", branch, err)
 		}
 		err = wt.Checkout(&git.CheckoutOptions{Branch: ref.Name(), Force: true})
 	} else {
 		err = wt.Checkout(&git.CheckoutOptions{Hash: hash, Force: true})
 	}
 	if err != nil {
-		return nil, fail("checkout of %s: %v", hash, err)
+		return nil, fail("checkout of %s: %w", hash, err)
 	}
 	res.Revision = hash.String()
 	return res, nil
@@ -137,12 +187,35 @@ func Check(name string, r *v1.Repository) error {
 		return fmt.Errorf("repository %s: url is required", name)
 	}
 	if err := config.CheckCheckout(r.Checkout); err != nil {
-		return fmt.Errorf("repository %s (%s): checkout: %w", name, r.URL, err)
+		return fmt.Errorf("repository %s (%s): checkout: %w", name, redact.URL(r.URL), err)
 	}
 	if _, err := authMethod(r.Auth); err != nil {
-		return fmt.Errorf("repository %s (%s): %v", name, r.URL, err)
+		return fmt.Errorf("repository %s (%s): %w", name, redact.URL(r.URL), err)
 	}
 	return nil
+}
+
+// neverCheckedOut reports a clone made with NoCheckout that nothing was
+// checked out into since: an empty index and nothing but .git in dir. Its
+// status lists every file as deleted, which are no local changes.
+func neverCheckedOut(repo *git.Repository, dir string) (bool, error) {
+	idx, err := repo.Storer.Index()
+	if err != nil {
+		return false, fmt.Errorf("reading the index: %w", err)
+	}
+	if len(idx.Entries) > 0 {
+		return false, nil
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return false, err
+	}
+	for _, e := range entries {
+		if e.Name() != filepath.Base(git.GitDirName) {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // resolve finds the commit the checkout names, and the branch to keep at

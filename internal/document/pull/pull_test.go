@@ -2,6 +2,8 @@ package pull
 
 import (
 	"context"
+	"crypto/rand"
+	"errors"
 	"net/http"
 	"net/http/cgi"
 	"net/http/httptest"
@@ -224,5 +226,101 @@ func TestPullOverHTTPWithBasicAuth(t *testing.T) {
 	res, err := Pull(context.Background(), "primary", &v1.Repository{URL: url, Auth: &v1.RepoAuth{Type: "http-basic", Username: user, HTTPPassword: password}}, dir, Options{})
 	if err != nil || res.Revision != want.String() || read(t, dir, "site.yaml") != "v: 1\n" {
 		t.Fatalf("pull over HTTP: %+v %v", res, err)
+	}
+}
+
+// TestPullBounds: a server that never answers costs the pull its timeout
+// and no more, one that sends more than the cap is cut off, and neither
+// error shows the password of the URL.
+func TestPullBounds(t *testing.T) {
+	gitBin := testtool.Path(t, "git")
+	o := newOrigin(t)
+	// Random content does not compress: the pack is about as big as the blob.
+	big := make([]byte, 1<<20)
+	if _, err := rand.Read(big); err != nil {
+		t.Fatal(err)
+	}
+	o.commit("big.bin", string(big))
+	backend := &cgi.Handler{Path: gitBin, Args: []string{"http-backend"}, Env: []string{"GIT_PROJECT_ROOT=" + filepath.Dir(o.dir), "GIT_HTTP_EXPORT_ALL=1"}}
+	serving := httptest.NewServer(backend)
+	defer serving.Close()
+	hanging := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done()
+	}))
+	defer hanging.Close()
+	const password = "pull-bound-pw"
+	withCreds := func(srv *httptest.Server) string {
+		return strings.Replace(srv.URL, "http://", "http://airship:"+password+"@", 1) + "/" + filepath.Base(o.dir)
+	}
+	tests := []struct {
+		name    string
+		url     string
+		opts    Options
+		wantIs  error
+		wantMsg string
+	}{
+		{"a server that hangs", withCreds(hanging), Options{Timeout: 300 * time.Millisecond}, context.DeadlineExceeded, "stopped after 300ms"},
+		{"more than the cap", withCreds(serving), Options{MaxFetchBytes: 64 << 10}, ErrTooLarge, "received more than 65536 bytes"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "site")
+			_, err := Pull(context.Background(), "primary", &v1.Repository{URL: tt.url}, dir, tt.opts)
+			if !errors.Is(err, tt.wantIs) {
+				t.Fatalf("error %v, want one wrapping %v", err, tt.wantIs)
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, "repository primary (http://airship:REDACTED@") || !strings.Contains(msg, tt.wantMsg) || strings.Contains(msg, password) {
+				t.Errorf("error %q: want the repository with its URL redacted and %q, never the password", msg, tt.wantMsg)
+			}
+			if _, err := os.Stat(dir); !os.IsNotExist(err) {
+				t.Errorf("a failed clone left %s behind (%v)", dir, err)
+			}
+		})
+	}
+	// Under the cap, the same repository arrives.
+	dir := filepath.Join(t.TempDir(), "site")
+	if _, err := Pull(context.Background(), "primary", &v1.Repository{URL: withCreds(serving)}, dir, Options{MaxFetchBytes: 4 << 20}); err != nil || read(t, dir, "big.bin") != string(big) {
+		t.Fatalf("pull under the cap: %v", err)
+	}
+}
+
+// TestPullAfterNoCheckout: a clone made with --no-checkout has nothing
+// checked out, which is no local change: the next pull checks out.
+func TestPullAfterNoCheckout(t *testing.T) {
+	ctx := context.Background()
+	o := newOrigin(t)
+	head := o.commit("site.yaml", "v: 1\n")
+	url := "file://" + o.dir
+	for _, tt := range []struct {
+		name     string
+		checkout *v1.RepoCheckout
+	}{
+		{"default branch", nil},
+		{"branch", &v1.RepoCheckout{Branch: "main"}},
+		{"commit", &v1.RepoCheckout{CommitHash: head.String()}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "site")
+			r := &v1.Repository{URL: url, Checkout: tt.checkout}
+			if _, err := Pull(ctx, "primary", r, dir, Options{NoCheckout: true}); err != nil {
+				t.Fatal(err)
+			}
+			res, err := Pull(ctx, "primary", r, dir, Options{})
+			if err != nil || res.Revision != head.String() || read(t, dir, "site.yaml") != "v: 1\n" {
+				t.Fatalf("pull after --no-checkout: %+v %v", res, err)
+			}
+			// A file put into a clone never checked out is a local change.
+			dir2 := filepath.Join(t.TempDir(), "site")
+			if _, err := Pull(ctx, "primary", r, dir2, Options{NoCheckout: true}); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir2, "mine.txt"), []byte("mine\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := Pull(ctx, "primary", r, dir2, Options{}); err == nil || !strings.Contains(err.Error(), "has local changes") {
+				t.Errorf("pull over a file in a never checked out clone: %v", err)
+			}
+		})
 	}
 }
