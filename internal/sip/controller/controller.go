@@ -17,6 +17,7 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -112,15 +113,27 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if !c.DeletionTimestamp.IsZero() {
 		return r.decommission(ctx, c)
 	}
-	if !controllerutil.ContainsFinalizer(c, sipv1.Finalizer) {
+	before := c.Status.DeepCopy()
+	// Check first: an invalid cluster gets no finalizer (it has nothing
+	// to release, so it can always be deleted) and no pass.
+	sreq, verr := validate(c)
+	var (
+		res reconcile.Result
+		err error
+	)
+	switch {
+	case verr != nil:
+		r.setReady(c, metav1.ConditionFalse, sipv1.ReasonTypeInvalidSpec, verr.Error())
+	case !controllerutil.ContainsFinalizer(c, sipv1.Finalizer):
 		patch := client.MergeFromWithOptions(c.DeepCopy(), client.MergeFromWithOptimisticLock{})
 		controllerutil.AddFinalizer(c, sipv1.Finalizer)
 		if err := r.Client.Patch(ctx, c, patch); err != nil {
 			return reconcile.Result{}, fmt.Errorf("adding the finalizer: %w", err)
 		}
+		fallthrough
+	default:
+		res, err = r.pass(ctx, c, sreq)
 	}
-	before := c.Status.DeepCopy()
-	res, err := r.pass(ctx, c)
 	c.Status.ObservedGeneration = c.Generation
 	if !equalStatus(before, &c.Status) {
 		if uerr := r.Client.Status().Update(ctx, c); uerr != nil {
@@ -141,18 +154,23 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	return res, nil
 }
 
-// pass is gather, schedule, extract, deploy services, label. It sets the
-// Ready condition; an error is returned only for a retry with backoff.
-func (r *Reconciler) pass(ctx context.Context, c *sipv1.SIPCluster) (reconcile.Result, error) {
-	logger := log.FromContext(ctx)
+// validate checks the whole object (its name, spec.nodes and
+// spec.services; the CRD's schema refuses most of it already, but an
+// object stored before the schema did is checked here) and returns the
+// scheduling request. Every problem is reported, each naming its field.
+func validate(c *sipv1.SIPCluster) (schedule.Request, error) {
 	req, err := schedule.NewRequest(c)
 	if verr := services.Validate(c.Spec); verr != nil {
 		err = errors.Join(err, verr)
 	}
-	if err != nil {
-		r.setReady(c, metav1.ConditionFalse, sipv1.ReasonTypeInvalidSpec, err.Error())
-		return reconcile.Result{}, nil
-	}
+	return req, err
+}
+
+// pass is gather, schedule, extract, deploy services, label, for a valid
+// cluster. It sets the Ready condition; an error is returned only for a
+// retry with backoff.
+func (r *Reconciler) pass(ctx context.Context, c *sipv1.SIPCluster, req schedule.Request) (reconcile.Result, error) {
+	logger := log.FromContext(ctx)
 
 	// Gather.
 	// The cache's own objects, not copies (a copy of 10,000 hosts costs
@@ -251,6 +269,10 @@ func unusable(b *metal3v1alpha1.BareMetalHost) string {
 		return "in error (" + string(st.ErrorType) + ")"
 	case st.OperationalStatus == metal3v1alpha1.OperationalStatusError:
 		return "in error"
+	case foreignNetworkData(b):
+		// Secrets a host names are its own namespace's: SIP never reads
+		// another namespace's Secret on a host's word.
+		return "spec.networkData names a Secret of another namespace (" + b.Spec.NetworkData.Namespace + ")"
 	}
 	switch st.Provisioning.State {
 	case metal3v1alpha1.StateDeprovisioning, metal3v1alpha1.StateDeleting, metal3v1alpha1.StatePoweringOffBeforeDelete:
@@ -261,6 +283,13 @@ func unusable(b *metal3v1alpha1.BareMetalHost) string {
 		}
 	}
 	return ""
+}
+
+// foreignNetworkData: the host's networkData names a namespace other
+// than its own.
+func foreignNetworkData(b *metal3v1alpha1.BareMetalHost) bool {
+	ref := b.Spec.NetworkData
+	return ref != nil && ref.Namespace != "" && ref.Namespace != b.Namespace
 }
 
 func hasAnnotation(o metav1.Object, k string) bool {
@@ -277,10 +306,10 @@ func (r *Reconciler) extract(ctx context.Context, b *metal3v1alpha1.BareMetalHos
 		if ref == nil || ref.Name == "" {
 			return h, fmt.Errorf("%s: spec.networkData is not set: SIP reads the host's addresses from it", id)
 		}
-		ns := ref.Namespace
-		if ns == "" {
-			ns = b.Namespace
+		if foreignNetworkData(b) {
+			return h, fmt.Errorf("%s: spec.networkData.namespace %q: must be the host's own namespace", id, ref.Namespace)
 		}
+		ns := b.Namespace
 		sec := &corev1.Secret{}
 		if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: ns, Name: ref.Name}, sec); err != nil {
 			if apierrors.IsNotFound(err) {
@@ -489,11 +518,19 @@ func (r *Reconciler) decommission(ctx context.Context, c *sipv1.SIPCluster) (rec
 	if !controllerutil.ContainsFinalizer(c, sipv1.Finalizer) {
 		return reconcile.Result{}, nil
 	}
-	err := r.pruneServices(ctx, c, nil)
+	var err error
+	// A name that is no label value (an object stored before the schema
+	// refused it, finalized by an older operator) is on no host and no
+	// service object: there is nothing to release, and a selector on it
+	// would only fail. Such a cluster just loses its finalizer.
+	labelled := len(validation.IsValidLabelValue(c.Name)) == 0
+	if labelled {
+		err = r.pruneServices(ctx, c, nil)
+	}
 	// Deleted by clusterctl move (a pivot): the cluster lives on in the
 	// cluster it was moved to, and its hosts keep their labels there.
 	_, moving := c.Annotations[DeleteForMoveAnnotation]
-	if err == nil && !moving {
+	if err == nil && labelled && !moving {
 		var bmhs metal3v1alpha1.BareMetalHostList
 		if err = r.Client.List(ctx, &bmhs, client.MatchingLabels{sipv1.ClusterNamespaceLabel: c.Namespace, sipv1.ClusterNameLabel: c.Name}); err == nil {
 			err = r.release(ctx, c, bmhs.Items)
@@ -583,6 +620,12 @@ func (r *Reconciler) setReady(c *sipv1.SIPCluster, status metav1.ConditionStatus
 	old := apimeta.FindStatusCondition(c.Status.Conditions, sipv1.ConditionTypeReady)
 	changed := old == nil || old.Status != status || old.Reason != reason || old.Message != msg
 	apimeta.SetStatusCondition(&c.Status.Conditions, metav1.Condition{Type: sipv1.ConditionTypeReady, Status: status, Reason: reason, Message: msg, ObservedGeneration: c.Generation})
+	// Stalled mirrors an invalid spec: only a change to the spec helps.
+	if reason == sipv1.ReasonTypeInvalidSpec {
+		apimeta.SetStatusCondition(&c.Status.Conditions, metav1.Condition{Type: sipv1.ConditionTypeStalled, Status: metav1.ConditionTrue, Reason: reason, Message: msg, ObservedGeneration: c.Generation})
+	} else {
+		apimeta.RemoveStatusCondition(&c.Status.Conditions, sipv1.ConditionTypeStalled)
+	}
 	if changed && r.Recorder != nil {
 		typ := corev1.EventTypeNormal
 		if status != metav1.ConditionTrue && reason != sipv1.ReasonTypeProgressing {

@@ -335,6 +335,9 @@ func NewRequest(c *sipv1.SIPCluster) (Request, error) {
 	if msgs := validation.IsValidLabelValue(c.Name); len(msgs) > 0 {
 		errs = append(errs, fmt.Sprintf("metadata.name %q: the hosts carry it as a label value: %s", c.Name, strings.Join(msgs, "; ")))
 	}
+	if len(c.Spec.Nodes) == 0 {
+		errs = append(errs, fmt.Sprintf("spec.nodes: no role: want %s, %s or both", sipv1.RoleControlPlane, sipv1.RoleWorker))
+	}
 	for role := range c.Spec.Nodes {
 		if !slices.Contains(sipv1.Roles, role) {
 			errs = append(errs, fmt.Sprintf("spec.nodes.%s: unknown role (want %s or %s)", role, sipv1.RoleControlPlane, sipv1.RoleWorker))
@@ -357,11 +360,17 @@ func NewRequest(c *sipv1.SIPCluster) (Request, error) {
 		if ns.Count != nil {
 			r.Active, r.Standby = ns.Count.Active, ns.Count.Standby
 		}
-		if r.Active < 0 {
-			errs = append(errs, fmt.Sprintf("%s.count.active: %d is negative", path, r.Active))
-		}
-		if r.Standby < 0 {
-			errs = append(errs, fmt.Sprintf("%s.count.standby: %d is negative", path, r.Standby))
+		// Bounded, so that active+standby cannot overflow.
+		for _, n := range []struct {
+			field string
+			v     int
+		}{{"active", r.Active}, {"standby", r.Standby}} {
+			switch {
+			case n.v < 0:
+				errs = append(errs, fmt.Sprintf("%s.count.%s: %d is negative", path, n.field, n.v))
+			case n.v > sipv1.MaxNodeCount:
+				errs = append(errs, fmt.Sprintf("%s.count.%s: %d is more than %d", path, n.field, n.v, sipv1.MaxNodeCount))
+			}
 		}
 		if ns.TopologyKey != "" {
 			if msgs := validateLabelKey(ns.TopologyKey); len(msgs) > 0 {

@@ -3,6 +3,7 @@ package schedule
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -298,6 +299,11 @@ func TestNewRequest(t *testing.T) {
 		{"empty selector", map[sipv1.BMHRole]sipv1.NodeSet{sipv1.RoleWorker: {}}, "spec.nodes.Worker.labelSelector: empty"},
 		{"negative active", map[sipv1.BMHRole]sipv1.NodeSet{sipv1.RoleWorker: {LabelSelector: sel, Count: &sipv1.NodeCount{Active: -1}}}, "spec.nodes.Worker.count.active: -1 is negative"},
 		{"negative standby", map[sipv1.BMHRole]sipv1.NodeSet{sipv1.RoleWorker: {LabelSelector: sel, Count: &sipv1.NodeCount{Standby: -2}}}, "spec.nodes.Worker.count.standby: -2 is negative"},
+		{"no role", nil, "spec.nodes: no role"},
+		{"empty nodes", map[sipv1.BMHRole]sipv1.NodeSet{}, "spec.nodes: no role"},
+		{"active 2^63-1", map[sipv1.BMHRole]sipv1.NodeSet{sipv1.RoleWorker: {LabelSelector: sel, Count: &sipv1.NodeCount{Active: math.MaxInt64, Standby: 1}}}, "spec.nodes.Worker.count.active: 9223372036854775807 is more than 1000"},
+		{"standby 2^63-1", map[sipv1.BMHRole]sipv1.NodeSet{sipv1.RoleWorker: {LabelSelector: sel, Count: &sipv1.NodeCount{Active: 1, Standby: math.MaxInt64}}}, "spec.nodes.Worker.count.standby: 9223372036854775807 is more than 1000"},
+		{"count at the limit", map[sipv1.BMHRole]sipv1.NodeSet{sipv1.RoleWorker: {LabelSelector: sel, Count: &sipv1.NodeCount{Active: sipv1.MaxNodeCount, Standby: sipv1.MaxNodeCount}}}, ""},
 		{"bad selector", map[sipv1.BMHRole]sipv1.NodeSet{sipv1.RoleWorker: {LabelSelector: metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "a", Operator: "Near"}}}}}, "spec.nodes.Worker.labelSelector: "},
 		{"bad topology key", map[sipv1.BMHRole]sipv1.NodeSet{sipv1.RoleWorker: {LabelSelector: sel, TopologyKey: "not a key"}}, `spec.nodes.Worker.topologyKey: "not a key"`},
 	}
