@@ -33,7 +33,9 @@ generate: ## Regenerate deepcopy code, CRDs, RBAC and the Helm chart (charts/air
 	bash hack/generate.sh
 
 .PHONY: test
-test: setup testbin ## Check system tools, build the binaries, then run every test (unit, envtest, full mode, end-to-end).
+test: setup testbin ## Check system tools, build the binaries, then run every test (unit, envtest, full mode, end-to-end) and every fuzz target briefly.
+	@echo "== fuzz targets, $(FUZZ_SHORT) each"
+	bash hack/fuzz.sh $(FUZZ_SHORT)
 	@echo "== unit and integration tests (binaries in $(TESTBIN_DIR))"
 	AIRSHIP_REQUIRE_TESTBIN=1 $(GO) test $(TEST_FLAGS) ./...
 	@echo "== end-to-end tests"
@@ -42,6 +44,16 @@ test: setup testbin ## Check system tools, build the binaries, then run every te
 .PHONY: test-unit
 test-unit: ## Run tests without building binaries (tests that need them skip).
 	$(GO) test $(TEST_FLAGS) ./...
+
+# Fuzzing: make test runs every target for FUZZ_SHORT; make fuzz for
+# FUZZTIME (FUZZ_RUN=REGEXP keeps the targets whose name matches).
+FUZZ_SHORT ?= 2s
+FUZZTIME   ?= 2m
+FUZZ_RUN   ?= .
+
+.PHONY: fuzz
+fuzz: ## Run every Go fuzz target for FUZZTIME (default 2m; FUZZ_RUN=REGEXP picks targets); failures land in the package's testdata/fuzz.
+	bash hack/fuzz.sh $(FUZZTIME) '$(FUZZ_RUN)'
 
 .PHONY: verify
 verify: ## gofmt, go vet, go mod tidy, pinned versions, generated code up to date.
