@@ -275,6 +275,24 @@ func (c *Config) Manifest(contextName string) (*Site, error) {
 	return &Site{Name: ctx.Manifest, Manifest: m, configDir: filepath.Dir(c.Path)}, nil
 }
 
+// Management returns the managementConfiguration of the named context
+// (current when empty): how BMCs are reached. nil when the context names
+// none, which means the defaults: no proxy, certificates verified.
+func (c *Config) Management(contextName string) (*v1.ManagementConfiguration, error) {
+	name, ctx, err := c.Context(contextName)
+	if err != nil {
+		return nil, err
+	}
+	if ctx.ManagementConfiguration == "" {
+		return nil, nil
+	}
+	m, ok := c.ManagementConfiguration[ctx.ManagementConfiguration]
+	if !ok {
+		return nil, fmt.Errorf("managementConfiguration %q of context %q not found in airship config %s", ctx.ManagementConfiguration, name, c.Path)
+	}
+	return m, nil
+}
+
 func sortedKeys[V any](m map[string]V) []string {
 	return slices.Sorted(maps.Keys(m))
 }

@@ -32,6 +32,9 @@ type Site struct {
 
 	// KubeconfigOverride (--kubeconfig) is used for every cluster when set.
 	KubeconfigOverride string
+	// Management is the context's managementConfiguration (how BMCs are
+	// reached); nil when it names none.
+	Management *v1.ManagementConfiguration
 
 	build document.BuildOptions
 	// mu guards built only, never across a build: the phases of a plan
@@ -81,7 +84,16 @@ func Load(cfg *config.Config, contextName string, build document.BuildOptions) (
 	if err != nil {
 		return nil, err
 	}
-	return LoadSite(site, build)
+	mc, err := cfg.Management(contextName)
+	if err != nil {
+		return nil, err
+	}
+	s, err := LoadSite(site, build)
+	if err != nil {
+		return nil, err
+	}
+	s.Management = mc
+	return s, nil
 }
 
 // LoadSite builds the phase bundle of a site.
@@ -313,6 +325,7 @@ func (s *Site) Executor(p *Phase) (executor.Executor, error) {
 		ClusterMap:  cm,
 		PhaseBundle: s.PhaseBundle,
 		TargetPath:  target,
+		Management:  s.Management,
 	}
 	if dir, err := s.Site.ExecutorBundlePath(s.Metadata, ""); err == nil {
 		cfg.SiteDir = dir

@@ -16,13 +16,15 @@ import (
 	"github.com/airshipit/airship-go/internal/cli/output"
 	"github.com/airshipit/airship-go/internal/cli/siteflags"
 	"github.com/airshipit/airship-go/internal/cluster/kubeconfig"
+	"github.com/airshipit/airship-go/internal/config"
 	"github.com/airshipit/airship-go/internal/metal3/hosts"
 	"github.com/airshipit/airship-go/internal/metal3/provisioner"
-	"github.com/airshipit/airship-go/internal/metal3/provisioner/redfish"
 )
 
-// DefaultFactory reaches, over Redfish, BMCs when NewCmd is given none.
-var DefaultFactory = func() provisioner.Factory { return redfish.New(redfish.Options{}) }
+// DefaultFactory reaches, over Redfish, BMCs when NewCmd is given none, as
+// the airship config's managementConfiguration mc says (nil: directly,
+// certificates verified).
+var DefaultFactory = hosts.NewFactory
 
 // StatusTimeout is the --timeout default of listhosts and powerstatus.
 const StatusTimeout = time.Minute
@@ -61,6 +63,21 @@ func (a *access) restConfig(ctx context.Context) (*rest.Config, error) {
 	return rc, nil
 }
 
+// management is the current context's managementConfiguration of the
+// airship config: how BMCs are reached. Without an airship config (the
+// hosts found through a kubeconfig alone) it is nil: no proxy,
+// certificates verified.
+func (a *access) management() (*v1.ManagementConfiguration, error) {
+	cfg, err := a.g.Config()
+	if errors.Is(err, config.ErrNotFound) && a.cluster == "" {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return cfg.Management("")
+}
+
 func (a *access) client(ctx context.Context) (client.Client, error) {
 	rc, err := a.restConfig(ctx)
 	if err != nil {
@@ -74,7 +91,11 @@ func NewCmd(streams cli.IOStreams, g *siteflags.Options, f provisioner.Factory) 
 	a := &access{g: g}
 	factory := func() (provisioner.Factory, error) {
 		if f == nil {
-			f = DefaultFactory()
+			mc, err := a.management()
+			if err != nil {
+				return nil, err
+			}
+			f = DefaultFactory(mc)
 		}
 		if f == nil {
 			return nil, errors.New("no BMC provisioner in this build")
@@ -91,6 +112,12 @@ kubeconfig found as phases find it); without it, the kubeconfig is --kubeconfig,
 $KUBECONFIG, else ~/.kube/config, at --context or its current context. Each host's BMC
 address is its spec.bmc.address and its credentials the username and password of the
 Secret spec.bmc.credentialsName names.
+
+BMCs are reached as the current context's managementConfiguration of the airship config
+says: directly, unless useproxy is true (then through $HTTPS_PROXY/$HTTP_PROXY, minus
+$NO_PROXY), and with their certificates verified, unless insecure is true (or the host's
+spec.bmc.disableCertificateVerification). Without an airship config: directly, verified.
+Each BMC request times out after 30s and an answer over 4 MiB is an error.
 
 Hosts are picked with --name, -l and -n; without -n, every namespace is searched. The
 power and boot commands need --name, -l or --all, act on every picked host at once and

@@ -9,4 +9,11 @@
 // under one overall timeout; every operation waits until the host reports
 // the state it asked for. Results are per host; a password never appears
 // in an error or a progress message.
+//
+// NewFactory is the Redfish factory of airshipctl (`airshipctl baremetal`,
+// the BaremetalManager executor) under the airship config's
+// managementConfiguration: BMC requests go through the environment's proxy
+// only with useproxy: true, and skip certificate checks only with
+// insecure: true (or the host's spec.bmc.disableCertificateVerification).
+// Every request is bounded by the provisioner's timeout and answer cap.
 package hosts

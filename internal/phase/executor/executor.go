@@ -60,6 +60,10 @@ type Config struct {
 	Kubeconfig func(ctx context.Context, req kubeconfig.Request) (*clientcmdapi.Config, error)
 	// Build builds a kustomize root of the site (with the built-in functions).
 	Build func(path string) (*document.Bundle, error)
+	// Management is the airship config context's managementConfiguration:
+	// how BMCs are reached (useproxy, insecure). nil means directly, with
+	// certificates verified.
+	Management *v1.ManagementConfiguration
 }
 
 // SiteWide reports whether the phase asks for a kubeconfig with every

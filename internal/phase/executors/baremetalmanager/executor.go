@@ -15,7 +15,6 @@ import (
 	"github.com/airshipit/airship-go/internal/cluster/kubeconfig"
 	"github.com/airshipit/airship-go/internal/metal3/hosts"
 	"github.com/airshipit/airship-go/internal/metal3/provisioner"
-	"github.com/airshipit/airship-go/internal/metal3/provisioner/redfish"
 	"github.com/airshipit/airship-go/internal/phase/executor"
 )
 
@@ -27,8 +26,10 @@ const DefaultTimeout = 300 * time.Second
 
 func init() { executor.Register(GVK, New) }
 
-// DefaultFactory reaches, over Redfish, the BMCs of executors made by New.
-var DefaultFactory = func() provisioner.Factory { return redfish.New(redfish.Options{}) }
+// DefaultFactory reaches, over Redfish, the BMCs of executors made by New,
+// as the airship config's managementConfiguration mc says (nil: directly,
+// certificates verified).
+var DefaultFactory = hosts.NewFactory
 
 // Executor is a BaremetalManager executor for one phase.
 type Executor struct {
@@ -39,9 +40,10 @@ type Executor struct {
 	pollInterval time.Duration
 }
 
-// New decodes the executor document strictly; BMCs are reached through DefaultFactory.
+// New decodes the executor document strictly; BMCs are reached through
+// DefaultFactory with the config's managementConfiguration.
 func New(cfg executor.Config) (executor.Executor, error) {
-	return NewWithFactory(cfg, DefaultFactory())
+	return NewWithFactory(cfg, DefaultFactory(cfg.Management))
 }
 
 // NewWithFactory is New with the BMCs reached through f.
