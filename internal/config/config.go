@@ -18,6 +18,7 @@ import (
 	v1 "github.com/airshipit/airship-go/api/airshipit/v1alpha1"
 	"github.com/airshipit/airship-go/internal/document"
 	"github.com/airshipit/airship-go/internal/fileutil"
+	"github.com/airshipit/airship-go/internal/redact"
 )
 
 // EnvConfigPath names the environment variable that points at the config file.
@@ -45,8 +46,14 @@ type Config struct {
 // ErrNotFound is returned by Load when the file does not exist.
 var ErrNotFound = errors.New("airship config not found")
 
-// Load reads and validates the config file at path.
+// Load reads and validates the config file at path. A relative path is
+// made absolute first, so that what is relative to the config's directory
+// (targetPath, and through it mount sources) stays right wherever it is
+// used from, such as a toolbox script's temporary working directory.
 func Load(path string) (*Config, error) {
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -55,6 +62,13 @@ func Load(path string) (*Config, error) {
 		}
 		return nil, fmt.Errorf("reading airship config: %w", err)
 	}
+	return Parse(data, path)
+}
+
+// Parse decodes and validates a config file's content, strictly (an
+// unknown field is an error); path names it in messages and is where Save
+// writes.
+func Parse(data []byte, path string) (*Config, error) {
 	c := &Config{Path: path}
 	if err := document.UnmarshalStrict(data, &c.Config); err != nil {
 		return nil, fmt.Errorf("airship config %s: %w", path, err)
@@ -197,7 +211,7 @@ func validateManifest(p *field.Path, m *v1.Manifest) field.ErrorList {
 			continue
 		}
 		if _, err := RepoDir(r.URL); err != nil {
-			errs = append(errs, field.Invalid(rp.Child("url"), r.URL, err.Error()))
+			errs = append(errs, field.Invalid(rp.Child("url"), redact.URL(r.URL), err.Error()))
 		}
 		if err := CheckCheckout(r.Checkout); err != nil {
 			errs = append(errs, field.Invalid(rp.Child("checkout"), "", err.Error()))
@@ -232,14 +246,17 @@ func validateManifest(p *field.Path, m *v1.Manifest) field.ErrorList {
 // (git@host:org/repo.git) and local paths.
 func RepoDir(repoURL string) (string, error) {
 	s := strings.TrimRight(repoURL, "/")
-	if u, err := url.Parse(s); err == nil && u.Scheme != "" && len(u.Scheme) > 1 {
+	if u, err := url.Parse(s); err == nil && u.Scheme != "" && len(u.Scheme) > 1 && u.Opaque == "" {
 		s = u.Path
-	} else if at, colon := strings.Index(s, "@"), strings.Index(s, ":"); at >= 0 && colon > at {
-		s = s[colon+1:]
+	} else if at := strings.LastIndex(s, "@"); at >= 0 {
+		// scp-like: [user[:password]@]host:path, the password maybe holding ':'.
+		if colon := strings.Index(s[at+1:], ":"); colon >= 0 {
+			s = s[at+1+colon+1:]
+		}
 	}
 	dir := strings.TrimSuffix(path.Base(s), ".git")
 	if dir == "" || dir == "." || dir == "/" || dir == ".." {
-		return "", fmt.Errorf("cannot tell a directory name from repository URL %q", repoURL)
+		return "", fmt.Errorf("cannot tell a directory name from repository URL %q", redact.URL(repoURL))
 	}
 	return dir, nil
 }

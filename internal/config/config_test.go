@@ -19,6 +19,9 @@ func TestRepoDir(t *testing.T) {
 		{"/srv/sites/my-site", "my-site"},
 		{"file:///srv/sites/local.git", "local"},
 		{"../examples/site", "site"},
+		{"git:Scp-pw@example.invalid:org/site.git", "site"},
+		{"user:p@ss:word@host:org/repo.git", "repo"},
+		{"https://user:p%40ss@host/org/repo.git", "repo"},
 	}
 	for _, tt := range tests {
 		got, err := RepoDir(tt.url)
@@ -211,5 +214,78 @@ func TestContextAndManifestLookups(t *testing.T) {
 	c.Contexts["empty"] = &v1.Context{}
 	if _, err := c.Manifest("empty"); err == nil || !strings.Contains(err.Error(), "set-context empty --manifest") {
 		t.Errorf("context without manifest: %v", err)
+	}
+}
+
+// TestRelativeConfigPath: a config named by a relative path (as
+// examples/site/airship-config.yaml is) gives absolute paths, which stay
+// right from another working directory (a toolbox script's).
+func TestRelativeConfigPath(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "examples", "site"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c := NewDefault(filepath.Join(root, "examples", "site", "airship-config.yaml"))
+	c.Manifests["default"].TargetPath = "../.."
+	if err := c.Save(); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(root)
+	tests := []struct {
+		name, path string
+	}{
+		{"relative", "examples/site/airship-config.yaml"},
+		{"dot-relative", "./examples/site/../site/airship-config.yaml"},
+		{"absolute", filepath.Join(root, "examples", "site", "airship-config.yaml")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := Load(tt.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := filepath.Join(root, "examples", "site", "airship-config.yaml"); cfg.Path != want {
+				t.Errorf("Path = %q, want %q", cfg.Path, want)
+			}
+			site, err := cfg.Manifest("")
+			if err != nil {
+				t.Fatal(err)
+			}
+			target, err := site.TargetPath()
+			if err != nil || target != root {
+				t.Errorf("TargetPath = %q, %v; want %q", target, err, root)
+			}
+			repo, err := site.PhaseRepoDir()
+			if err != nil || repo != filepath.Join(root, "treasuremap") {
+				t.Errorf("PhaseRepoDir = %q, %v", repo, err)
+			}
+		})
+	}
+	// NewSite with a relative base directory is absolute too.
+	target, err := NewSite("m", &v1.Manifest{TargetPath: "sites"}, "rel").TargetPath()
+	if err != nil || target != filepath.Join(root, "rel", "sites") {
+		t.Errorf("NewSite(rel).TargetPath = %q, %v", target, err)
+	}
+}
+
+// TestInvalidURLRedacted: a repository URL the config refuses is quoted
+// without its password.
+func TestInvalidURLRedacted(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "config")
+	c := NewDefault(p)
+	if err := c.Save(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = []byte(strings.Replace(string(data), "https://opendev.org/airship/treasuremap", "https://user:Cfg-pw-4411@host/", 1))
+	if err := os.WriteFile(p, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Load(p)
+	if err == nil || !strings.Contains(err.Error(), "user:REDACTED@host") || strings.Contains(err.Error(), "Cfg-pw-4411") {
+		t.Fatalf("Load: %v; want the URL, redacted", err)
 	}
 }

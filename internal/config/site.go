@@ -31,7 +31,7 @@ func NewSite(name string, m *v1.Manifest, baseDir string) *Site {
 }
 
 // TargetPath is the manifest's targetPath with ~ expanded and a relative
-// path taken from the config file's directory.
+// path taken from the config file's directory; it is always absolute.
 func (s *Site) TargetPath() (string, error) {
 	p := s.Manifest.TargetPath
 	if p == "~" || strings.HasPrefix(p, "~/") {
@@ -44,7 +44,11 @@ func (s *Site) TargetPath() (string, error) {
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(s.configDir, p)
 	}
-	return filepath.Clean(p), nil
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", fmt.Errorf("manifest %q: targetPath %q: %w", s.Name, s.Manifest.TargetPath, err)
+	}
+	return abs, nil
 }
 
 // PhaseRepoDir is targetPath/<directory of the phase repository>.

@@ -15,6 +15,7 @@ import (
 	"github.com/airshipit/airship-go/internal/cli/output"
 	"github.com/airshipit/airship-go/internal/cli/siteflags"
 	"github.com/airshipit/airship-go/internal/config"
+	"github.com/airshipit/airship-go/internal/redact"
 )
 
 // NewCmd returns `airshipctl config`.
@@ -202,16 +203,21 @@ type manifestView struct {
 	Manifest *v1.Manifest `json:"manifest"`
 }
 
-// redacted returns a copy of a manifest with repository secrets masked.
+// redacted returns a copy of a manifest with repository secrets masked:
+// the auth passwords, and URLs as redact.URL shows them.
 func redacted(m *v1.Manifest) *v1.Manifest {
 	c := m.DeepCopy()
 	for _, r := range c.Repositories {
-		if r == nil || r.Auth == nil {
+		if r == nil {
+			continue
+		}
+		r.URL = redact.URL(r.URL)
+		if r.Auth == nil {
 			continue
 		}
 		for _, s := range []*string{&r.Auth.HTTPPassword, &r.Auth.SSHPassword, &r.Auth.KeyPassword} {
 			if *s != "" {
-				*s = "REDACTED"
+				*s = redact.Mask
 			}
 		}
 	}
