@@ -29,6 +29,7 @@ import (
 	infrav1 "github.com/airshipit/airship-go/api/infrastructure/v1beta1"
 	ipamv1 "github.com/airshipit/airship-go/api/ipam/v1alpha1"
 	"github.com/airshipit/airship-go/internal/metal3/ipam"
+	"github.com/airshipit/airship-go/internal/metal3/refs"
 )
 
 // Suffixes of the rendered Secrets' names, after the Metal3Machine's name
@@ -120,15 +121,19 @@ func (r *DataReconciler) Reconcile(ctx context.Context, req reconcile.Request) (
 	if !d.DeletionTimestamp.IsZero() {
 		return r.reconcileDelete(ctx, d)
 	}
-	if !controllerutil.ContainsFinalizer(d, infrav1.DataFinalizer) {
+	// References to other namespaces are refused before anything is read,
+	// and before the finalizer.
+	stepErr := dataReferences(d)
+	if stepErr == nil && !controllerutil.ContainsFinalizer(d, infrav1.DataFinalizer) {
 		patch := client.MergeFromWithOptions(d.DeepCopy(), client.MergeFromWithOptimisticLock{})
 		controllerutil.AddFinalizer(d, infrav1.DataFinalizer)
 		if err := r.Client.Patch(ctx, d, patch); err != nil {
 			return reconcile.Result{}, fmt.Errorf("Metal3Data %s: adding the finalizer: %w", key, err)
 		}
 	}
-
-	stepErr := r.render(ctx, d)
+	if stepErr == nil {
+		stepErr = r.render(ctx, d)
+	}
 	var res reconcile.Result
 	var msg *string
 	var w waiting
@@ -240,12 +245,26 @@ func (r *DataReconciler) render(ctx context.Context, d *infrav1.Metal3Data) erro
 	return nil
 }
 
-// template is the Metal3Data's template, of its Cluster.
-func (r *DataReconciler) template(ctx context.Context, d *infrav1.Metal3Data) (*infrav1.Metal3DataTemplate, error) {
-	ns := d.Spec.Template.Namespace
-	if ns == "" {
-		ns = d.Namespace
+// dataReferences checks that spec.template, spec.claim, spec.metaData and
+// spec.networkData name objects of the Metal3Data's namespace (or none).
+func dataReferences(d *infrav1.Metal3Data) error {
+	rs := []refs.Ref{{Field: "spec.template", Namespace: d.Spec.Template.Namespace}, {Field: "spec.claim", Namespace: d.Spec.Claim.Namespace}}
+	if d.Spec.MetaData != nil {
+		rs = append(rs, refs.Ref{Field: "spec.metaData", Namespace: d.Spec.MetaData.Namespace})
 	}
+	if d.Spec.NetworkData != nil {
+		rs = append(rs, refs.Ref{Field: "spec.networkData", Namespace: d.Spec.NetworkData.Namespace})
+	}
+	if err := refs.Check("Metal3Data", d.Namespace, rs...); err != nil {
+		return invalid{err}
+	}
+	return nil
+}
+
+// template is the Metal3Data's template, of its Cluster, in its namespace
+// (dataReferences refused any other).
+func (r *DataReconciler) template(ctx context.Context, d *infrav1.Metal3Data) (*infrav1.Metal3DataTemplate, error) {
+	ns := d.Namespace
 	t := &infrav1.Metal3DataTemplate{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: d.Spec.Template.Name}, t); err != nil {
 		if apierrors.IsNotFound(err) {
