@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/airshipit/airship-go/internal/cli"
+	"github.com/airshipit/airship-go/internal/httplimit"
 	"github.com/airshipit/airship-go/internal/promenade/server"
 )
 
@@ -28,6 +29,7 @@ func newServeCmd(streams cli.IOStreams) *cobra.Command {
 		kubeconfig                           string
 		insecureNoAuth                       bool
 		opts                                 server.Options
+		timeouts                             httplimit.ServerTimeouts
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -53,7 +55,15 @@ HTTPS; a non-loopback address requires them.
 node-labels changes Nodes with the credentials of --kubeconfig (or, without
 it, the in-cluster service account); with neither it answers 503. Labels
 that move a node in or out of the control plane or etcd are refused unless
-force=true.`,
+force=true.
+
+Connections are bounded: a request's header must arrive within
+--read-header-timeout and all of it within --read-timeout, an answer is
+written within --write-timeout (raised to --remote-design-timeout plus 30s
+when remote designs are allowed and that is longer), and a kept-alive
+connection waiting for its next request is closed after --idle-timeout.
+A remote design fetch is bounded by --remote-design-timeout and
+--max-design-bytes.`,
 		Example: `  # On a node's network, with TLS and a token
   promenade serve --listen 0.0.0.0:9000 --tls-cert api.crt --tls-key api.key \
     --token-file /etc/promenade/token --design-root /srv/designs
@@ -98,7 +108,10 @@ force=true.`,
 			}
 			fmt.Fprintf(streams.Out, "promenade API listening on %s://%s (token required: %v, design root %s, remote designs: %v, node labels: %s)\n",
 				scheme, ln.Addr(), opts.Token != "", opts.DesignRoot, opts.AllowRemote, kubeFrom)
-			return Serve(cmd.Context(), ln, h, certFile, keyFile)
+			if opts.AllowRemote {
+				timeouts.Write = max(timeouts.Write, opts.RemoteTimeout+30*time.Second)
+			}
+			return Serve(cmd.Context(), ln, h, certFile, keyFile, timeouts)
 		},
 	}
 	f := cmd.Flags()
@@ -112,6 +125,10 @@ force=true.`,
 	f.DurationVar(&opts.RemoteTimeout, "remote-design-timeout", server.DefaultRemoteTimeout, "time limit of one remote design fetch")
 	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig whose credentials node-labels changes Nodes with (default: in-cluster config, if any)")
 	f.Int64Var(&opts.MaxDesignBytes, "max-design-bytes", server.DefaultMaxDesignBytes, "size limit of a remote design")
+	f.DurationVar(&timeouts.ReadHeader, "read-header-timeout", httplimit.DefaultReadHeaderTimeout, "time limit of reading a request's header")
+	f.DurationVar(&timeouts.Read, "read-timeout", httplimit.DefaultReadTimeout, "time limit of reading a whole request")
+	f.DurationVar(&timeouts.Write, "write-timeout", httplimit.DefaultWriteTimeout, "time limit of handling a request and writing its answer")
+	f.DurationVar(&timeouts.Idle, "idle-timeout", httplimit.DefaultIdleTimeout, "how long an idle kept-alive connection stays open")
 	return cmd
 }
 
@@ -167,9 +184,10 @@ func checkExposure(listen string, token, insecureNoAuth, tls bool) error {
 	return nil
 }
 
-// Serve runs the handler on ln until ctx ends, then shuts down gracefully.
-func Serve(ctx context.Context, ln net.Listener, h http.Handler, certFile, keyFile string) error {
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+// Serve runs the handler on ln, with the timeouts t (zero fields: the
+// httplimit defaults), until ctx ends, then shuts down gracefully.
+func Serve(ctx context.Context, ln net.Listener, h http.Handler, certFile, keyFile string, t httplimit.ServerTimeouts) error {
+	srv := httplimit.NewServer(h, t)
 	errc := make(chan error, 1)
 	go func() {
 		if certFile != "" {

@@ -81,7 +81,7 @@ func TestDesignRefConfinement(t *testing.T) {
 		{"missing file", local, "site/nope.yaml", http.StatusBadRequest, "no such file"},
 		{"remote refused by default", local, big.URL + "/site.yaml", http.StatusBadRequest, "--allow-remote-designs"},
 		{"remote larger than the limit", remote, big.URL + "/site.yaml", http.StatusBadRequest, "larger than"},
-		{"remote too slow", remote, slow.URL + "/site.yaml", http.StatusBadRequest, "Timeout"},
+		{"remote too slow", remote, slow.URL + "/site.yaml", http.StatusBadRequest, "timed out (--remote-design-timeout)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

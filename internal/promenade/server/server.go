@@ -1,6 +1,11 @@
 // Package server is Promenade's HTTP API: join scripts for nodes that are
 // not in the design, removal scripts, node label updates, design
 // validation, health and versions.
+//
+// A remote design (an http(s) design_ref, only with Options.AllowRemote) is
+// fetched with a deadline (Options.RemoteTimeout, 30 s) and at most
+// Options.MaxDesignBytes (32 MiB) of it is read, through the environment's
+// proxy; errors name design_ref and the bound, with the URL redacted.
 package server
 
 import (
@@ -25,9 +30,11 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	v1 "github.com/airshipit/airship-go/api/promenade/v1"
+	"github.com/airshipit/airship-go/internal/httplimit"
 	"github.com/airshipit/airship-go/internal/promenade/builder"
 	"github.com/airshipit/airship-go/internal/promenade/certs"
 	"github.com/airshipit/airship-go/internal/promenade/config"
+	"github.com/airshipit/airship-go/internal/redact"
 )
 
 // Options configure the API.
@@ -42,7 +49,9 @@ type Options struct {
 	// off by default, since a client could otherwise make the server fetch
 	// any URL it can reach.
 	AllowRemote bool
-	// HTTPClient fetches http(s) design_refs (default: RemoteTimeout).
+	// HTTPClient fetches http(s) design_refs (default: an httplimit client
+	// bounded by RemoteTimeout and MaxDesignBytes, through the
+	// environment's proxy).
 	HTTPClient *http.Client
 	// RemoteTimeout bounds one fetch of a remote design (default 30 s).
 	RemoteTimeout time.Duration
@@ -71,11 +80,18 @@ func New(opts Options) (*Server, error) {
 	if opts.RemoteTimeout == 0 {
 		opts.RemoteTimeout = DefaultRemoteTimeout
 	}
-	if opts.HTTPClient == nil {
-		opts.HTTPClient = &http.Client{Timeout: opts.RemoteTimeout}
-	}
-	if opts.MaxDesignBytes == 0 {
+	if opts.MaxDesignBytes <= 0 {
 		opts.MaxDesignBytes = DefaultMaxDesignBytes
+	}
+	if opts.RemoteTimeout < 0 {
+		return nil, fmt.Errorf("remote design timeout %s: must not be negative", opts.RemoteTimeout)
+	}
+	if opts.HTTPClient == nil {
+		opts.HTTPClient = httplimit.NewClient(httplimit.ClientOptions{
+			Timeout:          opts.RemoteTimeout,
+			MaxResponseBytes: opts.MaxDesignBytes,
+			Proxy:            httplimit.ProxyFromEnvironment(),
+		})
 	}
 	if opts.DesignRoot == "" {
 		wd, err := os.Getwd()
@@ -391,30 +407,52 @@ func (s *Server) loadDesign(ctx context.Context, ref string) (*config.Set, error
 }
 
 func (s *Server) fetch(ctx context.Context, ref string) (*config.Set, error) {
+	shown := redact.URL(ref)
+	ctx, cancel := context.WithTimeout(ctx, s.opts.RemoteTimeout)
+	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, ref, nil)
 	if err != nil {
-		return nil, badParam("design_ref", "%v", err)
+		return nil, badParam("design_ref", "design_ref %s: %v", shown, redact.Error(err))
 	}
 	resp, err := s.opts.HTTPClient.Do(req)
 	if err != nil {
-		return nil, badParam("design_ref", "fetching %s: %v", ref, err)
+		return nil, badParam("design_ref", "fetching %s: %v", shown, fetchError(err))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, badParam("design_ref", "fetching %s: %s", ref, resp.Status)
+		return nil, badParam("design_ref", "fetching %s: %s", shown, resp.Status)
 	}
+	// The client caps the body too; this is the cap of a client given in
+	// Options.
 	body, err := io.ReadAll(io.LimitReader(resp.Body, s.opts.MaxDesignBytes+1))
 	if err != nil {
-		return nil, badParam("design_ref", "fetching %s: %v", ref, err)
+		return nil, badParam("design_ref", "fetching %s: %v", shown, fetchError(err))
 	}
 	if int64(len(body)) > s.opts.MaxDesignBytes {
-		return nil, badParam("design_ref", "%s is larger than %d bytes", ref, s.opts.MaxDesignBytes)
+		return nil, badParam("design_ref", "%s is larger than the limit of %d bytes (--max-design-bytes)", shown, s.opts.MaxDesignBytes)
 	}
-	set, err := config.LoadSources(config.Source{Name: ref, Data: body})
+	set, err := config.LoadSources(config.Source{Name: shown, Data: body})
 	if err != nil {
 		return nil, wrapParam("design_ref", err)
 	}
 	return set, nil
+}
+
+// fetchError says why a fetch failed without quoting its URL again (a
+// *url.Error repeats it unredacted).
+func fetchError(err error) error {
+	var tooLarge *httplimit.TooLargeError
+	switch {
+	case errors.As(err, &tooLarge):
+		return fmt.Errorf("the answer is larger than the limit of %d bytes (--max-design-bytes)", tooLarge.Limit)
+	case errors.Is(err, context.DeadlineExceeded) || os.IsTimeout(err):
+		return errors.New("timed out (--remote-design-timeout)")
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return redact.Error(ue.Err)
+	}
+	return redact.Error(err)
 }
 
 // loadPath reads a design file, or the *.yaml files of a design directory,
