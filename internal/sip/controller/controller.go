@@ -225,6 +225,10 @@ func (r *Reconciler) pass(ctx context.Context, c *sipv1.SIPCluster, req schedule
 		r.setReady(c, metav1.ConditionFalse, sipv1.ReasonTypeInfraServiceFailure, err.Error())
 		return reconcile.Result{}, nil
 	}
+	if in.ConnectorSecrets, err = r.connectorSecrets(ctx, c); err != nil {
+		r.setReady(c, metav1.ConditionFalse, sipv1.ReasonTypeInfraServiceFailure, err.Error())
+		return reconcile.Result{}, nil
+	}
 
 	// Deploy services.
 	objs, statuses, oidc, err := services.Build(in)
@@ -353,6 +357,32 @@ func (r *Reconciler) sshKeys(ctx context.Context, c *sipv1.SIPCluster) ([]map[st
 			return nil, fmt.Errorf("spec.services.jumpHost[%d].nodeSSHPrivateKeys: %w", i, err)
 		}
 		out = append(out, sec.Data)
+	}
+	return out, nil
+}
+
+// connectorSecrets reads the Secrets the Dex connectors' configSecrets
+// name, always in the cluster's namespace. A missing one is left out:
+// services.Build reports it by its field.
+func (r *Reconciler) connectorSecrets(ctx context.Context, c *sipv1.SIPCluster) (map[string]*corev1.Secret, error) {
+	out := map[string]*corev1.Secret{}
+	for i, a := range c.Spec.Services.Auth {
+		for j, conn := range a.Connectors {
+			for k, cs := range conn.ConfigSecrets {
+				name := cs.SecretRef.Name
+				if _, done := out[name]; done {
+					continue
+				}
+				sec := &corev1.Secret{}
+				if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: c.Namespace, Name: name}, sec); err != nil {
+					if apierrors.IsNotFound(err) {
+						continue
+					}
+					return nil, fmt.Errorf("spec.services.auth[%d].connectors[%d].configSecrets[%d].secretRef: reading Secret %s/%s: %w", i, j, k, c.Namespace, name, err)
+				}
+				out[name] = sec
+			}
+		}
 	}
 	return out, nil
 }

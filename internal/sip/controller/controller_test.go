@@ -41,13 +41,20 @@ func TestMain(m *testing.M) {
 // startOperator runs the operator in-process until the test ends.
 func startOperator(t *testing.T) {
 	t.Helper()
+	startOperatorLogging(t, logr.Discard())
+}
+
+// startOperatorLogging is startOperator with the operator's log going to
+// logger.
+func startOperatorLogging(t *testing.T, logger logr.Logger) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	o := operator.DefaultOptions()
 	o.LeaderElection = false
 	o.MetricsAddr, o.ProbeAddr = "0", "0"
 	o.SkipControllerNameValidation = true
 	o.Resync = 2 * time.Second
-	mgr, err := operator.NewManager(ctx, env.Config, o, logr.Discard())
+	mgr, err := operator.NewManager(ctx, env.Config, o, logger)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,8 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -64,7 +67,83 @@ type dexConnector struct {
 	Config json.RawMessage `json:"config,omitempty"`
 }
 
-func renderDexConfig(a sipv1.AuthService) (string, error) {
+// connectorConfig is connector c's config with its configSecrets set. With
+// reveal false each such field holds a placeholder naming the Secret, its
+// key and its resourceVersion instead of the value: that form is hashed
+// into the pod template (a changed Secret rolls Dex; a hash of the value
+// itself could be reversed by guessing a short password). Errors name the
+// field path and the Secret, never a value.
+func connectorConfig(p *field.Path, ns string, c sipv1.OIDCConnector, secrets map[string]*corev1.Secret, reveal bool) (json.RawMessage, error) {
+	hasConfig := c.Config != nil && len(c.Config.Raw) > 0
+	if len(c.ConfigSecrets) == 0 {
+		if hasConfig {
+			return c.Config.Raw, nil
+		}
+		return nil, nil
+	}
+	cfg := map[string]any{}
+	if hasConfig {
+		if err := json.Unmarshal(c.Config.Raw, &cfg); err != nil {
+			return nil, fmt.Errorf("%s: must be an object: %w", p.Child("config"), err)
+		}
+	}
+	for k, cs := range c.ConfigSecrets {
+		sp := p.Child("configSecrets").Index(k).Child("secretRef")
+		sec := secrets[cs.SecretRef.Name]
+		if sec == nil {
+			return nil, fmt.Errorf("%s: Secret %s/%s not found", sp, ns, cs.SecretRef.Name)
+		}
+		val, ok := sec.Data[cs.SecretRef.Key]
+		if !ok {
+			return nil, fmt.Errorf("%s: Secret %s/%s has no key %q", sp, ns, cs.SecretRef.Name, cs.SecretRef.Key)
+		}
+		v := string(val)
+		if !reveal {
+			v = fmt.Sprintf("<Secret %s key %s, resourceVersion %s>", cs.SecretRef.Name, cs.SecretRef.Key, sec.ResourceVersion)
+		}
+		if err := setConfigField(cfg, cs.Field, v); err != nil {
+			return nil, fmt.Errorf("%s: %w", p.Child("configSecrets").Index(k).Child("field"), err)
+		}
+	}
+	return json.Marshal(cfg)
+}
+
+// setConfigField sets the dotted path f of cfg to v, creating the objects
+// on the way. It refuses a path through a value that is not an object, and
+// a field config already sets: a field has one source.
+func setConfigField(cfg map[string]any, f, v string) error {
+	parts := strings.Split(f, ".")
+	cur := cfg
+	for i, k := range parts {
+		if k == "" {
+			return fmt.Errorf("%q: an empty key", f)
+		}
+		if i == len(parts)-1 {
+			if _, ok := cur[k]; ok {
+				return fmt.Errorf("%q is also set in config: give it in one place", f)
+			}
+			cur[k] = v
+			return nil
+		}
+		next, ok := cur[k]
+		if !ok {
+			m := map[string]any{}
+			cur[k] = m
+			cur = m
+			continue
+		}
+		m, ok := next.(map[string]any)
+		if !ok {
+			return fmt.Errorf("%q: config.%s is not an object", f, strings.Join(parts[:i+1], "."))
+		}
+		cur = m
+	}
+	return nil
+}
+
+// renderDexConfig is auth service a's config.yaml; see connectorConfig for
+// reveal.
+func renderDexConfig(p *field.Path, ns string, a sipv1.AuthService, secrets map[string]*corev1.Secret, reveal bool) (string, error) {
 	cfg := dexConfig{
 		Issuer:  a.Issuer,
 		Storage: dexStorage{Type: "memory"},
@@ -76,12 +155,12 @@ func renderDexConfig(a sipv1.AuthService) (string, error) {
 			ID: c.ID, Name: c.Name, RedirectURIs: c.RedirectURIs, SecretEnv: clientSecretEnv(i),
 		})
 	}
-	for _, c := range a.Connectors {
-		dc := dexConnector{Type: c.Type, ID: c.ID, Name: c.Name}
-		if c.Config != nil && len(c.Config.Raw) > 0 {
-			dc.Config = c.Config.Raw
+	for j, c := range a.Connectors {
+		raw, err := connectorConfig(p.Child("connectors").Index(j), ns, c, secrets, reveal)
+		if err != nil {
+			return "", err
 		}
-		cfg.Connectors = append(cfg.Connectors, dc)
+		cfg.Connectors = append(cfg.Connectors, dexConnector{Type: c.Type, ID: c.ID, Name: c.Name, Config: raw})
 	}
 	out, err := yaml.Marshal(cfg)
 	if err != nil {
@@ -91,13 +170,19 @@ func renderDexConfig(a sipv1.AuthService) (string, error) {
 		"# Storage is memory: keys, sessions and refresh tokens do not survive a restart.\n" + string(out), nil
 }
 
-func (b *builder) auth(i int, a sipv1.AuthService) ([]client.Object, sipv1.ServiceStatus, error) {
+// auth is Dex. Its config.yaml is a Secret, as connector secrets
+// (configSecrets) are written into it.
+func (b *builder) auth(p *field.Path, i int, a sipv1.AuthService) ([]client.Object, sipv1.ServiceStatus, error) {
 	name := serviceName(TypeAuth, b.cluster.Name, i)
-	cfg, err := renderDexConfig(a)
+	ns := b.cluster.Namespace
+	cfg, err := renderDexConfig(p, ns, a, b.connectorSecrets, true)
 	if err != nil {
-		return nil, sipv1.ServiceStatus{}, fmt.Errorf("spec.services.auth[%d]: rendering the Dex configuration: %w", i, err)
+		return nil, sipv1.ServiceStatus{}, err
 	}
-	data := map[string]string{dexConfigKey: cfg}
+	hashed, err := renderDexConfig(p, ns, a, b.connectorSecrets, false)
+	if err != nil {
+		return nil, sipv1.ServiceStatus{}, err
+	}
 	// The image's entrypoint would run the file through a template
 	// engine first; Dex is started directly so the file is read as written.
 	c := container("dex", a.Image, []corev1.ContainerPort{{Name: "http", ContainerPort: dexPort, Protocol: corev1.ProtocolTCP}})
@@ -116,16 +201,18 @@ func (b *builder) auth(i int, a sipv1.AuthService) ([]client.Object, sipv1.Servi
 	dep := b.deployment(workload{
 		name:   name,
 		svc:    a.SIPClusterService,
-		config: data,
+		config: map[string]string{dexConfigKey: hashed},
 		pod: corev1.PodSpec{
-			Containers: []corev1.Container{c},
+			// The file is readable by Dex's group only.
+			SecurityContext: &corev1.PodSecurityContext{FSGroup: ptr.To[int64](dexUID)},
+			Containers:      []corev1.Container{c},
 			Volumes: []corev1.Volume{{Name: "config", VolumeSource: corev1.VolumeSource{
-				ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: name}},
+				Secret: &corev1.SecretVolumeSource{SecretName: name, DefaultMode: ptr.To[int32](0o440)},
 			}}},
 		},
 	})
 	objs := []client.Object{
-		b.configMap(name, data),
+		b.secret(name, name, map[string][]byte{dexConfigKey: []byte(cfg)}),
 		dep,
 		b.service(name, a.SIPClusterService, []corev1.ServicePort{servicePort("http", dexPort, a.NodePort)}),
 	}

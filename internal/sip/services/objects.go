@@ -20,6 +20,8 @@ import (
 type builder struct {
 	cluster *sipv1.SIPCluster
 	hosts   []Host // sorted by name
+	// connectorSecrets: Inputs.ConnectorSecrets.
+	connectorSecrets map[string]*corev1.Secret
 }
 
 // selector selects the pods of service name.

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/validate/content"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -69,6 +70,11 @@ type Inputs struct {
 	// is absent. Only the names of the entries holding a private key are
 	// used (as IdentityFile); no key is ever written anywhere.
 	SSHKeys []map[string][]byte
+	// ConnectorSecrets are the Secrets of the cluster's namespace that
+	// spec.services.auth[].connectors[].configSecrets name, by name; a
+	// missing one is absent. Their values are written into the Dex
+	// configuration Secret only.
+	ConnectorSecrets map[string]*corev1.Secret
 }
 
 // Build returns the desired objects of every service of in.Cluster
@@ -91,7 +97,7 @@ func Build(in Inputs) (objs []client.Object, svcs []sipv1.ServiceStatus, oidc *s
 	if msgs := content.IsLabelValue(c.Name); len(msgs) > 0 {
 		return nil, nil, nil, fmt.Errorf("metadata.name %q cannot be the value of label %s: %s", c.Name, sipv1.ClusterNameLabel, strings.Join(msgs, "; "))
 	}
-	b := &builder{cluster: c, hosts: sortedHosts(in.Hosts)}
+	b := &builder{cluster: c, hosts: sortedHosts(in.Hosts), connectorSecrets: in.ConnectorSecrets}
 	root := field.NewPath("spec", "services")
 	var errs []error
 	add := func(o []client.Object, st sipv1.ServiceStatus, err error) {
@@ -117,7 +123,7 @@ func Build(in Inputs) (objs []client.Object, svcs []sipv1.ServiceStatus, oidc *s
 		add(b.jumpHost(root.Child("jumpHost").Index(i), i, jh, keys))
 	}
 	for i, a := range s.Auth {
-		add(b.auth(i, a))
+		add(b.auth(root.Child("auth").Index(i), i, a))
 	}
 	if len(errs) > 0 {
 		return nil, nil, nil, errors.Join(errs...)

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -28,6 +29,8 @@ type testInput struct {
 	Cluster *sipv1.SIPCluster   `json:"cluster"`
 	Hosts   []testHost          `json:"hosts,omitempty"`
 	SSHKeys []map[string]string `json:"sshKeys,omitempty"`
+	// ConnectorSecrets: Secret name -> key -> value, resourceVersion "1".
+	ConnectorSecrets map[string]map[string]string `json:"connectorSecrets,omitempty"`
 }
 
 type testHost struct {
@@ -63,6 +66,16 @@ func loadInputs(t testing.TB, name string) Inputs {
 			m[k] = []byte(v)
 		}
 		in.SSHKeys = append(in.SSHKeys, m)
+	}
+	for name, keys := range ti.ConnectorSecrets {
+		if in.ConnectorSecrets == nil {
+			in.ConnectorSecrets = map[string]*corev1.Secret{}
+		}
+		sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ti.Cluster.Namespace, Name: name, ResourceVersion: "1"}, Data: map[string][]byte{}}
+		for k, v := range keys {
+			sec.Data[k] = []byte(v)
+		}
+		in.ConnectorSecrets[name] = sec
 	}
 	return in
 }
@@ -158,7 +171,7 @@ func TestBuildNamesLabelsOwners(t *testing.T) {
 					t.Errorf("%s: owner references %+v, want the SIPCluster as controller", id, refs)
 				}
 				want := svc
-				if kind == "Secret" {
+				if kind == "Secret" && strings.HasPrefix(svc, namePrefix[TypeJumpHost]) {
 					want = bmcSecretName(svc)
 				}
 				if o.GetName() != want {
@@ -175,7 +188,12 @@ func TestBuildNamesLabelsOwners(t *testing.T) {
 				}
 			}
 			for _, n := range names {
-				for _, k := range []string{"ConfigMap", "Deployment", "Service"} {
+				// Dex's configuration is a Secret; the others' a ConfigMap.
+				config := "ConfigMap"
+				if strings.HasPrefix(n, namePrefix[TypeAuth]) {
+					config = "Secret"
+				}
+				for _, k := range []string{config, "Deployment", "Service"} {
 					if !slices.Contains(kinds[n], k) {
 						t.Errorf("service %s has no %s (has %v)", n, k, kinds[n])
 					}
@@ -197,9 +215,17 @@ func checkDeployment(t *testing.T, d *appsv1.Deployment, objs []client.Object) {
 	if !cmp.Equal(sel, d.Spec.Template.Labels) || sel[ServiceLabel] != d.Name {
 		t.Errorf("Deployment %s: selector %v, template labels %v", d.Name, sel, d.Spec.Template.Labels)
 	}
-	cm := find[*corev1.ConfigMap](t, objs, d.Name)
-	if got, want := d.Spec.Template.Annotations[ConfigHashAnnotation], configHash(cm.Data); got != want {
-		t.Errorf("Deployment %s: %s = %q, want the hash of its ConfigMap %q", d.Name, ConfigHashAnnotation, got, want)
+	if strings.HasPrefix(d.Name, namePrefix[TypeAuth]) {
+		// Dex's configuration is a Secret, hashed without the secrets'
+		// values (TestDexConfigHash).
+		if len(d.Spec.Template.Annotations[ConfigHashAnnotation]) != 64 {
+			t.Errorf("Deployment %s: no %s", d.Name, ConfigHashAnnotation)
+		}
+	} else {
+		cm := find[*corev1.ConfigMap](t, objs, d.Name)
+		if got, want := d.Spec.Template.Annotations[ConfigHashAnnotation], configHash(cm.Data); got != want {
+			t.Errorf("Deployment %s: %s = %q, want the hash of its ConfigMap %q", d.Name, ConfigHashAnnotation, got, want)
+		}
 	}
 	svc := find[*corev1.Service](t, objs, d.Name)
 	main := d.Spec.Template.Spec.Containers[0]
@@ -248,6 +274,11 @@ func TestBuildKeepsSecretsOutOfConfigMaps(t *testing.T) {
 			in := loadInputs(t, name)
 			b := build(t, in)
 			var secrets []string
+			for _, sec := range in.ConnectorSecrets {
+				for _, v := range sec.Data {
+					secrets = append(secrets, string(v))
+				}
+			}
 			for _, h := range in.Hosts {
 				secrets = append(secrets, h.BMCPassword)
 			}
@@ -274,18 +305,21 @@ func TestBuildKeepsSecretsOutOfConfigMaps(t *testing.T) {
 			}
 			for _, h := range in.Hosts {
 				for _, jh := range all[*corev1.Secret](b.Objects) {
+					if !strings.HasPrefix(jh.Name, namePrefix[TypeJumpHost]) {
+						continue
+					}
 					if string(jh.Data[h.Name+".password"]) != h.BMCPassword || string(jh.Data[h.Name+".username"]) != h.BMCUsername {
 						t.Errorf("Secret %s lacks the BMC credentials of %s", jh.Name, h.Name)
 					}
 				}
 			}
-			for _, cm := range all[*corev1.ConfigMap](b.Objects) {
-				cfg, ok := cm.Data[dexConfigKey]
+			for _, sec := range all[*corev1.Secret](b.Objects) {
+				cfg, ok := sec.Data[dexConfigKey]
 				if !ok {
 					continue
 				}
-				if !strings.Contains(cfg, "secretEnv:") || strings.Contains(cfg, "secret:") {
-					t.Errorf("ConfigMap %s: Dex clients must name their secret by secretEnv and hold none:\n%s", cm.Name, cfg)
+				if !strings.Contains(string(cfg), "secretEnv:") || strings.Contains(string(cfg), "secret:") {
+					t.Errorf("Secret %s: Dex clients must name their secret by secretEnv and hold none:\n%s", sec.Name, cfg)
 				}
 			}
 		})

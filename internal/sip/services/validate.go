@@ -160,21 +160,7 @@ func (v *validator) auth(p *field.Path, a sipv1.AuthService) {
 				v.add(field.Invalid(p.Child("redirectURIs").Index(k), u, "must be an absolute URL"))
 			}
 		}
-		sp := p.Child("secretRef")
-		if c.SecretRef.Name == "" {
-			v.add(field.Required(sp.Child("name"), "the Secret holding the client's secret"))
-		} else {
-			for _, msg := range validation.IsDNS1123Subdomain(c.SecretRef.Name) {
-				v.add(field.Invalid(sp.Child("name"), c.SecretRef.Name, msg))
-			}
-		}
-		if c.SecretRef.Key == "" {
-			v.add(field.Required(sp.Child("key"), "the key of the Secret holding the client's secret"))
-		} else {
-			for _, msg := range validation.IsConfigMapKey(c.SecretRef.Key) {
-				v.add(field.Invalid(sp.Child("key"), c.SecretRef.Key, msg))
-			}
-		}
+		v.secretKeyRef(p.Child("secretRef"), c.SecretRef, "the client's secret")
 	}
 	np := p.Child("connectors")
 	if len(a.Connectors) == 0 {
@@ -196,11 +182,46 @@ func (v *validator) auth(p *field.Path, a sipv1.AuthService) {
 		if c.Name == "" {
 			v.add(field.Required(p.Child("name"), ""))
 		}
+		obj := map[string]any{}
 		if c.Config != nil && len(c.Config.Raw) > 0 {
-			var obj map[string]any
 			if err := json.Unmarshal(c.Config.Raw, &obj); err != nil {
 				v.add(&field.Error{Type: field.ErrorTypeInvalid, Field: p.Child("config").String(), BadValue: field.OmitValueType{}, Detail: "must be an object"})
+				continue
 			}
+		}
+		fields := map[string]bool{}
+		for k, cs := range c.ConfigSecrets {
+			sp := p.Child("configSecrets").Index(k)
+			v.secretKeyRef(sp.Child("secretRef"), cs.SecretRef, "the value of "+cs.Field)
+			if fields[cs.Field] {
+				v.add(field.Duplicate(sp.Child("field"), cs.Field))
+				continue
+			}
+			fields[cs.Field] = true
+			// Set on a copy of config, as the build will: a path through a
+			// value that is no object, or a field config sets too, is an error.
+			if err := setConfigField(obj, cs.Field, ""); err != nil {
+				v.add(field.Invalid(sp.Child("field"), cs.Field, err.Error()))
+			}
+		}
+	}
+}
+
+// secretKeyRef checks a reference to a key of a Secret of the cluster's
+// namespace; what names what the key holds.
+func (v *validator) secretKeyRef(p *field.Path, ref sipv1.SecretKeyRef, what string) {
+	if ref.Name == "" {
+		v.add(field.Required(p.Child("name"), "the Secret holding "+what))
+	} else {
+		for _, msg := range validation.IsDNS1123Subdomain(ref.Name) {
+			v.add(field.Invalid(p.Child("name"), ref.Name, msg))
+		}
+	}
+	if ref.Key == "" {
+		v.add(field.Required(p.Child("key"), "the key of the Secret holding "+what))
+	} else {
+		for _, msg := range validation.IsConfigMapKey(ref.Key) {
+			v.add(field.Invalid(p.Child("key"), ref.Key, msg))
 		}
 	}
 }
