@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
+	"unicode/utf8"
 
 	"sigs.k8s.io/yaml"
 )
@@ -48,7 +49,7 @@ func Parse(data []byte) (Addresses, error) {
 		}
 		addr, err := netip.ParseAddr(ip)
 		if err != nil {
-			return nil, fmt.Errorf("networkData networks[%d] (id %q): ip_address %q is not an IP address", i, n.ID, n.IP)
+			return nil, fmt.Errorf("networkData networks[%d] (id %q): ip_address %q is not an IP address", i, clip(n.ID), clip(n.IP))
 		}
 		if n.ID != "" {
 			if _, dup := out[n.ID]; !dup {
@@ -62,4 +63,20 @@ func Parse(data []byte) (Addresses, error) {
 		}
 	}
 	return out, nil
+}
+
+// maxQuoted bounds a value of the document quoted in an error: the error
+// becomes a condition message, which has a size limit.
+const maxQuoted = 100
+
+// clip cuts s to maxQuoted bytes (at a rune boundary), marking the cut.
+func clip(s string) string {
+	if len(s) <= maxQuoted {
+		return s
+	}
+	cut := maxQuoted
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
 }
