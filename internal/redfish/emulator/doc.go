@@ -134,4 +134,11 @@
 // (Unreachable), held (Delay), resets answered 500 (FailResets), or 401
 // whatever the credentials (WrongCredentials). The service root and
 // sessions are shared by all hosts and stay up.
+//
+// # Listener
+//
+// Start serves on a loopback address, or beyond it only with TLS, with
+// httplimit's server timeouts (Options.Timeouts; by default a header within
+// 10 s, a request within 60 s, an answer within 120 s, an idle kept-alive
+// connection closed after 120 s). A request body is read up to 4 MiB.
 package emulator

@@ -16,6 +16,8 @@ import (
 
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/airshipit/airship-go/internal/httplimit"
 )
 
 // Options are how a Server runs, beside what it serves.
@@ -32,6 +34,9 @@ type Options struct {
 	Log io.Writer
 	// TLSCertFile and TLSKeyFile make Start serve HTTPS.
 	TLSCertFile, TLSKeyFile string
+	// Timeouts of Start's server; zero fields take httplimit's defaults
+	// (header 10 s, request 60 s, answer 120 s, idle 120 s).
+	Timeouts httplimit.ServerTimeouts
 }
 
 // HostState is what a host's BMC has been told and what the host did.
@@ -236,11 +241,8 @@ func (s *Server) Start(ctx context.Context, addr string) (string, error) {
 	s.mu.Lock()
 	s.baseURL = base
 	s.mu.Unlock()
-	srv := &http.Server{
-		Handler:           s.handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          log.New(s.logger, "http: ", 0),
-	}
+	srv := httplimit.NewServer(s.handler, s.opts.Timeouts)
+	srv.ErrorLog = log.New(s.logger, "http: ", 0)
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.logger.Printf("serving: %v", err)
