@@ -60,11 +60,19 @@
 // auth[i] is Dex (its official image, run as uid 1001) with storage type
 // memory: signing keys, sessions and refresh tokens are lost when the pod
 // restarts, so users log in again; nothing needs a volume or API access, so
-// the pod has no ServiceAccount token. Its config.yaml (a ConfigMap) names
-// each static client's secret by environment variable (secretEnv); the
-// Deployment fills the variable from the client's secretRef, so the secret
-// is never in the ConfigMap. Dex's own $VAR expansion of connector configs
-// is off (DEX_EXPAND_ENV=false): a connector config is used as written. The
+// the pod has no ServiceAccount token. Its config.yaml is a Secret (mode
+// 0440, group 1001), never a ConfigMap: a connector's configSecrets (an LDAP
+// bindPW, an OIDC clientSecret) are keys of Secrets of the SIPCluster's
+// namespace (Inputs.ConnectorSecrets) that Build writes into the connector's
+// config at the named field, and only there. A field also set in config,
+// or a path through a value that is no object, is an error; errors name the
+// field and the Secret, never a value. The pod template's hash is of the
+// configuration with each such value replaced by its Secret's name, key and
+// resourceVersion, so a changed Secret rolls Dex without the hash revealing
+// the value. Each static client's secret is named by environment variable
+// (secretEnv), which the Deployment fills from the client's secretRef.
+// Dex's own $VAR expansion is off (DEX_EXPAND_ENV=false): a connector
+// config, and a secret value with a "$" in it, is used as written. The
 // OIDCStatus is auth[0]'s: its issuer, its first static client, and the
 // matching kube-apiserver flags.
 //
