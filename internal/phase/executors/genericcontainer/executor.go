@@ -68,10 +68,22 @@ func (e *Executor) Validate(context.Context) error {
 	if r := s.Airship.ContainerRuntime; r != "" && !slices.Contains(Runtimes, r) {
 		add("spec.airship.containerRuntime %q is not one of %s", r, strings.Join(Runtimes, ", "))
 	}
+	allowed := passEnvAllowed(os.Getenv)
 	for i, v := range s.EnvVars {
 		name, _, _ := strings.Cut(v, "=")
 		if !envName.MatchString(name) {
 			add("spec.envVars[%d] %q: want NAME=value or NAME, NAME made of letters, digits and _", i, v)
+		} else if err := checkEnvVar(v, allowed); err != nil {
+			add("spec.envVars[%d] %q: %v", i, v, err)
+		}
+	}
+	if s.SinkOutputDir != "" {
+		siteDir := e.cfg.SiteDir
+		if siteDir == "" {
+			siteDir = e.cfg.TargetPath
+		}
+		if _, err := confinedSink(siteDir, s.SinkOutputDir); err != nil {
+			add("%v", err)
 		}
 	}
 	for i, m := range s.StorageMounts {
@@ -159,7 +171,7 @@ func (e *Executor) plan(kubeconfigPath string) (*Plan, error) {
 	if kubeconfigPath == "" {
 		kubeconfigPath = "(a private copy of cluster " + e.cfg.ClusterName + "'s kubeconfig)"
 	}
-	return makePlan(defaultPlanInput(planInput{
+	p, err := makePlan(defaultPlanInput(planInput{
 		spec:           e.api.Spec,
 		cluster:        e.cfg.ClusterName,
 		targetPath:     e.cfg.TargetPath,
@@ -167,6 +179,10 @@ func (e *Executor) plan(kubeconfigPath string) (*Plan, error) {
 		kubeconfigPath: kubeconfigPath,
 		lookPath:       e.lookPath,
 	}))
+	if err != nil {
+		return nil, fmt.Errorf("phase %q: %s: %w", e.cfg.PhaseName, e.id, err)
+	}
+	return p, nil
 }
 
 // documents are the phase's documents (its documentEntryPoint), the
@@ -203,8 +219,11 @@ func resourceList(config *yaml.RNode, items []*yaml.RNode) ([]byte, error) {
 
 // writeOutput writes output documents (a YAML stream or a ResourceList)
 // into the sink directory as upstream's sink does (a file per document,
-// named after its kind and name unless it says its path), or to w.
-func writeOutput(data []byte, sink string, w io.Writer) (int, error) {
+// named after its kind and name unless it says its path), or to w. No
+// file lands outside root (the site directory), through .. or a symbolic
+// link: the documents are written to a staging directory first, then
+// copied in with each path checked.
+func writeOutput(data []byte, sink, root string, w io.Writer) (int, error) {
 	nodes, err := (&kio.ByteReader{Reader: strings.NewReader(string(data))}).Read()
 	if err != nil {
 		return 0, fmt.Errorf("reading the output documents: %w", err)
@@ -215,10 +234,18 @@ func writeOutput(data []byte, sink string, w io.Writer) (int, error) {
 	if len(nodes) == 0 {
 		return 0, nil
 	}
-	if err := os.MkdirAll(sink, 0o755); err != nil {
-		return 0, fmt.Errorf("sinkOutputDir: %w", err)
+	if err := resolvesWithin(sink, root); err != nil {
+		return 0, fmt.Errorf("spec.sinkOutputDir: %w", err)
 	}
-	if err := (kio.LocalPackageWriter{PackagePath: sink}).Write(nodes); err != nil {
+	staging, err := os.MkdirTemp("", "airship-output-")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(staging)
+	if err := (kio.LocalPackageWriter{PackagePath: staging}).Write(nodes); err != nil {
+		return 0, fmt.Errorf("writing the output to %s: %w", sink, err)
+	}
+	if err := writeConfined(staging, sink, root); err != nil {
 		return 0, fmt.Errorf("writing the output to %s: %w", sink, err)
 	}
 	return len(nodes), nil

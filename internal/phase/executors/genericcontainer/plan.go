@@ -91,6 +91,8 @@ type Plan struct {
 	Mounts []v1.StorageMount
 	// Sink is the absolute output directory, "" to print the output.
 	Sink string
+	// siteDir is the site directory the output is confined to.
+	siteDir string
 	// Timeout bounds the run; 0 means none.
 	Timeout time.Duration
 	// Kubeconfig is true when the phase has a cluster whose kubeconfig the
@@ -112,6 +114,8 @@ type planInput struct {
 	lookPath       func(string) (string, error)
 	home           string
 	uid, gid       int
+	// passEnv are the names $AIRSHIP_PASS_ENV lets name-only entries take.
+	passEnv []string
 }
 
 // makePlan decides how the spec runs.
@@ -127,14 +131,22 @@ func makePlan(in planInput) (*Plan, error) {
 		p.Type = v1.GenericContainerTypeAirship
 	}
 	p.Kubeconfig = in.cluster != ""
+	p.siteDir = in.siteDir
 	if s.SinkOutputDir != "" {
-		p.Sink = filepath.Join(in.siteDir, s.SinkOutputDir)
+		sink, err := confinedSink(in.siteDir, s.SinkOutputDir)
+		if err != nil {
+			return nil, err
+		}
+		p.Sink = sink
 	}
 	for _, m := range s.StorageMounts {
 		m.Src = expandSource(m.Src, in.home, in.targetPath)
 		p.Mounts = append(p.Mounts, m)
 	}
-	for _, e := range s.EnvVars {
+	for i, e := range s.EnvVars {
+		if err := checkEnvVar(e, in.passEnv); err != nil {
+			return nil, fmt.Errorf("spec.envVars[%d] %q: %w", i, e, err)
+		}
 		name, value, ok := strings.Cut(e, "=")
 		p.Env = append(p.Env, EnvVar{Name: name, Value: value, FromEnv: !ok})
 	}
@@ -270,6 +282,9 @@ func defaultPlanInput(in planInput) planInput {
 	}
 	if in.siteDir == "" {
 		in.siteDir = in.targetPath
+	}
+	if in.passEnv == nil {
+		in.passEnv = passEnvAllowed(os.Getenv)
 	}
 	return in
 }

@@ -101,9 +101,11 @@ func (e *Executor) Render(_ context.Context, w io.Writer, opts executor.RenderOp
 		d.WorkDir = "a new temporary directory, removed afterwards"
 		d.Env = scriptEnvShown(p)
 		d.Output = outputText(p.Sink, "the log (standard output and error)")
-		if len(p.Mounts) > 0 {
-			for i := range d.Mounts {
+		for i, m := range p.Mounts {
+			if m.ReadWriteMode || m.Src == "" || (m.MountType != "" && m.MountType != "bind") {
 				d.Mounts[i] += ": no container; envVars values under the container path name the host path"
+			} else {
+				d.Mounts[i] += ": no container; envVars values under the container path name a read-only copy of the host path, made for the run"
 			}
 		}
 	default:

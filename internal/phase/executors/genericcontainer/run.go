@@ -26,9 +26,9 @@ import (
 )
 
 // baseEnv are the variables of airshipctl's environment a local script
-// gets besides what the spec gives it: a container starts from its image's
-// environment, a script from these.
-var baseEnv = []string{"HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "TZ", "TERM", "TMPDIR"}
+// gets besides PATH and what the spec gives it: a container starts from
+// its image's environment, a script from these alone.
+var baseEnv = []string{"HOME"}
 
 // runResult is what a run reports for the state file.
 type runResult struct {
@@ -134,7 +134,7 @@ func (e *Executor) runBuiltin(p *Plan, config *yaml.RNode, items []*yaml.RNode) 
 	if err := (kio.ByteWriter{Writer: &buf}).Write(out); err != nil {
 		return runResult{}, err
 	}
-	n, err := writeOutput(buf.Bytes(), p.Sink, e.stdout())
+	n, err := writeOutput(buf.Bytes(), p.Sink, p.siteDir, e.stdout())
 	return runResult{outputs: n}, err
 }
 
@@ -161,7 +161,18 @@ func (e *Executor) runScript(ctx context.Context, p *Plan, config *yaml.RNode, i
 	if err := os.WriteFile(scriptPath, []byte(script), 0o700); err != nil {
 		return runResult{}, err
 	}
-	env := scriptEnv(p, filepath.Join(dir, "kubeconfig"), filepath.Join(work, "bundle.yaml"), os.Getenv)
+	// rw: false mounts are read-only copies: the script is no container.
+	mounts, err := readOnlyMounts(p.Mounts, dir)
+	defer func() { _ = makeWritable(filepath.Join(dir, "mounts")) }()
+	if err != nil {
+		return runResult{}, err
+	}
+	if err := makeReadOnly(filepath.Join(dir, "mounts")); err != nil {
+		return runResult{}, err
+	}
+	sp := *p
+	sp.Mounts = mounts
+	env := scriptEnv(&sp, filepath.Join(dir, "kubeconfig"), filepath.Join(work, "bundle.yaml"), os.Getenv)
 	if err := writeBundle(filepath.Join(work, "bundle.yaml"), items, env); err != nil {
 		return runResult{}, err
 	}
@@ -169,7 +180,7 @@ func (e *Executor) runScript(ctx context.Context, p *Plan, config *yaml.RNode, i
 	if err != nil {
 		return runResult{}, err
 	}
-	cmd := exec.CommandContext(ctx, bash, scriptPath)
+	cmd := exec.CommandContext(ctx, bash, "--noprofile", "--norc", scriptPath)
 	cmd.Dir = work
 	cmd.Env = env
 	var out bytes.Buffer
@@ -185,7 +196,7 @@ func (e *Executor) runScript(ctx context.Context, p *Plan, config *yaml.RNode, i
 	if p.Sink == "" {
 		return runResult{}, nil
 	}
-	n, err := writeOutput(out.Bytes(), p.Sink, nil)
+	n, err := writeOutput(out.Bytes(), p.Sink, p.siteDir, nil)
 	return runResult{outputs: n}, err
 }
 
@@ -204,7 +215,7 @@ func (e *Executor) runRuntime(ctx context.Context, p *Plan, config *yaml.RNode, 
 	if err := runCommand(ctx, cmd, stdin, &out, logw, p.Runtime); err != nil {
 		return runResult{}, err
 	}
-	n, err := writeOutput(out.Bytes(), p.Sink, e.stdout())
+	n, err := writeOutput(out.Bytes(), p.Sink, p.siteDir, e.stdout())
 	return runResult{outputs: n}, err
 }
 
@@ -231,10 +242,12 @@ func runCommand(ctx context.Context, cmd *exec.Cmd, stdin []byte, stdout, stderr
 	return nil
 }
 
-// scriptEnv is a local script's environment: PATH with this program's
-// directory first (so airshipctl and the tools next to it are found), the
-// base variables, envVars (NAME-only ones from airshipctl's environment,
-// when set there), and what upstream's toolbox gets: KUBECONFIG,
+// scriptEnv is a local script's environment, and nothing else of
+// airshipctl's: PATH with this program's directory first (so airshipctl
+// and the tools next to it are found), HOME, envVars (NAME-only ones from
+// airshipctl's environment, when set there; makePlan has refused the
+// names that steer the shell and the guarded ones), and what upstream's
+// toolbox gets: KUBECONFIG,
 // KCTL_CONTEXT, RENDERED_BUNDLE_PATH. A value naming a mount's container
 // path, or a path under it, names the mount's host path instead: there is
 // no container to mount it in.
