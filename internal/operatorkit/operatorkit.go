@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net"
 	"net/http"
 	"slices"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -19,7 +21,11 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/airshipit/airship-go/internal/httplimit"
 )
 
 // Options are the manager settings every operator has.
@@ -40,6 +46,9 @@ type Options struct {
 	// SkipControllerNameValidation allows more than one manager per process
 	// (tests); controller names are otherwise unique process-wide.
 	SkipControllerNameValidation bool
+	// ServerTimeouts bound the metrics and probe servers' connections;
+	// zero fields take httplimit's defaults (tests shorten them).
+	ServerTimeouts httplimit.ServerTimeouts
 }
 
 // Defaults are the flag defaults shared by the operators.
@@ -92,10 +101,12 @@ func NewManager(cfg *rest.Config, scheme *runtime.Scheme, o Options, leaderElect
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
+	// The metrics and probe servers are this package's, not
+	// controller-runtime's, whose have no read, write or idle bounds to set.
 	mgr, err := ctrl.NewManager(o.RESTConfig(cfg), ctrl.Options{
 		Scheme:                  scheme,
-		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddr},
-		HealthProbeBindAddress:  o.ProbeAddr,
+		Metrics:                 metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress:  "0",
 		LeaderElection:          o.LeaderElection,
 		LeaderElectionID:        leaderElectionID,
 		LeaderElectionNamespace: o.LeaderElectionNamespace,
@@ -108,18 +119,49 @@ func NewManager(cfg *rest.Config, scheme *runtime.Scheme, o Options, leaderElect
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)
 	}
-	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
-		return nil, err
-	}
-	if err := mgr.AddReadyzCheck("caches", func(req *http.Request) error {
-		if !mgr.GetCache().WaitForCacheSync(req.Context()) {
-			return fmt.Errorf("caches not synced")
+	if enabled(o.MetricsAddr) {
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", promhttp.HandlerFor(ctrlmetrics.Registry, promhttp.HandlerOpts{ErrorHandling: promhttp.HTTPErrorOnError}))
+		if err := serve(mgr, "metrics", o.MetricsAddr, mux, o.ServerTimeouts); err != nil {
+			return nil, err
 		}
-		return nil
-	}); err != nil {
-		return nil, err
+	}
+	if enabled(o.ProbeAddr) {
+		live := &healthz.Handler{Checks: map[string]healthz.Checker{"ping": healthz.Ping}}
+		ready := &healthz.Handler{Checks: map[string]healthz.Checker{"caches": func(req *http.Request) error {
+			if !mgr.GetCache().WaitForCacheSync(req.Context()) {
+				return fmt.Errorf("caches not synced")
+			}
+			return nil
+		}}}
+		mux := http.NewServeMux()
+		for path, h := range map[string]http.Handler{"/healthz": live, "/readyz": ready} {
+			mux.Handle(path, http.StripPrefix(path, h))
+			mux.Handle(path+"/", http.StripPrefix(path, h)) // one check: /readyz/caches
+		}
+		if err := serve(mgr, "health probe", o.ProbeAddr, mux, o.ServerTimeouts); err != nil {
+			return nil, err
+		}
 	}
 	return mgr, nil
+}
+
+// enabled reports whether a bind address asks for a server ("0" and ""
+// do not).
+func enabled(addr string) bool { return addr != "" && addr != "0" }
+
+// serve listens on addr now (so a taken port fails the start) and runs h
+// there with httplimit's timeouts while the manager runs, leader or not.
+func serve(mgr ctrl.Manager, name, addr string, h http.Handler, t httplimit.ServerTimeouts) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("%s server: %w", name, err)
+	}
+	if err := mgr.Add(&manager.Server{Name: name, Server: httplimit.NewServer(h, t), Listener: ln}); err != nil {
+		_ = ln.Close()
+		return fmt.Errorf("%s server: %w", name, err)
+	}
+	return nil
 }
 
 // APIPollInterval is how often WaitForKinds looks again.
