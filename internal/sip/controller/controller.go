@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -645,8 +646,20 @@ func nodeStatus(req schedule.Request, plan schedule.Plan) map[sipv1.BMHRole]sipv
 	return out
 }
 
+// maxMessage bounds a condition's message: the API server refuses a status
+// with one over 32768 characters, and a message listing the faults of
+// thousands of hosts could be longer.
+const maxMessage = 4096
+
 // setReady sets the Ready condition and records an event when it changes.
 func (r *Reconciler) setReady(c *sipv1.SIPCluster, status metav1.ConditionStatus, reason, msg string) {
+	if len(msg) > maxMessage {
+		cut := maxMessage - len(" ...")
+		for cut > 0 && !utf8.RuneStart(msg[cut]) {
+			cut--
+		}
+		msg = msg[:cut] + " ..."
+	}
 	old := apimeta.FindStatusCondition(c.Status.Conditions, sipv1.ConditionTypeReady)
 	changed := old == nil || old.Status != status || old.Reason != reason || old.Message != msg
 	apimeta.SetStatusCondition(&c.Status.Conditions, metav1.Condition{Type: sipv1.ConditionTypeReady, Status: status, Reason: reason, Message: msg, ObservedGeneration: c.Generation})

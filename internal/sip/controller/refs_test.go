@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
@@ -86,6 +87,36 @@ func TestSecretReferencesStayInTheirNamespace(t *testing.T) {
 			}
 			if !slices.Equal(rd.got, tc.want) {
 				t.Errorf("read Secrets %v, want %v", rd.got, tc.want)
+			}
+		})
+	}
+}
+
+// TestConditionMessageBounded: a message longer than the API server takes
+// in a condition (faults of thousands of hosts) is cut, so the status can
+// still be written; Stalled carries the same cut message.
+func TestConditionMessageBounded(t *testing.T) {
+	tests := []struct {
+		name    string
+		msg     string
+		wantLen int
+	}{
+		{"short", "spec.nodes: no role", len("spec.nodes: no role")},
+		{"at the bound", strings.Repeat("x", maxMessage), maxMessage},
+		{"100 KB", strings.Repeat("host h: no address; ", 5000), maxMessage},
+		{"multi-byte at the cut", "x" + strings.Repeat("é", 3000), maxMessage - 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &sipv1.SIPCluster{}
+			(&Reconciler{}).setReady(c, metav1.ConditionFalse, sipv1.ReasonTypeInvalidSpec, tc.msg)
+			for _, cond := range c.Status.Conditions {
+				if len(cond.Message) != tc.wantLen || !utf8.ValidString(cond.Message) {
+					t.Errorf("%s: message of %d bytes (valid UTF-8: %v), want %d", cond.Type, len(cond.Message), utf8.ValidString(cond.Message), tc.wantLen)
+				}
+			}
+			if len(c.Status.Conditions) != 2 {
+				t.Errorf("conditions %d, want Ready and Stalled", len(c.Status.Conditions))
 			}
 		})
 	}
