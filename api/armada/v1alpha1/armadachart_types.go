@@ -78,10 +78,13 @@ type ArmadaChartSpec struct {
 	// whose source is vendored into this chart before it is rendered (Armada
 	// uses it to inject helm-toolkit). It does not order releases; ordering
 	// is the job of ArmadaChartGroup.sequenced and ArmadaManifest.chart_groups.
+	// An entry is a name only: a chart cannot vendor one from another
+	// namespace.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:items:MinLength=1
 	// +kubebuilder:validation:items:MaxLength=253
+	// +kubebuilder:validation:items:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	Dependencies []string `json:"dependencies,omitempty"`
 
 	// wait says what must become ready, and how long to wait, before the
@@ -130,10 +133,12 @@ type ValuesReference struct {
 	// +kubebuilder:validation:Enum=Secret;ConfigMap
 	Kind string `json:"kind"`
 
-	// name of the object, in the ArmadaChart's namespace.
+	// name of the object, in the ArmadaChart's namespace: there is no
+	// namespace field, so a chart reads only its own namespace's objects.
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	Name string `json:"name"`
 
 	// valuesKey is the data key whose content is a YAML map of values.
@@ -172,6 +177,11 @@ const (
 )
 
 // ArmadaChartSource locates a chart.
+//
+// +kubebuilder:validation:XValidation:rule="self.type == 'tar' || !self.location.contains('://')",message="source.location of type local or dir is a path on the operator's filesystem, not a URL (use type tar for an archive served over HTTP)"
+// +kubebuilder:validation:XValidation:rule="!self.location.contains('://') || self.location.startsWith('http://') || self.location.startsWith('https://')",message="source.location: a URL must be http:// or https://"
+// +kubebuilder:validation:XValidation:rule="self.location.contains('://') || !self.location.matches('(^|/)[.][.](/|$)')",message="source.location must not climb with '..'"
+// +kubebuilder:validation:XValidation:rule="!has(self.subpath) || !self.subpath.matches('(^|/)[.][.](/|$)')",message="source.subpath must not climb with '..'"
 type ArmadaChartSource struct {
 	// type is how location is read: local or dir (a directory) or tar (a
 	// gzipped archive). Armada's git type is not supported.

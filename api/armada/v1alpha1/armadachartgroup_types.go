@@ -35,6 +35,7 @@ type ArmadaChartGroupSpec struct {
 	// +listType=atomic
 	// +kubebuilder:validation:items:MinLength=1
 	// +kubebuilder:validation:items:MaxLength=253
+	// +kubebuilder:validation:items:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	ChartGroup []string `json:"chart_group"`
 
 	// sequenced deploys the charts one after another, each waiting for the

@@ -41,6 +41,7 @@ type ArmadaManifestSpec struct {
 	// +listType=atomic
 	// +kubebuilder:validation:items:MinLength=1
 	// +kubebuilder:validation:items:MaxLength=253
+	// +kubebuilder:validation:items:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	ChartGroups []string `json:"chart_groups"`
 
 	// enable_chart_cleanup uninstalls Helm releases that carry this

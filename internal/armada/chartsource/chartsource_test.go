@@ -20,7 +20,7 @@ import (
 
 // tgz packs dir into a gzipped tar whose entries sit under top/, the layout
 // of `helm package` and of Armada's tarball sources.
-func tgz(t *testing.T, dir, top string) []byte {
+func tgz(t testing.TB, dir, top string) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	gz := gzip.NewWriter(&buf)

@@ -21,10 +21,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	armadav1 "github.com/airshipit/airship-go/api/armada/v1alpha1"
 	"github.com/airshipit/airship-go/internal/armada/chartsource"
@@ -69,6 +71,13 @@ const (
 	ReasonDeleting        = "Deleting"
 	ReasonTestFailed      = "TestFailed"
 	ReasonUninstallFailed = "UninstallFailed"
+	// ReasonFetchingSource: the archive source.location names is being
+	// fetched in the background; the chart is reconciled again when the
+	// fetch ends.
+	ReasonFetchingSource = "FetchingSource"
+	// ReasonSourceFetchFailed: fetching source.location failed in a way a
+	// retry may fix (it timed out, the server failed); the chart retries.
+	ReasonSourceFetchFailed = "SourceFetchFailed"
 )
 
 // ArmadaChartReconciler reconciles ArmadaChart objects.
@@ -79,8 +88,17 @@ type ArmadaChartReconciler struct {
 	// Client.
 	APIReader client.Reader
 	Helm      *helm.Client
-	Loader    chartsource.Loader
-	Recorder  recorder.EventRecorder
+	// Loader reads chart sources. SetupWithManager gives it a Fetcher that
+	// notifies this controller, so a reconcile never waits on a remote
+	// server.
+	Loader   chartsource.Loader
+	Recorder recorder.EventRecorder
+
+	// FetchTimeout bounds one fetch of an http(s) archive; 0 means
+	// chartsource.DefaultFetchTimeout. MaxFetches bounds the fetches in
+	// flight; 0 means chartsource.DefaultMaxFetches.
+	FetchTimeout time.Duration
+	MaxFetches   int
 
 	// MaxConcurrentReconciles is how many charts are worked on at once.
 	MaxConcurrentReconciles int
@@ -187,6 +205,23 @@ func (r *ArmadaChartReconciler) SetupWithManager(ctx context.Context, mgr ctrl.M
 	if r.MaxRetryInterval == 0 {
 		r.MaxRetryInterval = 5 * time.Minute
 	}
+	// Archives are fetched outside the reconcile workers: a chart whose
+	// fetch is in flight returns at once, and is enqueued again through
+	// fetched when the fetch ends.
+	fetched := make(chan event.TypedGenericEvent[*armadav1.ArmadaChart])
+	r.Loader.Fetcher = chartsource.NewFetcher(ctx, chartsource.FetchOptions{
+		Timeout:    r.FetchTimeout,
+		MaxFetches: r.MaxFetches,
+		Notify: func(key types.NamespacedName) {
+			ev := event.TypedGenericEvent[*armadav1.ArmadaChart]{Object: &armadav1.ArmadaChart{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}}
+			go func() {
+				select {
+				case fetched <- ev:
+				case <-ctx.Done():
+				}
+			}()
+		},
+	})
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &armadav1.ArmadaChart{}, releaseKeyIndex, func(o client.Object) []string {
 		c := o.(*armadav1.ArmadaChart)
 		return []string{releaseKey(c.Spec.Namespace, ReleaseName(c))}
@@ -221,6 +256,7 @@ func (r *ArmadaChartReconciler) SetupWithManager(ctx context.Context, mgr ctrl.M
 		Watches(&appsv1.StatefulSet{}, toChart, ofRelease).
 		Watches(&appsv1.DaemonSet{}, toChart, ofRelease).
 		Watches(&batchv1.Job{}, toChart, ofRelease).
+		WatchesRawSource(source.Channel(fetched, &handler.TypedEnqueueRequestForObject[*armadav1.ArmadaChart]{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
 		Named("armadachart").
 		Complete(r)
@@ -353,9 +389,29 @@ func (r *ArmadaChartReconciler) finish(ctx context.Context, obj, base *armadav1.
 		apimeta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: t, Status: s, Reason: reason, Message: truncate(msg), ObservedGeneration: gen})
 	}
 	var waiting *waitingError
+	var fetching *fetchingError
 	stalled, isStalled := asStalled(err)
-	failed := err != nil && !errors.As(err, &waiting) && !isStalled
+	failed := err != nil && !errors.As(err, &waiting) && !errors.As(err, &fetching) && !isStalled
 	switch {
+	case errors.As(err, &fetching):
+		err = nil
+		// The fetch notifies the chart; this is only a safety net.
+		res = ctrl.Result{RequeueAfter: r.Loader.Fetcher.Timeout() + r.PollInterval}
+		if ready := apimeta.FindStatusCondition(base.Status.Conditions, armadav1.ReadyCondition); ready != nil && ready.Status == metav1.ConditionTrue &&
+			base.Status.ObservedGeneration == obj.Generation && base.Status.TargetState == st.TargetState {
+			// A deployed release whose archive is fetched again (the
+			// operator restarted, the cache expired) stays Ready.
+			obj.Status = *base.Status.DeepCopy()
+			break
+		}
+		st.Satisfied = false
+		if st.State != armadav1.StateDeployed && st.State != armadav1.StateFailed {
+			st.State = armadav1.StatePending
+		}
+		msg := scrub.clean(fetching.Error())
+		set(armadav1.ReadyCondition, metav1.ConditionFalse, ReasonFetchingSource, msg)
+		set(armadav1.ReconcilingCondition, metav1.ConditionTrue, ReasonFetchingSource, msg)
+		apimeta.RemoveStatusCondition(&st.Conditions, armadav1.StalledCondition)
 	case err == nil:
 		st.Satisfied = string(st.State) == string(st.TargetState)
 		st.Failures = 0

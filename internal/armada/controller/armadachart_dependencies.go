@@ -54,10 +54,12 @@ func (r *ArmadaChartReconciler) dependentsOf(ctx context.Context, o client.Objec
 // in the same namespace, recursively) into ch as subcharts, replacing any
 // subchart of the same name, as Armada does to inject helm-toolkit.
 func (r *ArmadaChartReconciler) injectDependencies(ctx context.Context, obj *armadav1.ArmadaChart, ch *chartv2.Chart) error {
-	return r.inject(ctx, obj, ch, []string{obj.Name})
+	return r.inject(ctx, client.ObjectKeyFromObject(obj), obj, ch, []string{obj.Name})
 }
 
-func (r *ArmadaChartReconciler) inject(ctx context.Context, obj *armadav1.ArmadaChart, ch *chartv2.Chart, path []string) error {
+// inject vendors obj's dependencies into ch; waiter is the chart being
+// reconciled, notified when a dependency's archive has been fetched.
+func (r *ArmadaChartReconciler) inject(ctx context.Context, waiter types.NamespacedName, obj *armadav1.ArmadaChart, ch *chartv2.Chart, path []string) error {
 	for i, name := range obj.Spec.Dependencies {
 		for _, p := range path {
 			if p == name {
@@ -71,14 +73,17 @@ func (r *ArmadaChartReconciler) inject(ctx context.Context, obj *armadav1.Armada
 			}
 			return fmt.Errorf("ArmadaChart %s/%s: spec.dependencies[%d]: %w", obj.Namespace, obj.Name, i, err)
 		}
-		depChart, err := r.Loader.Load(ctx, dep.Spec.Source)
+		depChart, err := r.Loader.LoadFor(ctx, dep.Spec.Source, waiter)
+		if errors.Is(err, chartsource.ErrFetching) {
+			return &fetchingError{fmt.Errorf("ArmadaChart %s/%s: spec.dependencies[%d] (%s): spec.source: %w", obj.Namespace, obj.Name, i, name, err)}
+		}
 		if err != nil {
 			if errors.Is(err, chartsource.ErrNotFound) || errors.Is(err, chartsource.ErrInvalid) {
 				return stall(ReasonDependencyMissing, fmt.Errorf("ArmadaChart %s/%s: spec.dependencies[%d] (%s): spec.source: %w", obj.Namespace, obj.Name, i, name, err))
 			}
-			return fmt.Errorf("ArmadaChart %s/%s: spec.dependencies[%d] (%s): %w", obj.Namespace, obj.Name, i, name, err)
+			return failWith(ReasonSourceFetchFailed, fmt.Errorf("ArmadaChart %s/%s: spec.dependencies[%d] (%s): %w", obj.Namespace, obj.Name, i, name, err))
 		}
-		if err := r.inject(ctx, dep, depChart, append(path, name)); err != nil {
+		if err := r.inject(ctx, waiter, dep, depChart, append(path, name)); err != nil {
 			return err
 		}
 		kept := ch.Dependencies()[:0:0]

@@ -29,14 +29,17 @@ import (
 func (r *ArmadaChartReconciler) reconcileDeployed(ctx context.Context, obj *armadav1.ArmadaChart, values map[string]any) (ctrl.Result, error) {
 	log := ctrl.LoggerFrom(ctx)
 	id := fmt.Sprintf("ArmadaChart %s/%s", obj.Namespace, obj.Name)
-	ch, err := r.Loader.Load(ctx, obj.Spec.Source)
+	waiter := client.ObjectKeyFromObject(obj)
+	ch, err := r.Loader.LoadFor(ctx, obj.Spec.Source, waiter)
 	switch {
+	case errors.Is(err, chartsource.ErrFetching):
+		return ctrl.Result{}, &fetchingError{fmt.Errorf("%s: spec.source: %w", id, err)}
 	case errors.Is(err, chartsource.ErrNotFound):
 		return ctrl.Result{}, stall(ReasonChartNotFound, fmt.Errorf("%s: spec.source: %w", id, err))
 	case errors.Is(err, chartsource.ErrInvalid):
 		return ctrl.Result{}, stall(ReasonInvalidChart, fmt.Errorf("%s: spec.source: %w", id, err))
 	case err != nil:
-		return ctrl.Result{}, fmt.Errorf("%s: spec.source: %w", id, err)
+		return ctrl.Result{}, failWith(ReasonSourceFetchFailed, fmt.Errorf("%s: spec.source: %w", id, err))
 	}
 	if err := r.injectDependencies(ctx, obj, ch); err != nil {
 		return ctrl.Result{}, err

@@ -32,6 +32,13 @@ type waitingError struct{ msg string }
 
 func (e *waitingError) Error() string { return e.msg }
 
+// fetchingError means the chart's source (or a dependency's) is being
+// fetched in the background; the chart is enqueued again when it is done.
+type fetchingError struct{ err error }
+
+func (e *fetchingError) Error() string { return e.err.Error() }
+func (e *fetchingError) Unwrap() error { return e.err }
+
 // minSecretLen is the shortest value string scrubbed from messages; shorter
 // ones (true, 1, ...) would mangle every message and are poor secrets.
 const minSecretLen = 4

@@ -38,11 +38,17 @@ type Options struct {
 	// ChartMounts map chart locations below a path to other directories,
 	// as a pod's volumeMounts would (see chartsource.Loader.Mounts).
 	ChartMounts []chartsource.Mount
+	// ChartFetchTimeout bounds one fetch of an http(s) chart archive.
+	ChartFetchTimeout time.Duration
+	// ChartFetches bounds the archive fetches in flight (at most
+	// chartsource.MaxFetchesPerHost of them to one host).
+	ChartFetches int
 }
 
 // DefaultOptions are the flag defaults.
 func DefaultOptions() Options {
-	return Options{Options: operatorkit.Defaults(), Concurrency: 8, PollInterval: 5 * time.Second}
+	return Options{Options: operatorkit.Defaults(), Concurrency: 8, PollInterval: 5 * time.Second,
+		ChartFetchTimeout: chartsource.DefaultFetchTimeout, ChartFetches: chartsource.DefaultMaxFetches}
 }
 
 // BindFlags registers the options as flags on fs.
@@ -59,6 +65,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		return nil
 	})
 	fs.DurationVar(&o.PollInterval, "poll-interval", o.PollInterval, "re-check interval for charts whose workloads are not ready yet")
+	fs.DurationVar(&o.ChartFetchTimeout, "chart-fetch-timeout", o.ChartFetchTimeout, "deadline of one fetch of an http(s) chart archive, from connecting to the last byte (fetches run outside the reconcile workers)")
+	fs.IntVar(&o.ChartFetches, "chart-fetches", o.ChartFetches, fmt.Sprintf("chart archive fetches in flight at once (at most %d to one host)", chartsource.MaxFetchesPerHost))
 }
 
 // Validate reports options that cannot work.
@@ -68,6 +76,12 @@ func (o Options) Validate() error {
 	}
 	if o.PollInterval <= 0 {
 		return fmt.Errorf("--poll-interval must be positive, got %s", o.PollInterval)
+	}
+	if o.ChartFetchTimeout <= 0 {
+		return fmt.Errorf("--chart-fetch-timeout must be positive, got %s", o.ChartFetchTimeout)
+	}
+	if o.ChartFetches < 1 {
+		return fmt.Errorf("--chart-fetches must be at least 1, got %d", o.ChartFetches)
 	}
 	return o.Options.Validate()
 }
@@ -118,6 +132,8 @@ func NewManager(ctx context.Context, cfg *rest.Config, o Options, log logr.Logge
 		Recorder:                rec,
 		MaxConcurrentReconciles: o.Concurrency,
 		PollInterval:            o.PollInterval,
+		FetchTimeout:            o.ChartFetchTimeout,
+		MaxFetches:              o.ChartFetches,
 	}
 	if err := charts.SetupWithManager(ctx, mgr); err != nil {
 		return nil, err

@@ -31,6 +31,8 @@ func TestValidate(t *testing.T) {
 		{"defaults", func(*Options) {}, ""},
 		{"zero concurrency", func(o *Options) { o.Concurrency = 0 }, "--concurrency"},
 		{"zero poll interval", func(o *Options) { o.PollInterval = 0 }, "--poll-interval"},
+		{"zero chart fetch timeout", func(o *Options) { o.ChartFetchTimeout = 0 }, "--chart-fetch-timeout must be positive"},
+		{"no chart fetches", func(o *Options) { o.ChartFetches = 0 }, "--chart-fetches must be at least 1"},
 		{"negative qps", func(o *Options) { o.QPS = -1 }, "--kube-api-qps"},
 	}
 	for _, tt := range tests {

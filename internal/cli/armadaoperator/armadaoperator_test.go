@@ -52,6 +52,29 @@ func TestCommandLine(t *testing.T) {
 		{name: "bad chart mount", args: []string{"--chart-mount=charts"}, code: 2, stderrHas: "want LOCATION=DIR"},
 		{name: "stray argument", args: []string{"extra"}, code: 1, stderrHas: "unknown command"},
 		{name: "invalid option", args: []string{"--kubeconfig", kubeconfig, "--concurrency=0"}, code: 1, stderrHas: "--concurrency must be at least 1"},
+		{name: "help names the fetch bounds", args: []string{"--help"}, code: 0, stdoutHas: "--chart-fetch-timeout duration"},
+		{name: "zero fetch timeout", args: []string{"--kubeconfig", kubeconfig, "--chart-fetch-timeout=0s"}, code: 1, stderrHas: "--chart-fetch-timeout must be positive"},
+		{name: "no fetches", args: []string{"--kubeconfig", kubeconfig, "--chart-fetches=0"}, code: 1, stderrHas: "--chart-fetches must be at least 1"},
+		{
+			name: "fetch bounds",
+			args: []string{"--kubeconfig", kubeconfig, "--chart-fetch-timeout=15s", "--chart-fetches=3"},
+			ran:  true,
+			check: func(t *testing.T, o operator.Options) {
+				if o.ChartFetchTimeout != 15*time.Second || o.ChartFetches != 3 {
+					t.Errorf("options %+v", o)
+				}
+			},
+		},
+		{
+			name: "fetch bound defaults",
+			args: []string{"--kubeconfig", kubeconfig},
+			ran:  true,
+			check: func(t *testing.T, o operator.Options) {
+				if o.ChartFetchTimeout != time.Minute || o.ChartFetches != 8 {
+					t.Errorf("options %+v", o)
+				}
+			},
+		},
 		{name: "missing kubeconfig", args: []string{"--kubeconfig", "/nonexistent/kubeconfig"}, code: 1, stderrHas: "--kubeconfig /nonexistent/kubeconfig"},
 		{
 			name: "out of cluster: Lease namespace from the kubeconfig context",
