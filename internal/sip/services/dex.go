@@ -86,6 +86,9 @@ func connectorConfig(p *field.Path, ns string, c sipv1.OIDCConnector, secrets ma
 		if err := json.Unmarshal(c.Config.Raw, &cfg); err != nil {
 			return nil, fmt.Errorf("%s: must be an object: %w", p.Child("config"), err)
 		}
+		if cfg == nil { // null: no config
+			cfg = map[string]any{}
+		}
 	}
 	for k, cs := range c.ConfigSecrets {
 		sp := p.Child("configSecrets").Index(k).Child("secretRef")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"regexp"
 	"strings"
 
 	"golang.org/x/crypto/ssh"
@@ -188,6 +189,9 @@ func (v *validator) auth(p *field.Path, a sipv1.AuthService) {
 				v.add(&field.Error{Type: field.ErrorTypeInvalid, Field: p.Child("config").String(), BadValue: field.OmitValueType{}, Detail: "must be an object"})
 				continue
 			}
+			if obj == nil { // null: no config
+				obj = map[string]any{}
+			}
 		}
 		fields := map[string]bool{}
 		for k, cs := range c.ConfigSecrets {
@@ -198,6 +202,10 @@ func (v *validator) auth(p *field.Path, a sipv1.AuthService) {
 				continue
 			}
 			fields[cs.Field] = true
+			if !configFieldRE.MatchString(cs.Field) {
+				v.add(field.Invalid(sp.Child("field"), cs.Field, "must be keys of letters, digits, '_' and '-', joined by '.'"))
+				continue
+			}
 			// Set on a copy of config, as the build will: a path through a
 			// value that is no object, or a field config sets too, is an error.
 			if err := setConfigField(obj, cs.Field, ""); err != nil {
@@ -206,6 +214,9 @@ func (v *validator) auth(p *field.Path, a sipv1.AuthService) {
 		}
 	}
 }
+
+// configFieldRE is a configSecrets field: the CRD's pattern.
+var configFieldRE = regexp.MustCompile(`^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$`)
 
 // secretKeyRef checks a reference to a key of a Secret of the cluster's
 // namespace; what names what the key holds.
