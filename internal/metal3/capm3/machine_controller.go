@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
@@ -31,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	infrav1 "github.com/airshipit/airship-go/api/infrastructure/v1beta1"
+	"github.com/airshipit/airship-go/internal/metal3/refs"
 )
 
 // Polling intervals of a Metal3Machine that waits on something no watch
@@ -347,6 +349,11 @@ func (r *MachineReconciler) Reconcile(ctx context.Context, req reconcile.Request
 	if !m3m.DeletionTimestamp.IsZero() {
 		return reconcile.Result{}, s.reconcileDelete()
 	}
+	// References to other namespaces are refused before the finalizer and
+	// before a host is claimed or anything is read.
+	if err := machineReferences(m3m); err != nil {
+		return reconcile.Result{}, s.invalid(err.Error())
+	}
 	if s.machine == nil {
 		return reconcile.Result{}, wait(infrav1.ReadyCondition, infrav1.WaitingForMachineOwnerReason, 0,
 			"no Machine owns Metal3Machine %s/%s yet", m3m.Namespace, m3m.Name)
@@ -360,6 +367,23 @@ func (r *MachineReconciler) Reconcile(ctx context.Context, req reconcile.Request
 		}
 	}
 	return reconcile.Result{}, nil
+}
+
+// machineReferences checks that spec.userData, spec.metaData,
+// spec.networkData and spec.dataTemplate name objects of the
+// Metal3Machine's namespace (or none).
+func machineReferences(m *infrav1.Metal3Machine) error {
+	var rs []refs.Ref
+	for field, ref := range map[string]*corev1.SecretReference{"spec.userData": m.Spec.UserData, "spec.metaData": m.Spec.MetaData, "spec.networkData": m.Spec.NetworkData} {
+		if ref != nil {
+			rs = append(rs, refs.Ref{Field: field, Namespace: ref.Namespace})
+		}
+	}
+	if m.Spec.DataTemplate != nil {
+		rs = append(rs, refs.Ref{Field: "spec.dataTemplate", Namespace: m.Spec.DataTemplate.Namespace})
+	}
+	slices.SortFunc(rs, func(a, b refs.Ref) int { return strings.Compare(a.Field, b.Field) })
+	return refs.Check("Metal3Machine", m.Namespace, rs...)
 }
 
 // readOwners reads the Machine, Cluster and Metal3Cluster; any may be nil.

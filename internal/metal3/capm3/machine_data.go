@@ -23,9 +23,6 @@ func (s *machineScope) renderData() error {
 		apimeta.RemoveStatusCondition(&m.Status.Conditions, infrav1.Metal3DataReadyCondition)
 		return nil
 	}
-	if ns := m.Spec.DataTemplate.Namespace; ns != "" && ns != m.Namespace {
-		return s.invalid(fmt.Sprintf("spec.dataTemplate: a Metal3DataTemplate of namespace %s; only the Metal3Machine's namespace %s is allowed", ns, m.Namespace))
-	}
 	if m.Status.RenderedData != nil && m.Status.MetaData != nil && s.host.Spec.Image != nil {
 		// Rendered and written: the data is the host's now.
 		return nil

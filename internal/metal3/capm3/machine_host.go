@@ -206,11 +206,8 @@ func sameNamespace(ref *corev1.SecretReference, ns string) *corev1.SecretReferen
 // writeHost gives the host what to provision.
 func (s *machineScope) writeHost() error {
 	m, h := s.m3m, s.host.DeepCopy()
-	for field, ref := range map[string]*corev1.SecretReference{"spec.userData": m.Spec.UserData, "spec.metaData": m.Spec.MetaData, "spec.networkData": m.Spec.NetworkData} {
-		if ref != nil && ref.Namespace != "" && ref.Namespace != m.Namespace {
-			return s.invalid(fmt.Sprintf("%s: a Secret of namespace %s; only the Metal3Machine's namespace %s is allowed", field, ref.Namespace, m.Namespace))
-		}
-	}
+	// Reconcile refused references to other namespaces (machineReferences):
+	// the host is given the Metal3Machine's namespace whatever they say.
 	m.Status.UserData = s.userData()
 	if m.Spec.DataTemplate == nil {
 		m.Status.MetaData = sameNamespace(m.Spec.MetaData, m.Namespace)
