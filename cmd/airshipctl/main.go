@@ -13,14 +13,9 @@ import (
 
 	"github.com/airshipit/airship-go/internal/cli"
 	"github.com/airshipit/airship-go/internal/cli/root"
-	"github.com/airshipit/airship-go/internal/document/fn"
 )
 
 func main() {
-	// kustomize runs the built-in KRM functions by executing this binary.
-	if code, ok := fn.ServeIfRequested(); ok {
-		os.Exit(code)
-	}
 	// Libraries built on controller-runtime (clusterctl's among them) log
 	// through its logger; airshipctl reports through its own output, and an
 	// unset logger prints a stack trace after 30 s.

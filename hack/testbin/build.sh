@@ -119,14 +119,24 @@ else
 fi
 
 # The example site installs Cluster API's providers from the source of the
-# module the managers above are built from: a git-ignored link in the site
-# tree (examples/site/function/capi/README.md).
+# module the managers above are built from: a git-ignored copy of its
+# kustomize trees in the site (examples/site/function/capi/README.md). A
+# copy, not a link: a build refuses a symbolic link that leads outside the
+# site's target path.
 capi_src="$(cd "${here}/capi" && go mod download -json "sigs.k8s.io/cluster-api@${CAPI_VERSION}" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
 if [[ ! -d "${capi_src}/core/config/default" ]]; then
   log "cluster-api ${CAPI_VERSION}: module source not found (go mod download gave '${capi_src}')"
   exit 1
 fi
-ln -sfn "${capi_src}" "${here}/../../examples/site/function/capi/upstream"
-log "examples/site/function/capi/upstream -> ${capi_src}"
+capi_dst="${here}/../../examples/site/function/capi/upstream"
+capi_tmp="$(mktemp -d "${capi_dst}.XXXXXX")"
+for d in core/config bootstrap/kubeadm/config controlplane/kubeadm/config; do
+  mkdir -p "${capi_tmp}/${d}"
+  cp -R "${capi_src}/${d}/." "${capi_tmp}/${d}/"
+done
+chmod -R u+w,go+rX "${capi_tmp}"
+rm -rf "${capi_dst}"
+mv "${capi_tmp}" "${capi_dst}"
+log "examples/site/function/capi/upstream: Cluster API's kustomize trees from ${capi_src}"
 
 log "all binaries in ${dir} ($((SECONDS - start)) s)"

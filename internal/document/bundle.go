@@ -16,6 +16,8 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/yaml"
+
+	"github.com/airshipit/airship-go/internal/document/fn"
 )
 
 // Bundle is the set of documents a kustomize root builds to.
@@ -39,7 +41,7 @@ func NewBundle(root string, docs []*Document) *Bundle {
 }
 
 // FunctionRunner runs a kustomize build whose kustomizations reference KRM
-// functions, without a container runtime (internal/document/fn).
+// functions, in process (internal/document/fn.Runner, the default).
 type FunctionRunner interface {
 	Build(fs filesys.FileSystem, path string, opts *krusty.Options) (resmap.ResMap, error)
 }
@@ -59,8 +61,14 @@ type BuildOptions struct {
 	// FS is the filesystem to read from; nil means the disk.
 	FS filesys.FileSystem
 	// Functions runs the KRM functions a kustomization references; nil
-	// means a build that references one fails.
+	// means fn.Runner, which runs the built-in functions in process and
+	// refuses every other one.
 	Functions FunctionRunner
+	// Confine, when set, is the directory (a site's targetPath) whose
+	// files must stay in it once symbolic links are followed: a file of
+	// it that a link leads outside is refused, naming the link. Paths a
+	// kustomization writes to lead outside are read as written.
+	Confine string
 	// Cache, when set, is consulted before building and filled after.
 	Cache *Cache
 }
@@ -88,6 +96,18 @@ func Build(root string, opts BuildOptions) (*Bundle, error) {
 			return b, nil
 		}
 	}
+	var confined *confinedFS
+	if opts.Confine != "" {
+		c, err := newConfinedFS(fs, opts.Confine)
+		if err != nil {
+			return nil, err
+		}
+		confined = c
+		fs = c
+		if err := c.check(root); err != nil {
+			return nil, err
+		}
+	}
 	rec := newRecordingFS(fs)
 	kopts := krusty.MakeDefaultOptions()
 	// The order kubectl kustomize prints, and no load restriction: Airship
@@ -104,13 +124,16 @@ func Build(root string, opts BuildOptions) (*Bundle, error) {
 	if !hasKustomization {
 		return nil, fmt.Errorf("kustomize root %s has no kustomization file (%v)", root, konfig.RecognizedKustomizationFileNames())
 	}
+	kopts = fn.KrustyOptions(kopts)
 	var resMap resmap.ResMap
 	var err error
 	// secrets: the build may have decrypted something (see SecretFunctionRunner).
 	secrets := false
-	switch f := opts.Functions.(type) {
-	case nil:
-		resMap, err = krusty.MakeKustomizer(kopts).Run(rec, root)
+	functions := opts.Functions
+	if functions == nil {
+		functions = &fn.Runner{}
+	}
+	switch f := functions.(type) {
 	case SecretFunctionRunner:
 		resMap, secrets, err = f.BuildSecrets(rec, root, kopts)
 	default:
@@ -118,6 +141,11 @@ func Build(root string, opts BuildOptions) (*Bundle, error) {
 		secrets = true
 	}
 	if err != nil {
+		if cerr := confined.firstErr(); cerr != nil {
+			// kustomize reports a kustomization it could not read as a
+			// missing one; the reason is the confinement.
+			err = cerr
+		}
 		return nil, fmt.Errorf("building %s: %w", root, err)
 	}
 	docs := make([]*Document, 0, resMap.Size())

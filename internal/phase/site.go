@@ -106,6 +106,13 @@ func LoadSite(site *config.Site, build document.BuildOptions) (*Site, error) {
 	if err != nil {
 		return nil, err
 	}
+	if build.Confine == "" {
+		// Every document of the site is read from its target path: a
+		// symbolic link (or a path) that leads outside it is refused.
+		if build.Confine, err = site.TargetPath(); err != nil {
+			return nil, err
+		}
+	}
 	bundle, err := document.Build(path, build)
 	if err != nil {
 		return nil, fmt.Errorf("phase bundle (targetPath + phase repository + phase.path): %w", err)

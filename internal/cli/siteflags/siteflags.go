@@ -17,8 +17,8 @@ import (
 )
 
 // Functions runs the built-in KRM functions (ReplacementTransformer,
-// Templater) during builds by executing this binary; main must call
-// fn.ServeIfRequested first.
+// Templater, the sops function) in process during builds; any other
+// function is an error, and nothing is ever executed.
 var Functions document.FunctionRunner = &fn.Runner{}
 
 // Options are the global flags of site commands.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 
@@ -15,7 +14,8 @@ import (
 )
 
 // UnsupportedFunctionError is returned for a function config this package
-// does not implement. There is no container runtime to fall back on.
+// does not implement. Nothing is ever run in its place: there is no
+// container runtime, and exec functions are never run.
 type UnsupportedFunctionError struct {
 	APIVersion, Kind, Name string
 	// File is the file the config came from, when known.
@@ -23,6 +23,9 @@ type UnsupportedFunctionError struct {
 	// Image is the container image (or "exec:" and the path) the config's
 	// function annotation named.
 	Image string
+	// Field is the kustomization field that listed the config, when that
+	// is why it is refused (validators).
+	Field string
 }
 
 func (e *UnsupportedFunctionError) Error() string {
@@ -34,102 +37,125 @@ func (e *UnsupportedFunctionError) Error() string {
 	if e.File != "" {
 		where = ", file " + e.File
 	}
-	return fmt.Sprintf("KRM function %s/%s (apiVersion %q, image %s%s) is not supported: "+
+	why := ""
+	switch {
+	case strings.HasPrefix(image, execImagePrefix):
+		why = "; exec functions are never run"
+	case e.Field != "":
+		why = "; the built-in functions are not validators"
+	}
+	return fmt.Sprintf("KRM function %s/%s (apiVersion %q, image %s%s) is not supported%s: "+
 		"airshipctl runs only %s %s and %s, and the %s image's function, in process and has no container runtime",
-		e.Kind, e.Name, e.APIVersion, image, where, APIVersion, KindReplacementTransformer, KindTemplater, SopsImage)
+		e.Kind, e.Name, e.APIVersion, image, where, why, APIVersion, KindReplacementTransformer, KindTemplater, SopsImage)
 }
 
-// runOptions carry what the exec entry point knows beyond the ResourceList.
+// execImagePrefix marks, in an UnsupportedFunctionError's Image, an exec
+// function's path.
+const execImagePrefix = "exec:"
+
+// runOptions carry what a build knows beyond the config and the items.
 type runOptions struct {
 	entropy Entropy
-	// image is the function image the config named before Runner rewrote
-	// its annotation; empty means read it from the annotation.
+	// image is the function image the config's annotation named; empty
+	// means read it from the annotation.
 	image string
 	// file is the config's file, for errors.
 	file string
-	// target, when its exe is set, is what function configs among the
-	// output are rewritten to run (see rewriteGenerated); its secretsFile
-	// is created before the sops function runs.
-	target execTarget
+	// onSecrets, when set, is called before the sops function runs.
+	onSecrets func()
 }
 
 // Run runs the function config on items and returns the resulting items,
-// dispatching on the config's apiVersion and kind. A kind this package does
-// not implement is an *UnsupportedFunctionError naming the image.
+// dispatching on the config's apiVersion and kind (and, for the sops
+// function, its image). A config this package does not implement, or one
+// whose annotation names an exec function, is an *UnsupportedFunctionError.
 func Run(config *yaml.RNode, items []*yaml.RNode) ([]*yaml.RNode, error) {
 	return run(config, items, runOptions{})
+}
+
+// builtinFunction names the built-in function that runs a config of this
+// apiVersion and kind whose annotation names image, or "".
+func builtinFunction(apiVersion, kind, image string) string {
+	if strings.HasPrefix(image, execImagePrefix) {
+		return ""
+	}
+	if apiVersion == APIVersion {
+		switch kind {
+		case KindReplacementTransformer:
+			return BuiltinReplacementTransformer
+		case KindTemplater:
+			return BuiltinTemplater
+		}
+	}
+	if b, _ := BuiltinImage(image); b == BuiltinSops {
+		return BuiltinSops
+	}
+	return ""
 }
 
 func run(config *yaml.RNode, items []*yaml.RNode, o runOptions) ([]*yaml.RNode, error) {
 	if config == nil || config.IsNilOrEmpty() {
 		return nil, errors.New("the ResourceList has no functionConfig")
 	}
+	file := o.file
+	if file == "" {
+		file = docPath(config)
+	}
 	id := config.GetKind() + "/" + config.GetName()
-	if o.file != "" {
-		id += " (file " + o.file + ")"
-	} else if p := docPath(config); p != "" {
-		id += " (file " + p + ")"
+	if file != "" {
+		id += " (file " + file + ")"
 	}
 	image := o.image
 	if image == "" {
-		image = functionImage(config)
+		var err error
+		if image, err = specImage(config); err != nil {
+			return nil, fmt.Errorf("%s: reading its function annotation: %w", id, err)
+		}
 	}
 	var f kio.Filter
 	var err error
-	if config.GetApiVersion() == APIVersion {
-		switch config.GetKind() {
-		case KindReplacementTransformer:
-			f, err = NewReplacementTransformer(config)
-		case KindTemplater:
-			f, err = NewTemplater(config, o.entropy)
-		}
-	}
-	if builtin, _ := BuiltinImage(image); f == nil && err == nil && builtin == BuiltinSops {
+	switch builtinFunction(config.GetApiVersion(), config.GetKind(), image) {
+	case BuiltinReplacementTransformer:
+		f, err = NewReplacementTransformer(config)
+	case BuiltinTemplater:
+		f, err = NewTemplater(config, o.entropy)
+	case BuiltinSops:
 		// Tell the build first: whatever happens next, its output may
 		// hold clear secrets or depend on the keys in the environment.
-		if o.target.secretsFile != "" {
-			if werr := os.WriteFile(o.target.secretsFile, nil, 0o600); werr != nil {
-				return nil, fmt.Errorf("%s: recording that the build handles secrets: %w", id, werr)
-			}
+		if o.onSecrets != nil {
+			o.onSecrets()
 		}
 		f, err = NewSops(config)
+	default:
+		return nil, &UnsupportedFunctionError{APIVersion: config.GetApiVersion(), Kind: config.GetKind(), Name: config.GetName(), File: file, Image: image}
 	}
 	if err != nil {
 		return nil, redactError(err)
-	}
-	if f == nil {
-		file := o.file
-		if file == "" {
-			file = docPath(config)
-		}
-		return nil, &UnsupportedFunctionError{APIVersion: config.GetApiVersion(), Kind: config.GetKind(), Name: config.GetName(), File: file, Image: image}
 	}
 	out, err := f.Filter(items)
 	if err != nil {
 		return nil, redactError(fmt.Errorf("%s: %w", id, err))
 	}
-	if o.target.exe != "" {
-		if err := rewriteGenerated(out, o.target, id); err != nil {
-			return nil, err
-		}
-	}
 	return out, nil
 }
 
-// functionImage is the image (or exec path) a config's function annotation
-// names, or "".
-func functionImage(config *yaml.RNode) string {
+// specImage is the image (or "exec:" and the path) a config's function
+// annotation names, or "" when it has none. The annotation is read from
+// the decoded document, in any of its spellings
+// (config.kubernetes.io/function, config.k8s.io/function,
+// config.kubernetes.io/container, metadata.configFn).
+func specImage(config *yaml.RNode) (string, error) {
 	spec, err := runtimeutil.GetFunctionSpec(config)
 	if err != nil || spec == nil {
-		return ""
+		return "", err
 	}
 	if spec.Container.Image != "" {
-		return spec.Container.Image
+		return spec.Container.Image, nil
 	}
 	if spec.Exec.Path != "" {
-		return "exec:" + spec.Exec.Path
+		return execImagePrefix + spec.Exec.Path, nil
 	}
-	return ""
+	return "", nil
 }
 
 // Accepted ResourceList apiVersions: v1 is what kustomize writes, v1alpha1
@@ -186,89 +212,4 @@ func DecodeResourceList(data []byte) (config *yaml.RNode, items []*yaml.RNode, e
 		}
 	}
 	return config, items, nil
-}
-
-// Serve reads a ResourceList from r, runs its functionConfig on its items
-// and writes the resulting ResourceList to w: the KRM function protocol, so
-// the binary can serve as an exec function.
-func Serve(r io.Reader, w io.Writer) error {
-	return serve(r, w, runOptions{})
-}
-
-func serve(r io.Reader, w io.Writer, o runOptions) error {
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return fmt.Errorf("reading ResourceList: %w", err)
-	}
-	config, items, err := DecodeResourceList(data)
-	if err != nil {
-		return err
-	}
-
-	out, err := run(config, items, o)
-	if err != nil {
-		return err
-	}
-	out = dropGeneratorEcho(config, out)
-	return kio.ByteWriter{
-		Writer:                w,
-		KeepReaderAnnotations: true,
-		WrappingKind:          kio.ResourceListKind,
-		WrappingAPIVersion:    kio.ResourceListAPIVersion,
-		FunctionConfig:        config,
-	}.Write(out)
-}
-
-// ServeEnv is the environment variable that tells a binary built with this
-// package to act as a KRM function (see ServeIfRequested). Runner sets it
-// in the exec function specs it writes.
-const ServeEnv = "AIRSHIP_KRM_FUNCTION"
-
-// Arguments Runner passes to the function process.
-const (
-	argImage     = "--image="
-	argConfig    = "--config-file="
-	argErrorFile = "--error-file="
-	// argSecretsFile names a file to create when the sops function runs.
-	argSecretsFile = "--secrets-file="
-)
-
-// ServeIfRequested makes the running binary a KRM function when ServeEnv
-// is set: it serves stdin to stdout and reports the exit code to use. Call
-// it first thing in main (and in TestMain of packages that build with
-// Runner):
-//
-//	if code, ok := fn.ServeIfRequested(); ok {
-//		os.Exit(code)
-//	}
-func ServeIfRequested() (code int, served bool) {
-	if os.Getenv(ServeEnv) == "" {
-		return 0, false
-	}
-	var o runOptions
-	errorFile := ""
-	for _, a := range os.Args[1:] {
-		switch {
-		case strings.HasPrefix(a, argImage):
-			o.image = strings.TrimPrefix(a, argImage)
-		case strings.HasPrefix(a, argConfig):
-			o.file = strings.TrimPrefix(a, argConfig)
-		case strings.HasPrefix(a, argErrorFile):
-			errorFile = strings.TrimPrefix(a, argErrorFile)
-		case strings.HasPrefix(a, argSecretsFile):
-			o.target.secretsFile = strings.TrimPrefix(a, argSecretsFile)
-		}
-	}
-	o.target.errorFile = errorFile
-	if exe, err := os.Executable(); err == nil {
-		o.target.exe = exe
-	}
-	if err := serve(os.Stdin, os.Stdout, o); err != nil {
-		msg := redact(err.Error())
-		if errorFile == "" || os.WriteFile(errorFile, []byte(msg), 0o600) != nil {
-			fmt.Fprintln(os.Stderr, "Error:", msg)
-		}
-		return 1, true
-	}
-	return 0, true
 }

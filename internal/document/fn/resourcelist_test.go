@@ -52,60 +52,6 @@ func TestDecodeResourceList(t *testing.T) {
 	}
 }
 
-func TestServe(t *testing.T) {
-	in := `apiVersion: config.kubernetes.io/v1
-kind: ResourceList
-functionConfig:
-  apiVersion: airshipit.org/v1alpha1
-  kind: ReplacementTransformer
-  metadata:
-    name: tag
-  replacements:
-  - source:
-      value: v2
-    target:
-      objref:
-        kind: Deployment
-      fieldrefs: ["spec.template.spec.containers[name=app].image%v1%"]
-items:
-- apiVersion: apps/v1
-  kind: Deployment
-  metadata:
-    name: web
-    annotations:
-      config.k8s.io/id: "1"
-  spec:
-    template:
-      spec:
-        containers:
-        - name: app
-          image: app:v1 # pinned
-`
-	var out bytes.Buffer
-	if err := Serve(strings.NewReader(in), &out); err != nil {
-		t.Fatal(err)
-	}
-	cfg, items, err := DecodeResourceList(out.Bytes())
-	if err != nil {
-		t.Fatalf("output is not a ResourceList: %v\n%s", err, out.String())
-	}
-	if cfg == nil || cfg.GetName() != "tag" {
-		t.Errorf("functionConfig not kept: %v", cfg)
-	}
-	if len(items) != 1 {
-		t.Fatalf("%d items", len(items))
-	}
-	if !strings.Contains(out.String(), "image: app:v2") {
-		t.Errorf("image not replaced:\n%s", out.String())
-	}
-	if items[0].GetAnnotations()["config.k8s.io/id"] != "1" {
-		t.Error("the runtime's id annotation was dropped")
-	}
-	if !strings.Contains(out.String(), "# pinned") {
-		t.Error("comments were dropped")
-	}
-}
-
 func TestRunUnsupportedKind(t *testing.T) {
 	tests := []struct {
 		name, config, wantImage string

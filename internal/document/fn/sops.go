@@ -356,9 +356,9 @@ func (s *Sops) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
 			continue
 		}
 		if errors.Is(err, sops.ErrMACMismatch) {
-			return nil, fmt.Errorf("%s %s: %w; note that kustomize sorts a document's fields before functions see it, "+
-				"so a document encrypted with its fields in another order fails this check in a build: "+
-				"set ignore-mac: true, as upstream's decrypt-secrets does, or encrypt the document as the build presents it", op, id, err)
+			return nil, fmt.Errorf("%s %s: %w; the function sees the document as the build left it, "+
+				"so a transformer that ran before it (a label, a namespace, a patch) changes what the MAC covers: "+
+				"set ignore-mac: true, as upstream's decrypt-secrets does, or decrypt before transforming", op, id, err)
 		}
 		return nil, fmt.Errorf("%s %s: %w", op, id, err)
 	}

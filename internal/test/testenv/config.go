@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/airshipit/airship-go/internal/document/fn"
 )
 
 // Kustomize builds the kustomization at dir, relative to the repository
@@ -19,7 +21,7 @@ func Kustomize(t testing.TB, dir string) []*unstructured.Unstructured {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resMap, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), filepath.Join(root, dir))
+	resMap, err := krusty.MakeKustomizer(fn.KrustyOptions(nil)).Run(filesys.MakeFsOnDisk(), filepath.Join(root, dir))
 	if err != nil {
 		t.Fatalf("kustomize build %s: %v", dir, err)
 	}
