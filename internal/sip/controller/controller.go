@@ -115,8 +115,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return r.decommission(ctx, c)
 	}
 	before := c.Status.DeepCopy()
-	// Check first: an invalid cluster gets no finalizer (it has nothing
-	// to release, so it can always be deleted) and no pass.
+	// Check first: an invalid cluster gets no pass and no finalizer, so
+	// one that never held anything is deleted at once; one that has the
+	// finalizer (it was valid and holds hosts) keeps it and what it holds.
 	sreq, verr := validate(c)
 	var (
 		res reconcile.Result
