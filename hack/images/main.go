@@ -8,7 +8,10 @@
 // With --push REGISTRY/REPOSITORY each image index is also pushed there as
 // <name>:latest, and the kustomization names the pushed images.
 //
-// Usage: images [--out bin/images] [--platforms linux/amd64,linux/arm64] [--binaries armada-operator,...] [--push REGISTRY/REPO]
+// A push is bounded: --push-timeout (10m) for each image index, a minute
+// for connecting and for each answer of the registry to come.
+//
+// Usage: images [--out bin/images] [--platforms linux/amd64,linux/arm64] [--binaries armada-operator,...] [--push REGISTRY/REPO] [--push-timeout 10m]
 package main
 
 import (
@@ -41,6 +44,7 @@ func run() error {
 	source := flag.String("source", "https://github.com/airshipit/airship-go", "the org.opencontainers.image.source label")
 	push := flag.String("push", "", "registry and repository to push to, e.g. registry.example:5000/airship (credentials from the Docker config)")
 	insecure := flag.Bool("insecure-registry", false, "push over plain HTTP")
+	pushTimeout := flag.Duration("push-timeout", image.DefaultPushTimeout, "time limit of pushing one image index")
 	caFile := flag.String("ca-certificates", "/etc/ssl/certs/ca-certificates.crt", "CA bundle to install in the images")
 	flag.Parse()
 	ca, err := os.ReadFile(*caFile)
@@ -89,7 +93,7 @@ func run() error {
 		line := fmt.Sprintf("%s: %s (%s)", name, digest, filepath.Join(*out, name))
 		if *push != "" {
 			ref := strings.TrimSuffix(*push, "/") + "/" + name + ":latest"
-			if _, err := image.Push(context.Background(), ref, idx, *insecure); err != nil {
+			if _, err := image.Push(context.Background(), ref, idx, image.PushOptions{Insecure: *insecure, Timeout: *pushTimeout}); err != nil {
 				return err
 			}
 			line += ", pushed to " + ref

@@ -6,4 +6,9 @@
 // timestamp is fixed, so the same binaries give the same digests. One image
 // per platform, gathered in an image index; written as an OCI image layout
 // and, per platform, as a tarball `docker load` reads.
+//
+// Push writes an index to a registry, bounded: the whole push by
+// PushOptions.Timeout (10 min), connecting and each answer's wait by
+// PushOptions.RequestTimeout (1 min), each answer's body by
+// MaxResponseBytes (16 MiB), through the environment's proxy.
 package image

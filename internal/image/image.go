@@ -21,6 +21,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/airshipit/airship-go/internal/httplimit"
 )
 
 // User is the uid and gid the images run as.
@@ -253,19 +255,56 @@ func KustomizationAt(base, repository string, digests map[string]v1.Hash) []byte
 	return []byte(b.String())
 }
 
+// Bounds of a push.
+const (
+	// DefaultPushTimeout bounds a whole push (every blob and manifest of
+	// an index).
+	DefaultPushTimeout = 10 * time.Minute
+	// DefaultRequestTimeout bounds connecting, the TLS handshake and the
+	// wait for each answer's header (once the request's body is sent).
+	DefaultRequestTimeout = time.Minute
+	// MaxResponseBytes caps a registry's answer (manifests, errors).
+	MaxResponseBytes = 16 << 20
+)
+
+// PushOptions say how Push reaches the registry. The zero value is usable.
+type PushOptions struct {
+	// Insecure allows plain HTTP to the registry.
+	Insecure bool
+	// Timeout bounds the whole push; default DefaultPushTimeout.
+	Timeout time.Duration
+	// RequestTimeout bounds connecting and each answer's wait; default
+	// DefaultRequestTimeout.
+	RequestTimeout time.Duration
+}
+
 // Push writes the index to the registry reference ref (registry/repository:tag),
 // with the credentials of the Docker config (~/.docker/config.json) when it
 // has any for that registry, and returns the digest it is stored under.
-func Push(ctx context.Context, ref string, idx v1.ImageIndex, insecure bool) (v1.Hash, error) {
-	var opts []name.Option
-	if insecure {
-		opts = append(opts, name.Insecure)
+// The push is bounded as opts say (answers capped at MaxResponseBytes) and
+// goes through the environment's proxy (HTTPS_PROXY, NO_PROXY).
+func Push(ctx context.Context, ref string, idx v1.ImageIndex, opts PushOptions) (v1.Hash, error) {
+	var nameOpts []name.Option
+	if opts.Insecure {
+		nameOpts = append(nameOpts, name.Insecure)
 	}
-	tag, err := name.NewTag(ref, opts...)
+	tag, err := name.NewTag(ref, nameOpts...)
 	if err != nil {
 		return v1.Hash{}, fmt.Errorf("image reference %q: %w", ref, err)
 	}
-	if err := remote.WriteIndex(tag, idx, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)); err != nil {
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultPushTimeout
+	}
+	if opts.RequestTimeout <= 0 {
+		opts.RequestTimeout = DefaultRequestTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	defer cancel()
+	transport := httplimit.LimitResponses(httplimit.NewTransport(httplimit.ClientOptions{
+		Timeout: opts.RequestTimeout,
+		Proxy:   httplimit.ProxyFromEnvironment(),
+	}), MaxResponseBytes)
+	if err := remote.WriteIndex(tag, idx, remote.WithContext(ctx), remote.WithTransport(transport), remote.WithAuthFromKeychain(authn.DefaultKeychain)); err != nil {
 		return v1.Hash{}, fmt.Errorf("pushing %s: %w", ref, err)
 	}
 	return idx.Digest()

@@ -251,7 +251,7 @@ func TestPushToRegistry(t *testing.T) {
 
 	// No credentials: refused, and the error names the reference.
 	t.Setenv("DOCKER_CONFIG", t.TempDir())
-	if _, err := Push(context.Background(), ref, idx, true); err == nil || !strings.Contains(err.Error(), "pushing "+ref) {
+	if _, err := Push(context.Background(), ref, idx, PushOptions{Insecure: true}); err == nil || !strings.Contains(err.Error(), "pushing "+ref) {
 		t.Fatalf("push without credentials: %v", err)
 	}
 	cfgDir := t.TempDir()
@@ -260,7 +260,7 @@ func TestPushToRegistry(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("DOCKER_CONFIG", cfgDir)
-	digest, err := Push(context.Background(), ref, idx, true)
+	digest, err := Push(context.Background(), ref, idx, PushOptions{Insecure: true})
 	if err != nil {
 		t.Fatal(err)
 	}
