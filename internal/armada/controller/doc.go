@@ -13,6 +13,14 @@
 // member's TargetStateAnnotation, never into its spec, so the site's
 // documents stay what the cluster holds and re-applying them shows no drift.
 //
+// No reconcile waits on a remote server: a chart (or dependency) archive
+// served over HTTP(S) is fetched by the Loader's Fetcher in the background.
+// While it is fetched the chart reports Reconciling with reason
+// FetchingSource and its reconcile returns; the Fetcher's notification comes
+// back through a channel source (source.Channel) and enqueues the chart
+// again. A fetch that fails or times out is retried with the chart's backoff
+// (reason SourceFetchFailed), naming source.location without credentials.
+//
 // Errors carry intent: a stalled error needs a spec change (a missing chart,
 // values the chart rejects) and is not retried; any other error is retried
 // with the controller's exponential backoff and counted in status.failures.
