@@ -10,7 +10,10 @@
 //     for scp-like addresses such as user:pass@host:path) and the LAST '@'
 //     (a password may hold '/', '?', '#', ':' or '@'); its password, after
 //     the first ':', becomes REDACTED and the user name stays (unless it
-//     holds an '@' itself: then all of it is REDACTED);
+//     holds an '@' itself: then all of it is REDACTED); when a '?' or '#'
+//     comes before that '@' (a password holding one, or an '@' in the
+//     query), nothing can be told apart and all after the scheme is
+//     REDACTED;
 //   - a user name without a password becomes REDACTED too, since tokens
 //     travel as user names (https://TOKEN@host), except for ssh:// and
 //     scp-like addresses, where it is a login name (git@host:org/repo);

@@ -22,6 +22,11 @@ func URL(s string) string {
 		user, _, hasPass := strings.Cut(rest[:at], ":")
 		keepUser := scheme == "" || scheme == "ssh" || strings.HasPrefix(scheme, "ssh+") || strings.HasSuffix(scheme, "+ssh")
 		switch {
+		case strings.ContainsAny(rest[:at], "?#"):
+			// The '@' may belong to a query or fragment, or the password
+			// may hold '?' or '#': nothing after the scheme can be told
+			// apart, so none of it is shown.
+			return prefix + Mask
 		case strings.Contains(user, "@"):
 			// Which '@' ends the user name cannot be told.
 			prefix += Mask + "@"

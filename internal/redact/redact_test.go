@@ -14,7 +14,10 @@ func TestURL(t *testing.T) {
 	}{
 		{"no credentials", "https://opendev.org/airship/treasuremap", "https://opendev.org/airship/treasuremap"},
 		{"user and password", "https://user:password@example.com/org/repo.git", "https://user:REDACTED@example.com/org/repo.git"},
-		{"password with special characters", "https://user:p/a?s#s@w:rd@example.com:8443/repo", "https://user:REDACTED@example.com:8443/repo"},
+		{"password with special characters", "https://user:p/a:s%s@w:rd@example.com:8443/repo", "https://user:REDACTED@example.com:8443/repo"},
+		{"password with ? and #", "https://user:p/a?s#s@w:rd@example.com:8443/repo", "https://REDACTED"},
+		{"at sign in a query value", "redfish://h/x?password=hunt@er2", "redfish://REDACTED"},
+		{"at sign in a fragment", "https://h/x#tok@en", "https://REDACTED"},
 		{"percent-encoded password", "https://user:p%40ss@example.com/repo", "https://user:REDACTED@example.com/repo"},
 		{"empty user, password", "https://:secret@example.com/repo", "https://:REDACTED@example.com/repo"},
 		{"https user without password (a token)", "https://ghp_token123@example.com/org/repo", "https://REDACTED@example.com/org/repo"},
@@ -94,17 +97,23 @@ func FuzzURL(f *testing.F) {
 		if len(password) < 4 || strings.ContainsAny(password, "@/?#:&;=") || strings.Contains(Mask, password) {
 			return
 		}
+		if strings.Contains(s, password[2:]) || strings.Contains(Mask, password[2:]) {
+			return
+		}
 		for _, u := range []string{
 			"https://user:" + password + "@" + s,
 			"ssh://user:" + password + "@" + s,
 			"user:" + password + "@" + s,
 			"https://" + password + "@" + s,
 			"https://host/" + s + "?token=" + password,
+			"https://host/x?token=ab@" + password,
+			"https://host/x#ab@" + password,
+			"user:" + password[:2] + "?" + password[2:] + "@" + s,
 		} {
 			if strings.Contains(s, password) {
 				return
 			}
-			if out := URL(u); strings.Contains(out, password) {
+			if out := URL(u); strings.Contains(out, password[2:]) {
 				t.Fatalf("URL(%q) = %q shows the password", u, out)
 			}
 		}
