@@ -1,6 +1,7 @@
 package fn
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -253,6 +254,11 @@ func (f *functionFS) kustomization(path string, data []byte) ([]byte, error) {
 	if err != nil || node.YNode().Kind != yaml.MappingNode {
 		return data, nil // kustomize reports it in its own words
 	}
+	for _, field := range helmFields {
+		if v := mapValue(node.YNode(), field); v != nil && !isNull(v) && len(v.Content) > 0 {
+			return nil, fmt.Errorf("%s: field %s: %w", path, field, errHelm)
+		}
+	}
 	k := &kustomization{path: path, dir: filepath.Dir(path), fields: node, plugins: map[string][]plugin{}}
 	any := false
 	for _, field := range []string{fieldGenerators, fieldTransformers, fieldValidators} {
@@ -333,7 +339,7 @@ func (f *functionFS) expand(k *kustomization, field string, entries []string) ([
 		}
 		switch {
 		case f.IsDir(p):
-			nodes, err := f.stage(p, nil)
+			nodes, err := f.stage(p, nil, true)
 			if err != nil {
 				return nil, fmt.Errorf("%s: building %s: %w", where, e, err)
 			}
@@ -372,6 +378,16 @@ func (f *functionFS) expand(k *kustomization, field string, entries []string) ([
 	return out, nil
 }
 
+// Helm chart inflation runs a helm program; kustomize is built with it
+// off, and a kustomization that asks for it is refused by name.
+var (
+	helmFields = []string{"helmCharts", "helmChartInflationGenerator"}
+	errHelm    = errors.New("chart inflation runs a helm program, which a build never does; " +
+		"render the chart beforehand and list its output under resources")
+)
+
+const helmGeneratorKind = "HelmChartInflationGenerator"
+
 // legacyPluginImage is what an error shows as the "image" of a plugin
 // config without a function annotation, which kustomize would otherwise
 // look for as an exec or Go plugin in its plugin home.
@@ -385,6 +401,9 @@ const legacyPluginImage = "(none: a kustomize exec/Go plugin config)"
 func classify(n *yaml.RNode, file, field string) (plugin, error) {
 	p := plugin{node: n, file: file}
 	if n.GetApiVersion() == konfig.BuiltinPluginApiVersion {
+		if n.GetKind() == helmGeneratorKind {
+			return p, fmt.Errorf("%s/%s (file %s): %w", n.GetKind(), n.GetName(), file, errHelm)
+		}
 		return p, nil
 	}
 	image, err := specImage(n)
@@ -556,7 +575,7 @@ func (f *functionFS) buildStage(k *kustomization) ([]*yaml.RNode, error) {
 	if err != nil {
 		return nil, err
 	}
-	return f.stage(k.dir, map[string][]byte{k.path: data})
+	return f.stage(k.dir, map[string][]byte{k.path: data}, false)
 }
 
 // Stages are whole krusty builds, which finish as the top-level build
@@ -632,8 +651,10 @@ var stashTransformers = func() []string {
 
 // stage builds dir with krusty, reading override's files from it instead
 // of the file system, and returns the documents with the stashed
-// annotations back and origins relative to the top-level root.
-func (f *functionFS) stage(dir string, override map[string][]byte) ([]*yaml.RNode, error) {
+// annotations back and origins relative to the top-level root. origins
+// asks kustomize for origins whatever the kustomization says (to name the
+// file of a plugin config).
+func (f *functionFS) stage(dir string, override map[string][]byte, origins bool) ([]*yaml.RNode, error) {
 	kpath, data, err := f.stageKustomization(dir, override)
 	if err != nil {
 		return nil, err
@@ -654,6 +675,11 @@ func (f *functionFS) stage(dir string, override map[string][]byte) ([]*yaml.RNod
 	}
 	if err := n.PipeE(yaml.Clear("sortOptions")); err != nil {
 		return nil, err
+	}
+	if origins {
+		if err := addOriginAnnotations(n); err != nil {
+			return nil, fmt.Errorf("%s: %w", kpath, err)
+		}
 	}
 	s, err := n.String()
 	if err != nil {
@@ -694,6 +720,22 @@ func (f *functionFS) stageKustomization(dir string, override map[string][]byte) 
 		return p, data, err
 	}
 	return "", nil, fmt.Errorf("%s has no kustomization file (%v)", dir, konfig.RecognizedKustomizationFileNames())
+}
+
+// addOriginAnnotations adds originAnnotations to a kustomization's
+// buildMetadata.
+func addOriginAnnotations(n *yaml.RNode) error {
+	meta := mapValue(n.YNode(), "buildMetadata")
+	if meta == nil || meta.Kind != yaml.SequenceNode {
+		return n.PipeE(yaml.SetField("buildMetadata", yaml.NewListRNode(types.OriginAnnotations)))
+	}
+	for _, m := range meta.Content {
+		if m.Value == types.OriginAnnotations {
+			return nil
+		}
+	}
+	meta.Content = append(meta.Content, yaml.NewStringRNode(types.OriginAnnotations).YNode())
+	return nil
 }
 
 // originStash keeps a document's origin in a file kustomize reads as
