@@ -210,21 +210,22 @@ func (l Loader) readArchiveFile(location string) ([]byte, error) {
 	if err := confine(file, base); err != nil {
 		return nil, fmt.Errorf("source.location %q: %w", location, err)
 	}
-	f, err := os.Open(file)
+	// Stat before opening: opening a named pipe would block.
+	fi, err := os.Stat(file)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("source.location %q: %w", location, ErrNotFound)
 		}
 		return nil, fmt.Errorf("source.location %q: %w", location, err)
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("source.location %q: %w", location, err)
-	}
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("source.location %q: not a regular file: %w", location, ErrInvalid)
 	}
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, fmt.Errorf("source.location %q: %w", location, err)
+	}
+	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, MaxArchiveBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("source.location %q: %w", location, err)

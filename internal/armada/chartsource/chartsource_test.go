@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
@@ -206,6 +207,9 @@ func TestLoadConfined(t *testing.T) {
 	link(filepath.Join(outside, "small"), filepath.Join(root, "charts", "escape"))
 	link(filepath.Join(outside, "small.tgz"), filepath.Join(root, "charts", "escape.tgz"))
 	link(filepath.Join(root, "charts", "plain"), filepath.Join(root, "charts", "alias"))
+	if err := syscall.Mkfifo(filepath.Join(root, "charts", "pipe.tgz"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 
 	dir := func(loc string) armadav1.ArmadaChartSource {
 		return armadav1.ArmadaChartSource{Type: armadav1.SourceTypeDir, Location: loc}
@@ -227,6 +231,7 @@ func TestLoadConfined(t *testing.T) {
 		{name: "symlink loop", src: dir("/charts/loop"), wantErr: ErrInvalid, want: "symlink templates/up leads back"},
 		{name: "subpath through a link out", src: armadav1.ArmadaChartSource{Type: armadav1.SourceTypeLocal, Location: "/charts", Subpath: "escape"}, wantErr: ErrInvalid, want: "outside"},
 		{name: "tar file that is a symlink out", src: armadav1.ArmadaChartSource{Type: armadav1.SourceTypeTar, Location: "/charts/escape.tgz"}, wantErr: ErrInvalid, want: "outside"},
+		{name: "tar location that is a named pipe", src: armadav1.ArmadaChartSource{Type: armadav1.SourceTypeTar, Location: "/charts/pipe.tgz"}, wantErr: ErrInvalid, want: "not a regular file"},
 		{name: "tar location that is a directory", src: armadav1.ArmadaChartSource{Type: armadav1.SourceTypeTar, Location: "/charts/plain"}, wantErr: ErrInvalid, want: "not a regular file"},
 		{name: "mount: link out of the mount", src: dir("/opt/escape"), mounts: []Mount{{Location: "/opt", Dir: filepath.Join(root, "charts")}}, wantErr: ErrInvalid, want: "outside"},
 		{name: "mount: link into root but out of the mount", src: dir("/opt/up/plain"), mounts: []Mount{{Location: "/opt", Dir: filepath.Join(root, "sub")}}, wantErr: ErrInvalid, want: "outside"},
