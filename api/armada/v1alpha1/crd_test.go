@@ -27,12 +27,14 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	crdvalidation "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	celschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/listtype"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	schemavalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	celconfig "k8s.io/apiserver/pkg/apis/cel"
 	"sigs.k8s.io/yaml"
 
 	armadav1alpha1 "github.com/airshipit/airship-go/api/armada/v1alpha1"
@@ -149,6 +151,9 @@ func admit(t *testing.T, crds map[string]crdVersion, doc []byte) (map[string]any
 	defaulting.Default(obj, crd.structural)
 	errs = append(errs, schemavalidation.ValidateCustomResource(nil, obj, crd.validator)...)
 	errs = append(errs, listtype.ValidateListSetsAndMaps(nil, crd.structural, obj)...)
+	// The x-kubernetes-validations (CEL) rules, as the server runs them.
+	celErrs, _ := celschema.NewValidator(crd.structural, true, celconfig.PerCallLimit).Validate(context.Background(), nil, crd.structural, obj, nil, celconfig.RuntimeCELCostBudget)
+	errs = append(errs, celErrs...)
 	return obj, errs
 }
 
@@ -282,6 +287,46 @@ spec:
 			name:    "recreate_pods is not carried",
 			doc:     chart + "  source: {type: local, location: /c}\n  upgrade:\n    options: {recreate_pods: true}\n",
 			wantErr: "spec.upgrade.options.recreate_pods",
+		},
+		{
+			name:    "dir location that is a URL",
+			doc:     chart + "  source: {type: dir, location: 'https://charts.example/c'}\n",
+			wantErr: "spec.source: Invalid value: source.location of type local or dir is a path",
+		},
+		{
+			name:    "tar URL that is not http(s)",
+			doc:     chart + "  source: {type: tar, location: 'file:///etc/c.tgz'}\n",
+			wantErr: "a URL must be http:// or https://",
+		},
+		{
+			name:    "location climbing",
+			doc:     chart + "  source: {type: local, location: /charts/../etc}\n",
+			wantErr: "source.location must not climb",
+		},
+		{
+			name:    "subpath climbing",
+			doc:     chart + "  source: {type: local, location: /charts, subpath: ../etc}\n",
+			wantErr: "source.subpath must not climb",
+		},
+		{
+			name:    "valuesFrom name with a namespace",
+			doc:     chart + "  source: {type: local, location: /c}\n  valuesFrom: [{kind: Secret, name: kube-system/victim}]\n",
+			wantErr: "spec.valuesFrom[0].name: Invalid value",
+		},
+		{
+			name:    "dependency with a namespace",
+			doc:     chart + "  source: {type: local, location: /c}\n  dependencies: [other/toolkit]\n",
+			wantErr: "spec.dependencies[0]: Invalid value",
+		},
+		{
+			name:    "group member with a namespace",
+			doc:     "apiVersion: armada.airshipit.org/v1alpha1\nkind: ArmadaChartGroup\nmetadata: {name: g}\nspec: {chart_group: [other/c]}\n",
+			wantErr: "spec.chart_group[0]: Invalid value",
+		},
+		{
+			name:    "manifest group with a namespace",
+			doc:     "apiVersion: armada.airshipit.org/v1alpha1\nkind: ArmadaManifest\nmetadata: {name: m}\nspec: {release_prefix: p, chart_groups: [other/g]}\n",
+			wantErr: "spec.chart_groups[0]: Invalid value",
 		},
 		{
 			name:    "group without charts",
