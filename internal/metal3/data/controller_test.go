@@ -2,6 +2,7 @@ package data_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -36,7 +37,17 @@ var env *testenv.Env
 // TestMain starts one API server with the Metal3 CRDs (config/metal3) and
 // Cluster API's Cluster and Machine CRDs (from the cluster-api module this
 // project requires); tests keep apart by namespace.
+//
+// Fuzzing (FuzzRender) needs no API server: a fuzz run, whose every worker
+// process runs TestMain, starts none.
 func TestMain(m *testing.M) {
+	flag.Parse()
+	if f := flag.Lookup("test.fuzz"); f != nil && f.Value.String() != "" {
+		os.Exit(m.Run())
+	}
+	if f := flag.Lookup("test.fuzzworker"); f != nil && f.Value.String() == "true" {
+		os.Exit(m.Run())
+	}
 	os.Exit(testenv.Main(m, func() (*testenv.Env, error) {
 		capi, err := capienv.CoreCRDs()
 		if err != nil {
