@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/kustomize/kyaml/kio"
+	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 	"sigs.k8s.io/yaml"
 
 	"github.com/airshipit/airship-go/internal/document/fn"
@@ -203,6 +204,11 @@ func FromYAML(source string, data []byte) (*Bundle, error) {
 	var errs []error
 	docs := make([]*Document, 0, len(nodes))
 	for i, n := range nodes {
+		if k := n.YNode().Kind; k != kyaml.MappingNode {
+			// kyaml's accessors panic on anything but a map.
+			errs = append(errs, fmt.Errorf("%s: document %d is %s, not an object", source, i+1, yamlKindName(k)))
+			continue
+		}
 		d := &Document{node: n, source: source}
 		if err := checkIdentity(d, i); err != nil {
 			errs = append(errs, err)
@@ -214,6 +220,19 @@ func FromYAML(source string, data []byte) (*Bundle, error) {
 		return nil, err
 	}
 	return &Bundle{root: source, docs: docs}, nil
+}
+
+func yamlKindName(k kyaml.Kind) string {
+	switch k {
+	case kyaml.SequenceNode:
+		return "a list"
+	case kyaml.ScalarNode:
+		return "a scalar"
+	case kyaml.AliasNode:
+		return "an alias"
+	default:
+		return "not a map"
+	}
 }
 
 func checkIdentity(d *Document, index int) error {

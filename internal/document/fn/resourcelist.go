@@ -97,6 +97,13 @@ func run(config *yaml.RNode, items []*yaml.RNode, o runOptions) ([]*yaml.RNode, 
 	if config == nil || config.IsNilOrEmpty() {
 		return nil, errors.New("the ResourceList has no functionConfig")
 	}
+	if config.YNode().Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("the function config is %s, not an object", kindName(config.YNode()))
+	}
+	if _, err := config.GetMeta(); err != nil {
+		// kyaml's accessors panic on a metadata that is not a map.
+		return nil, fmt.Errorf("the function config's apiVersion, kind or metadata: %w", err)
+	}
 	file := o.file
 	if file == "" {
 		file = docPath(config)

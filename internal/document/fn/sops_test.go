@@ -23,7 +23,7 @@ type testKeys struct {
 	pgpFP, pgpPriv, pgpPub string
 }
 
-func newTestKeys(t *testing.T) testKeys {
+func newTestKeys(t testing.TB) testKeys {
 	t.Helper()
 	a, p := sopstest.NewAgeKey(t), sopstest.NewPGPKey(t, "sops test")
 	return testKeys{ageID: a.Identity, ageRecipient: a.Recipient, pgpFP: p.Fingerprint, pgpPriv: p.Private, pgpPub: p.Public}
@@ -56,12 +56,12 @@ secretGroups:
 
 // encryptedCatalogue is catalogue(name) encrypted as upstream's test-site
 // secrets are (encrypted-regex ^(data)$) for the given keys.
-func encryptedCatalogue(t *testing.T, name string, k testKeys) string {
+func encryptedCatalogue(t testing.TB, name string, k testKeys) string {
 	t.Helper()
 	return encryptYAML(t, catalogue(name), k)
 }
 
-func encryptYAML(t *testing.T, plain string, k testKeys) string {
+func encryptYAML(t testing.TB, plain string, k testKeys) string {
 	t.Helper()
 	var doc yaml.Node
 	if err := yaml.Unmarshal([]byte(plain), &doc); err != nil {
