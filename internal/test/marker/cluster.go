@@ -23,8 +23,12 @@ type Cluster struct {
 	Dynamic   dynamic.Interface
 }
 
-// ClusterFor returns the clients of the cluster cfg reaches.
+// ClusterFor returns the clients of the cluster cfg reaches, without
+// the API server's deprecation warnings (a scan lists deprecated types
+// too).
 func ClusterFor(name string, cfg *rest.Config) (Cluster, error) {
+	cfg = rest.CopyConfig(cfg)
+	cfg.WarningHandler = rest.NoWarnings{}
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		return Cluster{}, err
