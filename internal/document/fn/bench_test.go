@@ -2,9 +2,14 @@ package fn
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -103,5 +108,55 @@ func BenchmarkReplacementTransformer1000(b *testing.B) {
 	}
 	if y := out[1].MustString(); !strings.Contains(y, "app:v2") || !strings.Contains(y, "proxy.example.com") {
 		b.Fatalf("benchmark replacements did not apply:\n%s", y)
+	}
+}
+
+// BenchmarkBuildWithFunctions builds a kustomization of 200 Deployments
+// (in a base), a catalogue, a Templater generator and a directory of two
+// ReplacementTransformers with a builtin label transformer between them:
+// a build with functions from end to end.
+func BenchmarkBuildWithFunctions(b *testing.B) {
+	dir := b.TempDir()
+	var deploys strings.Builder
+	for i := range 200 {
+		fmt.Fprintf(&deploys, "---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app-%d\nspec:\n  template:\n    spec:\n"+
+			"      containers:\n      - name: app\n        image: registry.example.com/app:v1\n", i)
+	}
+	files := map[string]string{
+		"base/kustomization.yaml": "resources: [deploys.yaml]\n",
+		"base/deploys.yaml":       deploys.String(),
+		"site/kustomization.yaml": "resources: [../base, catalogue.yaml]\ngenerators: [pages.yaml]\ntransformers: [fns]\n",
+		"site/catalogue.yaml":     "apiVersion: airshipit.org/v1alpha1\nkind: VariableCatalogue\nmetadata:\n  name: versions\nimages:\n  app: registry.example.com/app:v2\n",
+		"site/pages.yaml": "apiVersion: airshipit.org/v1alpha1\nkind: Templater\nmetadata:\n  name: pages\nvalues:\n  pages: [a, b, c]\n" +
+			"template: |\n  apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: pages\n  data:\n  {{- range .pages }}\n    {{ . }}: page\n  {{- end }}\n",
+		"site/fns/kustomization.yaml": "resources: [image.yaml, label.yaml, proxy.yaml]\n",
+		"site/fns/image.yaml": "apiVersion: airshipit.org/v1alpha1\nkind: ReplacementTransformer\nmetadata:\n  name: image\nreplacements:\n" +
+			"- source: {objref: {kind: VariableCatalogue, name: versions}, fieldref: images.app}\n" +
+			"  target: {objref: {kind: Deployment}, fieldrefs: ['spec.template.spec.containers[name=app].image']}\n",
+		"site/fns/label.yaml": "apiVersion: builtin\nkind: LabelTransformer\nmetadata:\n  name: site\nlabels: {site: s1}\nfieldSpecs:\n- {path: metadata/labels, create: true}\n",
+		"site/fns/proxy.yaml": "apiVersion: airshipit.org/v1alpha1\nkind: ReplacementTransformer\nmetadata:\n  name: proxy\nreplacements:\n" +
+			"- source: {value: proxy.example.com}\n  target: {objref: {kind: Deployment}, fieldrefs: [metadata.annotations.proxy]}\n",
+	}
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			b.Fatal(err)
+		}
+	}
+	root := filepath.Join(dir, "site")
+	opts := krusty.MakeDefaultOptions()
+	opts.LoadRestrictions = types.LoadRestrictionsNone
+	b.ReportAllocs()
+	for b.Loop() {
+		m, err := (&Runner{}).Build(filesys.MakeFsOnDisk(), root, opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if m.Size() != 202 {
+			b.Fatalf("%d documents", m.Size())
+		}
 	}
 }
