@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/airshipit/airship-go/api/infrastructure/v1beta1"
+	ipamv1 "github.com/airshipit/airship-go/api/ipam/v1alpha1"
 )
 
 // TestDataReferencesToOtherNamespaces: a Metal3Data whose template, claim,
@@ -68,5 +69,67 @@ func TestDataReferencesToOtherNamespaces(t *testing.T) {
 				t.Errorf("a refused Metal3Data rendered %d Secrets", len(secs.Items))
 			}
 		})
+	}
+}
+
+// TestClaimsNamingOtherNamespaces: an IPClaim whose spec.pool, and a
+// Metal3DataClaim whose spec.template, names another namespace is never
+// served by the pool or template there, nor by the one of that name in its
+// own namespace, which writes why in the claim's status.errorMessage,
+// naming the field.
+func TestClaimsNamingOtherNamespaces(t *testing.T) {
+	startManager(t)
+	other := newSite(t, "other")
+	s := newSite(t, "tenant")
+	tpl := "clusterName: test1\nmetaData:\n  strings: [{key: k, value: v}]\n"
+	for _, site := range []*site{other, s} {
+		site.pool("pool", "10.1.0.10", "10.1.0.20")
+		site.template("tpl", tpl)
+	}
+	s.create(
+		&ipamv1.IPClaim{ObjectMeta: metav1.ObjectMeta{Name: "ipc"}, Spec: ipamv1.IPClaimSpec{Pool: corev1.ObjectReference{Name: "pool", Namespace: other.ns}}},
+		&infrav1.Metal3DataClaim{ObjectMeta: metav1.ObjectMeta{Name: "dc"}, Spec: infrav1.Metal3DataClaimSpec{Template: corev1.ObjectReference{Name: "tpl", Namespace: other.ns}}},
+	)
+	tests := []struct {
+		name, field, kind string
+		obj               client.Object
+		status            func(client.Object) (*string, bool)
+	}{
+		{"ipc", "spec.pool", "IPClaim", &ipamv1.IPClaim{}, func(o client.Object) (*string, bool) {
+			c := o.(*ipamv1.IPClaim)
+			return c.Status.ErrorMessage, c.Status.Address != nil
+		}},
+		{"dc", "spec.template", "Metal3DataClaim", &infrav1.Metal3DataClaim{}, func(o client.Object) (*string, bool) {
+			c := o.(*infrav1.Metal3DataClaim)
+			return c.Status.ErrorMessage, c.Status.RenderedData != nil
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.kind, func(t *testing.T) {
+			want := fmt.Sprintf(`%s.namespace: must be the %s's namespace %q, not %q`, tt.field, tt.kind, s.ns, other.ns)
+			eventually(t, "refused", func() (bool, error) {
+				if err := s.get(tt.name, tt.obj); err != nil {
+					return false, err
+				}
+				msg, served := tt.status(tt.obj)
+				if served {
+					return false, fmt.Errorf("served: %+v", tt.obj)
+				}
+				return strings.Contains(ptr.Deref(msg, ""), want), fmt.Errorf("status %q, want %q", ptr.Deref(msg, ""), want)
+			})
+		})
+	}
+	for _, site := range []*site{other, s} {
+		pool := &ipamv1.IPPool{}
+		if err := site.get("pool", pool); err != nil {
+			t.Fatal(err)
+		}
+		tmpl := &infrav1.Metal3DataTemplate{}
+		if err := site.get("tpl", tmpl); err != nil {
+			t.Fatal(err)
+		}
+		if len(pool.Status.Allocations) != 0 || len(tmpl.Status.Indexes) != 0 {
+			t.Errorf("namespace %s: pool allocations %v, template indexes %v; want none", site.ns, pool.Status.Allocations, tmpl.Status.Indexes)
+		}
 	}
 }

@@ -28,6 +28,7 @@ import (
 
 	infrav1 "github.com/airshipit/airship-go/api/infrastructure/v1beta1"
 	"github.com/airshipit/airship-go/internal/metal3/ipam"
+	"github.com/airshipit/airship-go/internal/metal3/refs"
 )
 
 // TemplateReconciler gives each Metal3DataClaim of a Metal3DataTemplate an
@@ -85,11 +86,9 @@ func templateRequest(_ context.Context, o client.Object) []reconcile.Request {
 	if ref.Name == "" {
 		return nil
 	}
-	ns := ref.Namespace
-	if ns == "" {
-		ns = o.GetNamespace()
-	}
-	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: ns, Name: ref.Name}}}
+	// Always the template of the object's own namespace: one that names
+	// another is refused there, never served by that namespace's template.
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: ref.Name}}}
 }
 
 // DataName is the name of a template's Metal3Data of one index.
@@ -152,7 +151,11 @@ func (r *TemplateReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 	var errs []error
 	for i := range claims.Items {
 		c := &claims.Items[i]
-		if ns := c.Spec.Template.Namespace; ns != "" && ns != t.Namespace {
+		if err := refs.Check("Metal3DataClaim", c.Namespace, refs.Ref{Field: "spec.template", Namespace: c.Spec.Template.Namespace}); err != nil {
+			// Not served; the claim says why.
+			if c.DeletionTimestamp.IsZero() {
+				errs = append(errs, p.setClaimStatus(ctx, c, nil, ptr.To(err.Error())))
+			}
 			continue
 		}
 		if c.DeletionTimestamp.IsZero() {

@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	ipamv1 "github.com/airshipit/airship-go/api/ipam/v1alpha1"
+	"github.com/airshipit/airship-go/internal/metal3/refs"
 )
 
 // poolIndex indexes IPClaims and IPAddresses by the name of their pool.
@@ -234,8 +235,15 @@ func (p *pass) read(ctx context.Context) error {
 	p.claims = make(map[string]*ipamv1.IPClaim, len(claims.Items))
 	for i := range claims.Items {
 		c := &claims.Items[i]
-		if ns := c.Spec.Pool.Namespace; ns != "" && ns != p.pool.Namespace {
-			continue // a pool of that name elsewhere; not served across namespaces
+		if err := refs.Check("IPClaim", c.Namespace, refs.Ref{Field: "spec.pool", Namespace: c.Spec.Pool.Namespace}); err != nil {
+			// A pool of that name elsewhere: never served across
+			// namespaces; the claim says why.
+			if c.DeletionTimestamp.IsZero() {
+				if serr := p.setClaimStatus(ctx, c, nil, ptr.To(err.Error())); serr != nil {
+					return serr
+				}
+			}
+			continue
 		}
 		p.claims[c.Name] = c
 	}
