@@ -143,12 +143,19 @@ func TestManifestOrdersGroupsAndCharts(t *testing.T) {
 		t.Fatalf("chart s2: release %q, controller %v", c.Status.ReleaseName, metav1.GetControllerOf(&c))
 	}
 
-	installed := eventTimes(t, ns, "InstallSucceeded")
-	satisfied := eventTimes(t, ns, ReasonSatisfied)
-	for _, n := range append(append([]string{}, seq...), par...) {
-		if installed[n].IsZero() || satisfied[n].IsZero() {
-			t.Fatalf("missing events for %s: installed %v satisfied %v", n, installed, satisfied)
+	// Events are written asynchronously, after the status that satisfied
+	// the manifest: wait until every chart's are there.
+	var installed, satisfied map[string]time.Time
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(context.Context) (bool, error) {
+		installed, satisfied = eventTimes(t, ns, "InstallSucceeded"), eventTimes(t, ns, ReasonSatisfied)
+		for _, n := range append(append([]string{}, seq...), par...) {
+			if installed[n].IsZero() || satisfied[n].IsZero() {
+				return false, nil
+			}
 		}
+		return true, nil
+	}); err != nil {
+		t.Fatalf("missing events: installed %v satisfied %v", installed, satisfied)
 	}
 	for i := 1; i < len(seq); i++ {
 		if !installed[seq[i]].After(satisfied[seq[i-1]]) {
