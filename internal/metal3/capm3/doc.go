@@ -15,6 +15,10 @@
 //
 // Each step shows in a condition and in status.phase:
 //
+//  0. Refuse (status.failureMessage naming the field, before the
+//     finalizer and before any host is claimed) a spec.userData,
+//     spec.metaData, spec.networkData or spec.dataTemplate naming another
+//     namespace (package refs).
 //  1. Wait for the owner Machine, the Cluster's infrastructure and the
 //     bootstrap data Secret (Machine spec.bootstrap.dataSecretName).
 //  2. Choose a host (AssociateBareMetalHost): in the Metal3Machine's

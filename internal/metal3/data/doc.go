@@ -17,4 +17,10 @@
 // and networkData), and reports what blocks it in status.errorMessage,
 // naming the template field. Deleting a claim deletes its Metal3Data,
 // whose deletion releases the IPClaims and the Secrets.
+//
+// Every reference resolves in the object's own namespace (package refs): a
+// Metal3Data whose template, claim, metaData or networkData names another
+// is refused before its finalizer and before anything is read, and a
+// Metal3DataClaim naming another namespace's template is never served (the
+// same-named template of its own namespace says why in its status).
 package data

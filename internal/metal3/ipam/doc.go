@@ -14,4 +14,7 @@
 // dots and colons as dashes>, owned by the pool and the claim) and the
 // claims' status.address set. A deleted claim's IPAddress is deleted and
 // its address returned to the pool before the claim's finalizer goes.
+// Pools serve only claims of their own namespace: a claim whose spec.pool
+// names another namespace is never served, and a pool of that name in the
+// claim's namespace writes why in its status.errorMessage.
 package ipam
