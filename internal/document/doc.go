@@ -7,4 +7,12 @@
 // annotation, added during the build and removed from the output), so
 // errors can name kind/name and file. Lookups that fail say what was asked
 // for and what the bundle has instead.
+//
+// A build never executes anything: kustomize runs with its builtin
+// plugins only and the built-in KRM functions run in process (fn.Runner,
+// the default BuildOptions.Functions); any other function config fails
+// the build naming it and its file. With BuildOptions.Confine (a site's
+// targetPath, which phase.LoadSite sets), a file of that directory that a
+// symbolic link leads outside it is refused with an *OutsideError naming
+// the link, before anything of it is read.
 package document

@@ -18,72 +18,75 @@
 //     KOneFilter, KYFilter, YFilter, YPipe, YOneFilter, YValue, YMerge,
 //     YListAppend and StrToY. The documents it renders are appended to the
 //     input (or to what setItems left of it).
+//   - the sops function (a ConfigMap whose annotation names
+//     gcr.io/kpt-fn-contrib/sops, any tag) decrypts or encrypts documents
+//     with PGP and age keys from the environment (sops.go,
+//     docs/secrets.md).
 //
-// Run applies one function config to a list of documents; Serve speaks the
-// KRM function protocol (a ResourceList on stdin, one on stdout), so the
-// binary can also be used as an exec function.
+// Run applies one function config to a list of documents in process;
+// DecodeResourceList reads the KRM function protocol's ResourceList.
+// Nothing in this package executes a program.
 //
 // # Inside a kustomize build
 //
-// kustomize (sigs.k8s.io/kustomize/api v0.21) offers no way to plug a
-// function in process: its plugin loader (api/internal/plugins/loader) and
-// function plugin (api/internal/plugins/fnplugin) are internal packages,
-// and the runner they use (kyaml/runfn) picks a container or an exec
-// program from the config's config.kubernetes.io/function annotation
-// through an unexported provider. Runner therefore hands krusty a file
-// system that rewrites, as files are read:
+// Every kustomize build of the project takes its options from
+// KrustyOptions: builtin plugins only (types.PluginRestrictionsBuiltinsOnly),
+// exec functions off, Helm chart inflation off. kustomize itself then
+// refuses any exec, container, starlark, Go or legacy exec plugin.
 //
-//   - every function annotation (container or exec, any image, also the
-//     older config.k8s.io/function, config.kubernetes.io/container and
-//     metadata.configFn forms, and configs written inline in a
-//     kustomization) into an exec function that runs this same binary with
-//     ServeEnv set;
-//   - every non-builtin config without an annotation in a file a
-//     kustomization lists under generators, transformers or validators
-//     (which kustomize would look up as a legacy exec or Go plugin) the
-//     same way;
+// The built-in functions are not kustomize plugins: Runner hands krusty a
+// file system that, when kustomize reads a kustomization, decodes it (and
+// each of its generators, transformers and validators: inline YAML
+// entries, files, and directories, which it builds) and classifies every
+// config after YAML decoding, so no spelling of an annotation key in a
+// file matters:
 //
-// and enables function plugins and exec functions for the build. The
-// binary must call ServeIfRequested first thing in main (TestMain in
-// tests). ReplacementTransformer and Templater run; any other kind fails
-// with an *UnsupportedFunctionError naming kind, name, file and image. No
-// other program is ever run.
+//   - apiVersion builtin: kustomize's own; passed through (except
+//     HelmChartInflationGenerator, refused, as is a helmCharts field);
+//   - airshipit.org/v1alpha1 ReplacementTransformer or Templater, or a
+//     config whose function annotation (config.kubernetes.io/function,
+//     config.k8s.io/function, config.kubernetes.io/container,
+//     metadata.configFn) names the sops image: a built-in function;
+//   - anything else (another kind or image, an exec: spec whatever the
+//     kind, a function among validators): an *UnsupportedFunctionError
+//     naming kind, name, file and image.
 //
-//	func main() {
-//		if code, ok := fn.ServeIfRequested(); ok {
-//			os.Exit(code)
-//		}
-//		// ... the CLI
-//	}
+// A kustomization without function configs is served as it is. One with
+// a function is built in stages: the kustomization truncated before the
+// function (all fields it needs kept: for a generator, the resources and
+// generators before it; for a transformer, everything but the
+// transformers after it) is built by krusty; the function runs in process
+// on the result (a generator gets no input, and its output joins the
+// resources); and kustomize is served a kustomization whose resources are
+// the result, through a file only this build serves, and whose generators
+// and transformers are what remains. The next function is handled the same
+// way. A stage is a whole krusty build, which would finish as a top-level
+// build does; builtin transformers appended to each stage keep what the
+// real build carries on (kustomize's previous names, prefixes and
+// suffixes, the hash-suffix request, generator behaviour, local-config
+// documents and their origin annotations) and Runner puts it back, so the
+// output is kustomize's, step for step (TestStagedBuildMatchesKustomize).
+// A Component listing a function config is an error.
 //
-//	// In the document layer (Runner satisfies document.FunctionRunner):
-//	r := &fn.Runner{}
-//	fs, opts, err := r.Wrap(filesys.MakeFsOnDisk(), krusty.MakeDefaultOptions())
-//	if err != nil { ... }
-//	resMap, err := krusty.MakeKustomizer(opts).Run(fs, "/site/phase")
-//
-//	// Or, to get the function's own error text back in the error rather
-//	// than on stderr next to kustomize's "exit status 1":
-//	resMap, err := r.Build(filesys.MakeFsOnDisk(), "/site/phase", nil)
+//	resMap, err := (&fn.Runner{}).Build(filesys.MakeFsOnDisk(), "/site/phase", nil)
 //
 //	// BuildSecrets also says whether the sops function ran, in which case
 //	// the output must not be cached (document.SecretFunctionRunner):
-//	resMap, secrets, err := r.BuildSecrets(filesys.MakeFsOnDisk(), "/site/phase", nil)
+//	resMap, secrets, err := (&fn.Runner{}).BuildSecrets(filesys.MakeFsOnDisk(), "/site/phase", nil)
 //
-// fn.KustomizeOptions(fs) is r.Wrap with default options. The
-// kustomization tree must be on disk (an in-memory tree works only where
-// its directories also exist on disk), since kustomize runs exec functions
-// in the kustomization's directory.
-//
+// Any file system works, on disk or in memory: functions run in process.
+// A failing function's own error is the build's error.
+
 // # Upstream's kustomize semantics
 //
 // Upstream airshipctl built with kustomize API v0.8.11 and kyaml v0.11.
 // Where a build with functions would differ under v0.21, Runner follows
 // upstream (compat.go): a generator function's echo of its own
-// local-config config is dropped from its output, and a builtin
-// PatchTransformer in a transformers file that sets
-// config.kubernetes.io/path (or index, or id) sets the internal twin too.
-// Trees without functions build exactly as kubectl kustomize builds them.
+// local-config config is dropped from its output. Functions see documents
+// as the build left them, fields in their written order (kustomize's exec
+// protocol sorted them), so a SOPS MAC over a document in any field order
+// verifies. Trees without functions build exactly as kubectl kustomize
+// builds them.
 //
 // Generated key material never appears in an error: errors are scrubbed of
 // PEM private keys before they are returned or printed.

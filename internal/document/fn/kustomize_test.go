@@ -128,3 +128,30 @@ func TestKustomizeFunctionErrors(t *testing.T) {
 		t.Error("the exec function in the tree was run")
 	}
 }
+
+// Functions run in process, so a tree that exists only in memory builds.
+func TestKustomizeInMemoryTree(t *testing.T) {
+	mem := filesys.MakeFsInMemory()
+	files := map[string]string{
+		"/no/such/site/kustomization.yaml": "resources: [cm.yaml]\ntransformers: [r.yaml]\n",
+		"/no/such/site/cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
+		"/no/such/site/r.yaml": "apiVersion: airshipit.org/v1alpha1\nkind: ReplacementTransformer\nmetadata: {name: r}\n" +
+			"replacements:\n- source: {value: x}\n  target: {objref: {kind: ConfigMap}, fieldrefs: [data.a]}\n",
+	}
+	for p, c := range files {
+		if err := mem.WriteFile(p, []byte(c)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, err := (&Runner{}).Build(mem, "/no/such/site", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := m.AsYaml()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(y), "a: x") {
+		t.Errorf("replacement not applied:\n%s", y)
+	}
+}
