@@ -28,6 +28,7 @@ import (
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 
 	armadav1 "github.com/airshipit/airship-go/api/armada/v1alpha1"
+	"github.com/airshipit/airship-go/internal/fileutil"
 )
 
 // MaxArchiveBytes bounds a chart archive as read (over HTTP(S) or from
@@ -254,7 +255,7 @@ func confine(file, base string) error {
 	if err != nil {
 		return fmt.Errorf("resolving symlinks: %v: %w", err, ErrInvalid)
 	}
-	if !within(rf, rb) {
+	if !fileutil.Within(rf, rb) {
 		return fmt.Errorf("a symlink leads outside the operator's chart root: %w", ErrInvalid)
 	}
 	return nil
@@ -294,7 +295,7 @@ func confineDir(dir, base string) error {
 				if err != nil {
 					return fmt.Errorf("symlink %s: cannot be resolved: %w", name, ErrInvalid)
 				}
-				if rb != "" && !within(t, rb) {
+				if rb != "" && !fileutil.Within(t, rb) {
 					return fmt.Errorf("symlink %s leads outside the operator's chart root: %w", name, ErrInvalid)
 				}
 				fi, err := os.Stat(t)
@@ -305,7 +306,7 @@ func confineDir(dir, base string) error {
 					continue
 				}
 				for _, a := range up {
-					if within(a, t) {
+					if fileutil.Within(a, t) {
 						return fmt.Errorf("symlink %s leads back into a directory it is in (a loop): %w", name, ErrInvalid)
 					}
 				}
@@ -330,12 +331,6 @@ func realPath(p string) (string, error) {
 		return "", err
 	}
 	return filepath.EvalSymlinks(abs)
-}
-
-// within reports whether p is base or below it; both are clean and absolute.
-func within(p, base string) bool {
-	rel, err := filepath.Rel(base, p)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }
 
 // redact drops user info and query from a URL before it is shown anywhere.
