@@ -20,6 +20,8 @@ const hostileCM = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: victim\nd
 // the (synchronous) build returned.
 const touch = "exec: {path: /bin/sh, args: [-c, touch MARKER]}"
 
+const noopFunctionForComponent = "apiVersion: airshipit.org/v1alpha1\nkind: ReplacementTransformer\nmetadata:\n  name: in-component\nreplacements: []\n"
+
 // TestHostileKustomizations builds kustomizations whose plugin configs
 // would run a program, each with a command that creates a marker file:
 // every build must fail naming the config (kind/name) and its file, and
@@ -35,8 +37,12 @@ func TestHostileKustomizations(t *testing.T) {
 		// plugin is a legacy exec plugin to install in the plugin home:
 		// apiVersion/kind path.
 		plugin string
-		// helm installs a helm program on PATH.
-		helm bool
+		// fakes are programs installed on PATH that would create the
+		// marker (helm, git).
+		fakes []string
+		// runnerOnly: kustomize alone is not expected to refuse (the
+		// guard is Runner's).
+		runnerOnly bool
 	}{
 		{
 			name: "inline transformer with an exec function (issue 26 vector 1)",
@@ -166,9 +172,9 @@ func TestHostileKustomizations(t *testing.T) {
 			files: map[string]string{
 				"site/kustomization.yaml": "helmCharts:\n- name: chart\n  repo: https://charts.example.com\n  version: 1.0.0\n  releaseName: r\n",
 			},
-			root: "site",
-			helm: true,
-			want: []string{"site/kustomization.yaml", "helmCharts", "helm program"},
+			root:  "site",
+			fakes: []string{"helm"},
+			want:  []string{"site/kustomization.yaml", "helmCharts", "helm program"},
 		},
 		{
 			name: "HelmChartInflationGenerator config",
@@ -176,9 +182,41 @@ func TestHostileKustomizations(t *testing.T) {
 				"site/kustomization.yaml": "generators: [helm.yaml]\n",
 				"site/helm.yaml":          "apiVersion: builtin\nkind: HelmChartInflationGenerator\nmetadata:\n  name: chart\nname: chart\nrepo: https://charts.example.com\nversion: 1.0.0\nreleaseName: r\n",
 			},
-			root: "site",
-			helm: true,
-			want: []string{"HelmChartInflationGenerator/chart", "site/helm.yaml", "helm program"},
+			root:  "site",
+			fakes: []string{"helm"},
+			want:  []string{"HelmChartInflationGenerator/chart", "site/helm.yaml", "helm program"},
+		},
+		{
+			name: "remote repository resource (kustomize clones it with git)",
+			files: map[string]string{
+				"site/kustomization.yaml": "resources:\n- https://github.com/example/site//base?ref=v1\n",
+			},
+			root:       "site",
+			fakes:      []string{"git"},
+			runnerOnly: true,
+			want:       []string{"site/kustomization.yaml", "resources[0]", "is remote", "git"},
+		},
+		{
+			name: "remote repository base, ssh form",
+			files: map[string]string{
+				"site/kustomization.yaml": "resources: [git@github.com:example/site.git//base]\n",
+			},
+			root:       "site",
+			fakes:      []string{"git", "ssh"},
+			runnerOnly: true,
+			want:       []string{"site/kustomization.yaml", "is remote"},
+		},
+		{
+			name: "function in a Component",
+			files: map[string]string{
+				"site/cm.yaml":                 hostileCM,
+				"site/kustomization.yaml":      "resources: [cm.yaml]\ncomponents: [comp]\n",
+				"site/comp/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\ntransformers: [fn.yaml]\n",
+				"site/comp/fn.yaml":            noopFunctionForComponent,
+			},
+			root:       "site",
+			runnerOnly: true,
+			want:       []string{"site/comp/kustomization.yaml", "Component"},
 		},
 	}
 	for _, tc := range tests {
@@ -202,13 +240,15 @@ func TestHostileKustomizations(t *testing.T) {
 				}
 				t.Setenv("KUSTOMIZE_PLUGIN_HOME", home)
 			}
-			if tc.helm {
+			if len(tc.fakes) > 0 {
 				bin := filepath.Join(dir, "bin")
 				if err := os.MkdirAll(bin, 0o755); err != nil {
 					t.Fatal(err)
 				}
-				if err := os.WriteFile(filepath.Join(bin, "helm"), []byte(script), 0o755); err != nil {
-					t.Fatal(err)
+				for _, name := range tc.fakes {
+					if err := os.WriteFile(filepath.Join(bin, name), []byte(script), 0o755); err != nil {
+						t.Fatal(err)
+					}
 				}
 				t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 			}
@@ -231,6 +271,9 @@ func TestHostileKustomizations(t *testing.T) {
 				}
 			}
 
+			if tc.runnerOnly {
+				return
+			}
 			// kustomize alone, with the project's options, refuses too.
 			if _, err := krusty.MakeKustomizer(KrustyOptions(opts)).Run(filesys.MakeFsOnDisk(), root); err == nil {
 				t.Error("kustomize with KrustyOptions built the tree")

@@ -254,6 +254,9 @@ func (f *functionFS) kustomization(path string, data []byte) ([]byte, error) {
 	if err != nil || node.YNode().Kind != yaml.MappingNode {
 		return data, nil // kustomize reports it in its own words
 	}
+	if err := f.refuseRemote(path, node); err != nil {
+		return nil, err
+	}
 	for _, field := range helmFields {
 		if v := mapValue(node.YNode(), field); v != nil && !isNull(v) && len(v.Content) > 0 {
 			return nil, fmt.Errorf("%s: field %s: %w", path, field, errHelm)
@@ -376,6 +379,47 @@ func (f *functionFS) expand(k *kustomization, field string, entries []string) ([
 		}
 	}
 	return out, nil
+}
+
+// pathFields are the kustomization fields whose entries name files or
+// directories (or, for the plugin fields, inline configs).
+var pathFields = []string{"resources", "bases", "components", "crds", "configurations", fieldGenerators, fieldTransformers, fieldValidators}
+
+// refuseRemote fails on an entry that names a remote target: kustomize
+// fetches a URL and, when that fails or the URL names a repository,
+// clones it by running git. A build reads the site only.
+func (f *functionFS) refuseRemote(path string, node *yaml.RNode) error {
+	dir := filepath.Dir(path)
+	for _, field := range pathFields {
+		entries, err := stringList(node, field)
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		for i, e := range entries {
+			if !isRemote(e) {
+				continue
+			}
+			if _, err := resmapFactory.NewResMapFromBytes([]byte(e)); err == nil {
+				continue // an inline config
+			}
+			if !filepath.IsAbs(e) && f.Exists(filepath.Join(dir, e)) {
+				continue
+			}
+			return fmt.Errorf("%s: %s[%d] %q is remote: a build reads the site only and fetches nothing "+
+				"(kustomize would download it, or clone it by running git); vendor it into the site", path, field, i, e)
+		}
+	}
+	return nil
+}
+
+// isRemote reports whether a kustomization entry has the shape of a URL
+// or a repository (scheme://..., git@host:..., git::..., host.tld/...).
+func isRemote(e string) bool {
+	if strings.Contains(e, "://") || strings.HasPrefix(e, "git@") || strings.HasPrefix(e, "git::") {
+		return true
+	}
+	first, _, _ := strings.Cut(e, "/")
+	return first != "." && first != ".." && strings.Contains(first, ".") && strings.Contains(e, "/") && !strings.HasSuffix(first, ".yaml") && !strings.HasSuffix(first, ".yml")
 }
 
 // Helm chart inflation runs a helm program; kustomize is built with it
