@@ -354,9 +354,10 @@ func (r *DataReconciler) host(ctx context.Context, m3m *infrav1.Metal3Machine) (
 	if err != nil || name == "" {
 		return nil, invalidf("Metal3Machine %s/%s annotation %s: %q is not <namespace>/<name>", m3m.Namespace, m3m.Name, infrav1.HostAnnotation, v)
 	}
-	if ns == "" {
-		ns = m3m.Namespace
+	if err := refs.Check("Metal3Machine", m3m.Namespace, refs.Ref{Field: "metadata.annotations[" + infrav1.HostAnnotation + "]", Namespace: ns}); err != nil {
+		return nil, invalid{err}
 	}
+	ns = m3m.Namespace
 	h := &metal3v1alpha1.BareMetalHost{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, h); err != nil {
 		if apierrors.IsNotFound(err) {

@@ -133,3 +133,61 @@ func TestClaimsNamingOtherNamespaces(t *testing.T) {
 		}
 	}
 }
+
+// TestDataHostOfOtherNamespace: a Metal3Machine whose host annotation
+// names a BareMetalHost of another namespace does not get that host's NICs,
+// labels or annotations rendered into its Secrets: its Metal3Data is
+// refused, naming the annotation.
+func TestDataHostOfOtherNamespace(t *testing.T) {
+	startManager(t)
+	other := newSite(t, "other")
+	const otherMAC = "52:54:00:0e:0e:0e"
+	other.template("tpl", "clusterName: test1\nmetaData:\n  fromHostInterfaces: [{key: mac, interface: eth0}]\n")
+	other.machine("w", "tpl", otherMAC)
+	s := newSite(t, "tenant")
+	s.template("tpl", "clusterName: test1\nmetaData:\n  fromHostInterfaces: [{key: mac, interface: eth0}]\n")
+	m := &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Name: "machine-w", Labels: map[string]string{clusterv1.ClusterNameLabel: "test1"}}, Spec: clusterv1.MachineSpec{
+		ClusterName:       "test1",
+		Bootstrap:         clusterv1.Bootstrap{DataSecretName: ptr.To("bootstrap")},
+		InfrastructureRef: clusterv1.ContractVersionedObjectReference{APIGroup: infrav1.GroupVersion.Group, Kind: "Metal3Machine", Name: "w"},
+	}}
+	s.create(m)
+	m3m := &infrav1.Metal3Machine{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            "w",
+			Labels:          map[string]string{clusterv1.ClusterNameLabel: "test1"},
+			Annotations:     map[string]string{infrav1.HostAnnotation: other.ns + "/host-w"},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: clusterv1.GroupVersion.String(), Kind: "Machine", Name: m.Name, UID: m.UID}},
+		},
+		Spec: infrav1.Metal3MachineSpec{DataTemplate: &corev1.ObjectReference{Name: "tpl"}},
+	}
+	s.create(m3m)
+	s.create(&infrav1.Metal3DataClaim{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            "w",
+			Labels:          map[string]string{clusterv1.ClusterNameLabel: "test1"},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: infrav1.GroupVersion.String(), Kind: "Metal3Machine", Name: "w", UID: m3m.UID, Controller: ptr.To(true)}},
+		},
+		Spec: infrav1.Metal3DataClaimSpec{Template: corev1.ObjectReference{Name: "tpl"}},
+	})
+	want := fmt.Sprintf(`metadata.annotations[%s].namespace: must be the Metal3Machine's namespace %q, not %q`, infrav1.HostAnnotation, s.ns, other.ns)
+	eventually(t, "refused", func() (bool, error) {
+		d := &infrav1.Metal3Data{}
+		if err := s.get("tpl-0", d); err != nil {
+			return false, err
+		}
+		msg := ptr.Deref(d.Status.ErrorMessage, "")
+		return strings.Contains(msg, want) && !d.Status.Ready, fmt.Errorf("status %q, want %q", msg, want)
+	})
+	var secs corev1.SecretList
+	if err := env.Client.List(context.Background(), &secs, client.InNamespace(s.ns)); err != nil {
+		t.Fatal(err)
+	}
+	for _, sec := range secs.Items {
+		for k, v := range sec.Data {
+			if strings.Contains(strings.ToLower(string(v)), otherMAC) {
+				t.Errorf("Secret %s key %s holds the other namespace's host's MAC", sec.Name, k)
+			}
+		}
+	}
+}
