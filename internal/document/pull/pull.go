@@ -225,23 +225,23 @@ func resolve(repo *git.Repository, co *v1.RepoCheckout) (plumbing.Hash, string, 
 	case co.CommitHash != "":
 		h := plumbing.NewHash(co.CommitHash)
 		if _, err := repo.CommitObject(h); err != nil {
-			return plumbing.ZeroHash, "", fmt.Errorf("checkout.commitHash %s: %v", co.CommitHash, err)
+			return plumbing.ZeroHash, "", fmt.Errorf("checkout.commitHash %s: %w", co.CommitHash, err)
 		}
 		return h, "", nil
 	case co.Tag != "":
 		ref, err := repo.Tag(co.Tag)
 		if err != nil {
-			return plumbing.ZeroHash, "", fmt.Errorf("checkout.tag %s: %v", co.Tag, err)
+			return plumbing.ZeroHash, "", fmt.Errorf("checkout.tag %s: %w", co.Tag, err)
 		}
 		h, err := repo.ResolveRevision(plumbing.Revision(ref.Name().String() + "^{commit}"))
 		if err != nil {
-			return plumbing.ZeroHash, "", fmt.Errorf("checkout.tag %s: %v", co.Tag, err)
+			return plumbing.ZeroHash, "", fmt.Errorf("checkout.tag %s: %w", co.Tag, err)
 		}
 		return *h, "", nil
 	case co.RemoteRef != "":
 		ref, err := repo.Reference(plumbing.ReferenceName(co.RemoteRef), true)
 		if err != nil {
-			return plumbing.ZeroHash, "", fmt.Errorf("checkout.remoteRef %s: %v", co.RemoteRef, err)
+			return plumbing.ZeroHash, "", fmt.Errorf("checkout.remoteRef %s: %w", co.RemoteRef, err)
 		}
 		return ref.Hash(), "", nil
 	case co.Branch != "":
@@ -251,7 +251,7 @@ func resolve(repo *git.Repository, co *v1.RepoCheckout) (plumbing.Hash, string, 
 		}
 		ref, err := repo.Reference(name, true)
 		if err != nil {
-			return plumbing.ZeroHash, "", fmt.Errorf("checkout.branch %s: %v", co.Branch, err)
+			return plumbing.ZeroHash, "", fmt.Errorf("checkout.branch %s: %w", co.Branch, err)
 		}
 		return ref.Hash(), co.Branch, nil
 	default:
@@ -265,7 +265,7 @@ func resolve(repo *git.Repository, co *v1.RepoCheckout) (plumbing.Hash, string, 
 			}
 			ref, err = repo.Reference(plumbing.NewRemoteReferenceName(git.DefaultRemoteName, head.Target().Short()), true)
 			if err != nil {
-				return plumbing.ZeroHash, "", fmt.Errorf("default branch %s: %v", head.Target().Short(), err)
+				return plumbing.ZeroHash, "", fmt.Errorf("default branch %s: %w", head.Target().Short(), err)
 			}
 			return ref.Hash(), head.Target().Short(), nil
 		}
@@ -289,7 +289,7 @@ func authMethod(a *v1.RepoAuth) (transport.AuthMethod, error) {
 		}
 		k, err := gitssh.NewPublicKeysFromFile(user, a.KeyPath, a.KeyPassword)
 		if err != nil {
-			return nil, fmt.Errorf("auth.sshKey %s: %v", a.KeyPath, err)
+			return nil, fmt.Errorf("auth.sshKey %s: %w", a.KeyPath, err)
 		}
 		return k, nil
 	case "ssh-pass":
