@@ -20,6 +20,7 @@ const (
 	announceHuge = "announce" // a 200 answer announcing 400 MiB
 	streamError  = "error"    // a 500 answer that never ends
 	hang         = "hang"     // no answer at all
+	pageForever  = "pages"    // a collection whose next page is itself
 )
 
 // hostileBMC serves the fake BMC f except on path, where it does what mode
@@ -34,6 +35,9 @@ func hostileBMC(t *testing.T, f *fakeBMC, path, mode string) provisioner.Target 
 		}
 		w.Header().Set("Content-Type", "application/json")
 		switch mode {
+		case pageForever:
+			_, _ = fmt.Fprintf(w, `{"Members": [{"@odata.id": "%s/CPU0"}], "Members@odata.nextLink": "%s"}`, path, path)
+			return
 		case hang:
 			select {
 			case <-release:
@@ -94,15 +98,21 @@ func TestHostileBMC(t *testing.T) {
 			[]error{provisioner.ErrUnreachable, context.DeadlineExceeded}, "connect: timed out"},
 		{"system never answers", system, hang, Options{HTTPTimeout: 200 * time.Millisecond}, register,
 			[]error{provisioner.ErrUnreachable, context.DeadlineExceeded}, "register: read system " + system + ": timed out"},
+		{"processors page without end", system + "/Processors", pageForever, Options{MaxRequests: 50}, inspect,
+			[]error{provisioner.ErrRefused}, "more than 50 requests for one operation"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFakeBMC(t)
 			target := hostileBMC(t, f, tt.path, tt.mode)
-			p, err := New(tt.opts).Open(t.Context(), target)
+			// Only a safety net against a test that would never end (a
+			// bound that does not hold); the checks are on the error.
+			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+			defer cancel()
+			p, err := New(tt.opts).Open(ctx, target)
 			if tt.op != nil {
 				noErr(t, err)
-				err = tt.op(t.Context(), p)
+				err = tt.op(ctx, p)
 			}
 			if err == nil {
 				t.Fatal("no error")
@@ -147,7 +157,7 @@ func TestBMCTransport(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rt := newTransport(tt.opts.withDefaults(), tt.insecure)
-			tr, ok := rt.(errorBodies).next.(interface{ Unwrap() http.RoundTripper })
+			tr, ok := rt.(requestBudget).next.(errorBodies).next.(interface{ Unwrap() http.RoundTripper })
 			if !ok {
 				t.Fatalf("transport %T has no Unwrap", rt)
 			}

@@ -13,7 +13,9 @@
 // covers connecting, the TLS handshake, the answer and reading all of its
 // body, and a body over Options.MaxResponseBytes (DefaultMaxResponseBytes,
 // 4 MiB) is an error naming the endpoint, the method, the path and the
-// limit; of an error answer only its first 64 KiB are read. Requests use a
+// limit; of an error answer only its first 64 KiB are read; one operation
+// sends at most Options.MaxRequests (2000) requests, so a collection that
+// pages without end (Members@odata.nextLink) fails it. Requests use a
 // proxy only when Options.Proxy gives one (the operator passes the
 // environment's; airshipctl only with managementConfiguration.useproxy),
 // and certificates are verified unless the target's InsecureSkipVerify or

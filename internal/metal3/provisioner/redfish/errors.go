@@ -99,6 +99,12 @@ func classify(endpoint, op string, err error, notFound error) error {
 		}
 	}
 
+	var tooMany *errTooManyRequests
+	if errors.As(err, &tooMany) {
+		e.Detail = tooMany.Error()
+		e.kind = provisioner.ErrRefused
+		return e
+	}
 	var tooLarge *httplimit.TooLargeError
 	if errors.As(err, &tooLarge) {
 		e.Detail = fmt.Sprintf("the answer to %s %s is larger than the limit of %d bytes", tooLarge.Method, tooLarge.Path, tooLarge.Limit)

@@ -6,11 +6,13 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/stmcginnis/gofish"
@@ -27,6 +29,11 @@ const (
 	// maxErrorBodyBytes is what is read of an error answer's body: its
 	// status says all this package uses of it.
 	maxErrorBodyBytes = 64 << 10
+	// DefaultMaxRequests bounds the requests of one operation (an
+	// inspection reads a few dozen resources): a BMC whose collections
+	// page without end (Members@odata.nextLink) fails it instead of
+	// growing a list forever.
+	DefaultMaxRequests = 2000
 )
 
 // Options tune the factory. The zero value is usable.
@@ -43,6 +50,9 @@ type Options struct {
 	// InsecureSkipVerify skips the certificate check of every BMC, as a
 	// target's InsecureSkipVerify does for its own.
 	InsecureSkipVerify bool
+	// MaxRequests bounds the requests of one operation. Default
+	// DefaultMaxRequests.
+	MaxRequests int64
 	// MaxConnsPerHost bounds the connections to one BMC endpoint; requests
 	// beyond it wait. Default 16.
 	MaxConnsPerHost int
@@ -71,6 +81,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxResponseBytes <= 0 {
 		o.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	if o.MaxRequests <= 0 {
+		o.MaxRequests = DefaultMaxRequests
 	}
 	return o
 }
@@ -103,7 +116,43 @@ func newTransport(opts Options, insecure bool) http.RoundTripper {
 		TLSClientConfig: tlsConfig,
 		MaxConnsPerHost: opts.MaxConnsPerHost,
 	})
-	return errorBodies{httplimit.LimitResponses(t, opts.MaxResponseBytes)}
+	return requestBudget{errorBodies{httplimit.LimitResponses(t, opts.MaxResponseBytes)}}
+}
+
+// budgetKey keys the request budget of an operation in its context.
+type budgetKey struct{}
+
+// budget is how many more requests an operation may send.
+type budget struct {
+	left  atomic.Int64
+	limit int64
+}
+
+// withBudget gives ctx a budget of limit requests.
+func withBudget(ctx context.Context, limit int64) context.Context {
+	b := &budget{limit: limit}
+	b.left.Store(limit)
+	return context.WithValue(ctx, budgetKey{}, b)
+}
+
+// errTooManyRequests is an operation that ran out of its budget.
+type errTooManyRequests struct{ limit int64 }
+
+func (e *errTooManyRequests) Error() string {
+	return fmt.Sprintf("more than %d requests for one operation (a collection that pages without end?)", e.limit)
+}
+
+// requestBudget refuses a request once its operation's budget is spent.
+type requestBudget struct{ next http.RoundTripper }
+
+func (r requestBudget) RoundTrip(req *http.Request) (*http.Response, error) {
+	if b, ok := req.Context().Value(budgetKey{}).(*budget); ok && b.left.Add(-1) < 0 {
+		if req.Body != nil {
+			_ = req.Body.Close()
+		}
+		return nil, &errTooManyRequests{limit: b.limit}
+	}
+	return r.next.RoundTrip(req)
 }
 
 // errorBodies reads at most maxErrorBodyBytes of an answer that is not a

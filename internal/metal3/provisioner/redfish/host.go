@@ -25,9 +25,10 @@ type host struct {
 
 var _ provisioner.Provisioner = (*host)(nil)
 
-// api is the target's client bound to ctx.
+// api is the target's client bound to ctx, with a budget of
+// Options.MaxRequests requests.
 func (h *host) api(ctx context.Context) *gofish.APIClient {
-	return h.c.api.WithContext(ctx)
+	return h.c.api.WithContext(withBudget(ctx, h.f.opts.MaxRequests))
 }
 
 // fail classifies err and forgets the client when the BMC refused its
