@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/airshipit/airship-go/internal/fileutil"
 )
 
 // OutsideError is a file of the site a build was about to read that
@@ -56,24 +58,20 @@ func newConfinedFS(fs filesys.FileSystem, root string) (*confinedFS, error) {
 	return &confinedFS{FileSystem: fs, root: filepath.Clean(abs), realRoot: real}, nil
 }
 
-func within(path, dir string) bool {
-	return path == dir || strings.HasPrefix(path, dir+string(filepath.Separator)) || dir == string(filepath.Separator)
-}
-
 // check returns an *OutsideError when path lies in the root but a
 // symbolic link in it leads outside. A path written to lead outside the
 // root (an absolute path, or ../ past it) is the site's explicit choice
 // and is read as written.
 func (c *confinedFS) check(path string) error {
 	abs, err := filepath.Abs(path)
-	if err != nil || !within(abs, c.root) {
+	if err != nil || !fileutil.Within(abs, c.root) {
 		return nil
 	}
 	real, err := filepath.EvalSymlinks(abs)
 	if err != nil {
 		return nil // does not exist (or not on disk): the read says so
 	}
-	if within(real, c.realRoot) {
+	if fileutil.Within(real, c.realRoot) {
 		return nil
 	}
 	e := &OutsideError{Path: path, Target: real, Root: c.root}
@@ -83,7 +81,7 @@ func (c *confinedFS) check(path string) error {
 	for _, part := range strings.Split(rest, string(filepath.Separator)) {
 		p = filepath.Join(p, part)
 		if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSymlink != 0 {
-			if t, err := filepath.EvalSymlinks(p); err == nil && !within(t, c.realRoot) {
+			if t, err := filepath.EvalSymlinks(p); err == nil && !fileutil.Within(t, c.realRoot) {
 				e.Link = p
 				break
 			}
