@@ -79,12 +79,12 @@ func runIn(t *testing.T, dir string, env []string, bin string, args ...string) r
 
 // start runs a long-lived process for the test, waiting for a line of its
 // output holding ready (none when empty); its output is logged if the test
-// fails.
-func start(t *testing.T, name, ready, bin string, args ...string) {
+// fails, and returned for the test to read.
+func start(t *testing.T, name, ready, bin string, args ...string) *syncBuffer {
 	t.Helper()
-	var log syncBuffer
+	log := &syncBuffer{}
 	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = &log, &log
+	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func start(t *testing.T, name, ready, bin string, args ...string) {
 		}
 	})
 	if ready == "" {
-		return
+		return log
 	}
 	deadline := time.After(30 * time.Second)
 	for !strings.Contains(log.String(), ready) {
@@ -111,6 +111,7 @@ func start(t *testing.T, name, ready, bin string, args ...string) {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+	return log
 }
 
 // syncBuffer is a bytes.Buffer safe for a process's writes and the test's reads.
@@ -188,7 +189,10 @@ func replaceIn(t *testing.T, path, old, new string) {
 // Armada phase is clean (nothing drifted) after the operator enabled its
 // groups and charts, second runs change nothing, and an object dropped
 // from the site is pruned (after a dry run that shows it and changes
-// nothing).
+// nothing). Markers planted in a Secret of the site, the BMCs' password and
+// a SOPS-encrypted value show nowhere they must not (see planted): no
+// process log, airshipctl output, Event, status, ConfigMap or annotation of
+// either cluster, and the SOPS value in no render without the key.
 func TestExamplePlanOnLocalCluster(t *testing.T) {
 	requireBinaries(t)
 	bin := airshipctl(t)
@@ -211,6 +215,9 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 	targetPort := freePort(t)
 	replaceIn(t, filepath.Join(sites, "site", "function", "k8scontrol", "cluster.yaml"), "port: 16443", fmt.Sprintf("port: %d", targetPort))
 	conf := filepath.Join(sites, "site", "airship-config.yaml")
+	// Markers where credentials go (see planted), looked for once the
+	// plan ran.
+	leak := plantMarkers(t, bin, filepath.Join(sites, "site"))
 	operator := build(t, "armada-operator")
 	emulatorBin, metal3Bin, sipBin := build(t, "redfish-emulator"), build(t, "metal3-operator"), build(t, "sip-operator")
 	// The site-pki phase's script runs promenade and kubectl from PATH.
@@ -219,20 +226,23 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 	env := []string{"HOME=" + home, "AIRSHIP_TESTBIN_DIR=" + local.DefaultBinDir(), "AIRSHIP_LOCAL_STATE_DIR=", "AIRSHIPCONFIG=" + conf,
 		"AIRSHIP_RENDER_CACHE_DIR=" + filepath.Join(home, "cache"), "PROMENADE_OUTPUT_DIR=" + pkiDir,
 		"PATH=" + filepath.Dir(promenadeBin) + string(os.PathListSeparator) + filepath.Dir(kubectl) + string(os.PathListSeparator) + os.Getenv("PATH")}
+	env = append(env, leak.keyEnv...)
+	runs := &transcript{}
+	airship := func(args ...string) result { t.Helper(); return runs.run(t, env, bin, args...) }
 	targetDir := filepath.Join(home, ".airship", "local-target")
 	t.Cleanup(func() { runEnv(t, env, bin, "cluster", "local", "down", "--purge") })
 	t.Cleanup(func() { runEnv(t, env, bin, "cluster", "local", "down", "--purge", "--state-dir", targetDir) })
 
-	if r := runEnv(t, env, bin, "cluster", "local", "up", "--nodes=2"); r.code != 0 {
+	if r := airship("cluster", "local", "up", "--nodes=2"); r.code != 0 {
 		t.Fatalf("up: %s%s", r.stdout, r.stderr)
 	}
 	// As the demo does: the site PKI first, then the target cluster's
 	// control plane with the PKI's kubernetes CA.
-	if r := runEnv(t, env, bin, "phase", "run", "site-pki"); r.code != 0 {
+	if r := airship("phase", "run", "site-pki"); r.code != 0 {
 		t.Fatalf("phase run site-pki: %s%s", r.stdout, r.stderr)
 	}
 	caCert, caKey := filepath.Join(pkiDir, "pki", "ca-kubernetes.pem"), filepath.Join(pkiDir, "pki", "ca-kubernetes-key.pem")
-	if r := runEnv(t, env, bin, "cluster", "local", "up", "--nodes=1", "--state-dir", targetDir, "--port", fmt.Sprint(targetPort),
+	if r := airship("cluster", "local", "up", "--nodes=1", "--state-dir", targetDir, "--port", fmt.Sprint(targetPort),
 		"--ca-cert", caCert, "--ca-key", caKey); r.code != 0 {
 		t.Fatalf("up (target): %s%s", r.stdout, r.stderr)
 	}
@@ -267,50 +277,49 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 	}
 	// The armada-ephemeral phase needs the operator; it runs outside the
 	// cluster with the site's charts/ in place of the /charts volume.
-	var opLog strings.Builder
-	op := exec.Command(operator, "--kubeconfig", kubeconfig, "--chart-root", filepath.Join(sites, "site", "function", "armada-site"),
+	logs := map[string]*syncBuffer{}
+	logs["armada-operator"] = start(t, "armada-operator", "", operator, "--kubeconfig", kubeconfig, "--chart-root", filepath.Join(sites, "site", "function", "armada-site"),
 		"--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0")
-	op.Stdout, op.Stderr = &opLog, &opLog
-	if err := op.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = op.Process.Kill()
-		_ = op.Wait()
-		if t.Failed() {
-			t.Logf("armada-operator log:\n%s", opLog.String())
-		}
-	})
 
 	// The hosts phases need the site's hosts served over Redfish and
 	// metal3-operator. The emulator serves them on a free port and writes
 	// the copy's hosts.yaml for that port (the site's names the demo's,
 	// 127.0.0.1:8000); hosts that boot become Nodes of the cluster.
 	hostsDir := filepath.Join(sites, "site", "function", "hosts")
-	start(t, "redfish-emulator", "serving 6 hosts at http://127.0.0.1:", emulatorBin, "--config", filepath.Join(hostsDir, "emulator.yaml"),
+	logs["redfish-emulator"] = start(t, "redfish-emulator", "serving 6 hosts at http://127.0.0.1:", emulatorBin, "--config", filepath.Join(hostsDir, "emulator.yaml"),
 		"--listen", "127.0.0.1:0", "--manifests", filepath.Join(hostsDir, "hosts.yaml"), "--namespace", "metal3", "--target-kubeconfig", kubeconfig)
-	start(t, "metal3-operator", "", metal3Bin, "--kubeconfig", kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0")
+	logs["metal3-operator"] = start(t, "metal3-operator", "", metal3Bin, "--kubeconfig", kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0")
 	// Cluster API's managers, once clusterctl-init-ephemeral installed them.
-	start(t, "capi-managers", "waiting for clusterctl init", buildPath(t, "capi-managers", "./hack/capi-managers"), "--kubeconfig", kubeconfig, "--log-dir", t.TempDir())
+	capiLogs, capiTargetLogs := t.TempDir(), t.TempDir()
+	logs["capi-managers"] = start(t, "capi-managers", "waiting for clusterctl init", buildPath(t, "capi-managers", "./hack/capi-managers"), "--kubeconfig", kubeconfig, "--log-dir", capiLogs)
 	// The core-charts-target and workload-target phases need an Armada
 	// operator against the target cluster; it reads Promenade's charts at
 	// /opt/promenade/charts.
-	start(t, "armada-operator (target)", "", operator, "--kubeconfig", targetKubeconfig, "--chart-root", filepath.Join(sites, "site", "function", "armada-site"),
+	logs["armada-operator (target)"] = start(t, "armada-operator (target)", "", operator, "--kubeconfig", targetKubeconfig, "--chart-root", filepath.Join(sites, "site", "function", "armada-site"),
 		"--chart-mount", "/opt/promenade/charts="+filepath.Join(root, "charts", "promenade"), "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0")
-	start(t, "sip-operator", "", sipBin, "--kubeconfig", kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0")
+	logs["sip-operator"] = start(t, "sip-operator", "", sipBin, "--kubeconfig", kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0")
 	// After the pivot the target cluster manages itself: its own Cluster
 	// API managers, metal3-operator and sip-operator.
-	start(t, "capi-managers (target)", "waiting for clusterctl init", buildPath(t, "capi-managers", "./hack/capi-managers"), "--kubeconfig", targetKubeconfig, "--log-dir", t.TempDir())
-	start(t, "metal3-operator (target)", "", metal3Bin, "--kubeconfig", targetKubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0")
-	start(t, "sip-operator (target)", "", sipBin, "--kubeconfig", targetKubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0")
+	logs["capi-managers (target)"] = start(t, "capi-managers (target)", "waiting for clusterctl init", buildPath(t, "capi-managers", "./hack/capi-managers"), "--kubeconfig", targetKubeconfig, "--log-dir", capiTargetLogs)
+	logs["metal3-operator (target)"] = start(t, "metal3-operator (target)", "", metal3Bin, "--kubeconfig", targetKubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0")
+	logs["sip-operator (target)"] = start(t, "sip-operator (target)", "", sipBin, "--kubeconfig", targetKubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0")
 
-	r := runEnv(t, env, bin, "plan", "run", "deploy-local")
+	r := airship("plan", "run", "deploy-local")
 	if r.code != 0 {
 		t.Fatalf("plan run: code %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	for _, p := range []string{"site-pki", "initinfra-ephemeral", "workload-ephemeral", "armada-ephemeral", "clusterctl-init-ephemeral", "hosts-ephemeral",
+	phases := []string{"site-pki", "initinfra-ephemeral", "workload-ephemeral", "armada-ephemeral", "clusterctl-init-ephemeral", "hosts-ephemeral",
 		"hosts-power-ephemeral", "sip-ephemeral", "controlplane-ephemeral", "workers-ephemeral", "core-charts-target", "initinfra-target", "clusterctl-init-target",
-		"clusterctl-move", "clusterctl-move-sip", "workload-target"} {
+		"clusterctl-move", "clusterctl-move-sip", "workload-target"}
+	// Once the test is over (passed or not), before the processes stop:
+	// no marker where it must not be.
+	t.Cleanup(func() {
+		leak.scanLeaks(t, leakScan{bin: bin, env: env, phases: phases, logs: logs, runs: runs, kubectl: kubectl,
+			logDirs:  []string{capiLogs, capiTargetLogs, filepath.Join(home, ".airship", "local", "logs"), filepath.Join(targetDir, "logs")},
+			clusters: map[string]string{"ephemeral-cluster": kubeconfig, "target-cluster": targetKubeconfig},
+			cacheDir: filepath.Join(home, "cache")})
+	})
+	for _, p := range phases {
 		if !regexp.MustCompile(`(?m)^` + p + ` +succeeded`).MatchString(r.stdout) {
 			t.Errorf("plan run summary lacks %s succeeded:\n%s", p, r.stdout)
 		}
@@ -475,7 +484,7 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 			`jsonpath={.status.conditions[?(@.type=="Ready")].reason} {.status.servicesSummary}`)
 		return out, out == "ReconciliationSucceeded 4/4"
 	})
-	ps := runEnv(t, env, bin, "phase", "status", "hosts-power-ephemeral", "-o", "json")
+	ps := airship("phase", "status", "hosts-power-ephemeral", "-o", "json")
 	var power executor.Status
 	if err := json.Unmarshal([]byte(ps.stdout), &power); ps.code != 0 || err != nil {
 		t.Fatalf("phase status hosts-power-ephemeral: code %d (%v)\n%s%s", ps.code, err, ps.stdout, ps.stderr)
@@ -488,7 +497,7 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 	// The whole plan again converges with no change: nothing created or
 	// configured, no host or machine touched, nothing moved again; the
 	// ephemeral phases leave the moved namespaces alone.
-	r = runEnv(t, env, bin, "plan", "run", "deploy-local")
+	r = airship("plan", "run", "deploy-local")
 	if r.code != 0 {
 		t.Fatalf("second plan run: code %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -518,7 +527,7 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 	// annotation), not a change to what the phase applied (target_state:
 	// uninitialized): right after the run the phase is clean, and a second
 	// run changes nothing.
-	as := runEnv(t, env, bin, "phase", "status", "armada-ephemeral", "-o", "json")
+	as := airship("phase", "status", "armada-ephemeral", "-o", "json")
 	var armada executor.Status
 	if err := json.Unmarshal([]byte(as.stdout), &armada); as.code != 0 || err != nil {
 		t.Fatalf("phase status armada-ephemeral: code %d (%v)\n%s%s", as.code, err, as.stdout, as.stderr)
@@ -533,12 +542,12 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 	if kinds["ArmadaChart"] != 4 || kinds["ArmadaChartGroup"] != 2 || kinds["ArmadaManifest"] != 1 {
 		t.Errorf("phase status armada-ephemeral lists %v, want 4 ArmadaCharts, 2 ArmadaChartGroups, 1 ArmadaManifest", kinds)
 	}
-	r = runEnv(t, env, bin, "phase", "run", "armada-ephemeral")
+	r = airship("phase", "run", "armada-ephemeral")
 	if want := fmt.Sprintf("0 created, 0 configured, %d unchanged", len(armada.Objects)); r.code != 0 || !strings.Contains(r.stderr, want) {
 		t.Fatalf("second run of armada-ephemeral should change nothing (%s): code %d\n%s", want, r.code, r.stderr)
 	}
 
-	r = runEnv(t, env, bin, "phase", "run", "workload-ephemeral")
+	r = airship("phase", "run", "workload-ephemeral")
 	if r.code != 0 || !strings.Contains(r.stderr, "0 created, 0 configured, 4 unchanged") {
 		t.Fatalf("second run should change nothing: code %d\n%s", r.code, r.stderr)
 	}
@@ -552,7 +561,7 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 	if err := os.WriteFile(kust, []byte(strings.Replace(string(data), "- widget.yaml\n", "", 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r = runEnv(t, env, bin, "phase", "run", "workload-ephemeral", "--dry-run")
+	r = airship("phase", "run", "workload-ephemeral", "--dry-run")
 	if r.code != 0 || !strings.Contains(r.stderr, "Widget.example.airshipit.org/airship-demo/hello-widget: pruned") {
 		t.Fatalf("dry run: code %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -563,7 +572,7 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 	if w, err := get(); err != nil || w != "widget.example.airshipit.org/hello-widget" {
 		t.Fatalf("dry run changed the cluster: %q %v", w, err)
 	}
-	r = runEnv(t, env, bin, "phase", "run", "workload-ephemeral")
+	r = airship("phase", "run", "workload-ephemeral")
 	if r.code != 0 || !strings.Contains(r.stderr, "1 objects pruned") {
 		t.Fatalf("run after dropping the Widget: code %d\n%s", r.code, r.stderr)
 	}
@@ -572,7 +581,7 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 	}
 
 	// Both clusters of the ClusterMap answer.
-	cs := runEnv(t, env, bin, "cluster", "status", "-o", "json")
+	cs := airship("cluster", "status", "-o", "json")
 	var clusters []struct {
 		Name      string `json:"name"`
 		Reachable bool   `json:"reachable"`
@@ -584,7 +593,7 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 		t.Errorf("cluster status %+v, want ephemeral-cluster and target-cluster reachable", clusters)
 	}
 
-	st := runEnv(t, env, bin, "plan", "status", "deploy-local", "-o", "json")
+	st := airship("plan", "status", "deploy-local", "-o", "json")
 	if st.code != 0 || !strings.Contains(st.stdout, `"phase": "workload-ephemeral"`) || !strings.Contains(st.stdout, `"ready": 3`) {
 		t.Fatalf("plan status: code %d\n%s%s", st.code, st.stdout, st.stderr)
 	}
