@@ -3,12 +3,14 @@ package emulator
 import (
 	"bytes"
 	"fmt"
+	"net/http"
 	"sync"
 	"time"
 
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/airshipit/airship-go/internal/httplimit"
 	"github.com/airshipit/airship-go/internal/pki"
 )
 
@@ -19,6 +21,10 @@ const (
 	clusterUser  = "airship:redfish-emulator"
 	clusterGroup = "system:masters"
 )
+
+// maxClusterAnswerBytes caps an answer of a user-data cluster's API server
+// (discovery, a Node).
+const maxClusterAnswerBytes = 16 << 20
 
 // clusterSet holds, by API server URL, the cluster CAs that hosts'
 // user-data carried, and the client the emulator makes for each: a client
@@ -88,6 +94,10 @@ func (cs *clusterSet) client(url string) (client.Client, error) {
 			CAData:   e.ca.CertPEM(),
 			CertData: cert.CertPEM(),
 			KeyData:  keyPEM,
+		},
+		// The URL comes from user-data: its answers are capped.
+		WrapTransport: func(rt http.RoundTripper) http.RoundTripper {
+			return httplimit.LimitResponses(rt, maxClusterAnswerBytes)
 		},
 	}
 	c, err := client.New(cfg, client.Options{})
