@@ -23,6 +23,10 @@ import (
 // TokenEnv names the environment variable holding the API bearer token.
 const TokenEnv = "PROMENADE_API_TOKEN"
 
+// KubeTimeout bounds each request node-labels sends to the API server
+// (a variable for tests).
+var KubeTimeout = 30 * time.Second
+
 func newServeCmd(streams cli.IOStreams) *cobra.Command {
 	var (
 		listen, certFile, keyFile, tokenFile string
@@ -151,6 +155,11 @@ func kubeClient(path string) (kubernetes.Interface, string, error) {
 		}
 		from = "in-cluster service account"
 	}
+	// Each request to the API server is bounded in time and size.
+	cfg.Timeout = KubeTimeout
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return httplimit.LimitResponses(rt, httplimit.DefaultMaxResponseBytes)
+	})
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, "", fmt.Errorf("kubernetes client: %w", err)
