@@ -17,8 +17,8 @@
 //   - a user name without a password becomes REDACTED too, since tokens
 //     travel as user names (https://TOKEN@host), except for ssh:// and
 //     scp-like addresses, where it is a login name (git@host:org/repo);
-//   - every query value becomes REDACTED (a bare query item as a whole),
-//     and a fragment becomes REDACTED.
+//   - a query becomes REDACTED as a whole (an item's name may be the
+//     secret itself: ?TOKEN), and so does a fragment.
 //
 // Host, port and path are kept, so a message still says which repository,
 // chart or BMC it is about. When an '@' belongs to the path, more than the

@@ -44,29 +44,18 @@ func URL(s string) string {
 	return prefix + redactQuery(rest)
 }
 
-// redactQuery masks the query values and the fragment of what follows the
-// user information.
+// redactQuery masks the query and the fragment of what follows the user
+// information: a query item's name may be the secret itself (?TOKEN).
 func redactQuery(rest string) string {
 	var frag string
 	if i := strings.IndexByte(rest, '#'); i >= 0 {
 		rest, frag = rest[:i], "#"+Mask
 	}
 	base, query, ok := strings.Cut(rest, "?")
-	if !ok {
+	if !ok || query == "" {
 		return rest + frag
 	}
-	if query == "" {
-		return base + "?" + frag
-	}
-	items := strings.FieldsFunc(query, func(r rune) bool { return r == '&' || r == ';' })
-	for i, it := range items {
-		if k, _, ok := strings.Cut(it, "="); ok {
-			items[i] = k + "=" + Mask
-		} else {
-			items[i] = Mask
-		}
-	}
-	return base + "?" + strings.Join(items, "&") + frag
+	return base + "?" + Mask + frag
 }
 
 // urlInText finds URLs with a scheme, and scp-like addresses with user

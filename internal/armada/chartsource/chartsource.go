@@ -29,6 +29,7 @@ import (
 
 	armadav1 "github.com/airshipit/airship-go/api/armada/v1alpha1"
 	"github.com/airshipit/airship-go/internal/fileutil"
+	"github.com/airshipit/airship-go/internal/redact"
 )
 
 // MaxArchiveBytes bounds a chart archive as read (over HTTP(S) or from
@@ -173,7 +174,7 @@ func (l Loader) load(ctx context.Context, src armadav1.ArmadaChartSource, waiter
 		}
 		ch, err := loadArchive(data, sub)
 		if err != nil {
-			return nil, fmt.Errorf("source.location %q, subpath %q: %w", redactLocation(src.Location), src.Subpath, err)
+			return nil, fmt.Errorf("source.location %q, subpath %q: %w", redact.URL(src.Location), src.Subpath, err)
 		}
 		return ch, nil
 	default:
@@ -189,7 +190,7 @@ func (l Loader) readArchive(ctx context.Context, location string, waiter *types.
 		return l.readArchiveFile(location)
 	}
 	if u.Host == "" {
-		return nil, fmt.Errorf("source.location %q: URL without a host: %w", redact(u), ErrInvalid)
+		return nil, fmt.Errorf("source.location %q: URL without a host: %w", redact.URL(u.String()), ErrInvalid)
 	}
 	if l.Fetcher != nil && waiter != nil {
 		return l.Fetcher.get(u, *waiter)
@@ -209,30 +210,30 @@ func (l Loader) readArchiveFile(location string) ([]byte, error) {
 		return nil, err
 	}
 	if err := confine(file, base); err != nil {
-		return nil, fmt.Errorf("source.location %q: %w", location, err)
+		return nil, fmt.Errorf("source.location %q: %w", redact.URL(location), redact.Error(err))
 	}
 	// Stat before opening: opening a named pipe would block.
 	fi, err := os.Stat(file)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("source.location %q: %w", location, ErrNotFound)
+			return nil, fmt.Errorf("source.location %q: %w", redact.URL(location), ErrNotFound)
 		}
-		return nil, fmt.Errorf("source.location %q: %w", location, err)
+		return nil, fmt.Errorf("source.location %q: %w", redact.URL(location), redact.Error(err))
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("source.location %q: not a regular file: %w", location, ErrInvalid)
+		return nil, fmt.Errorf("source.location %q: not a regular file: %w", redact.URL(location), ErrInvalid)
 	}
 	f, err := os.Open(file)
 	if err != nil {
-		return nil, fmt.Errorf("source.location %q: %w", location, err)
+		return nil, fmt.Errorf("source.location %q: %w", redact.URL(location), redact.Error(err))
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, MaxArchiveBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("source.location %q: %w", location, err)
+		return nil, fmt.Errorf("source.location %q: %w", redact.URL(location), redact.Error(err))
 	}
 	if len(data) > MaxArchiveBytes {
-		return nil, fmt.Errorf("source.location %q: archive larger than %d bytes: %w", location, MaxArchiveBytes, ErrInvalid)
+		return nil, fmt.Errorf("source.location %q: archive larger than %d bytes: %w", redact.URL(location), MaxArchiveBytes, ErrInvalid)
 	}
 	return data, nil
 }
@@ -331,23 +332,6 @@ func realPath(p string) (string, error) {
 		return "", err
 	}
 	return filepath.EvalSymlinks(abs)
-}
-
-// redact drops user info and query from a URL before it is shown anywhere.
-func redact(u *url.URL) string {
-	c := *u
-	c.User = nil
-	c.RawQuery = ""
-	c.Fragment = ""
-	return c.String()
-}
-
-// redactLocation is redact for a location that may be a URL or a path.
-func redactLocation(location string) string {
-	if u, err := url.Parse(location); err == nil && u.Scheme != "" {
-		return redact(u)
-	}
-	return location
 }
 
 // checkArchive streams through a gzipped tar without keeping it, refusing

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/airshipit/airship-go/internal/httplimit"
+	"github.com/airshipit/airship-go/internal/redact"
 )
 
 // Bounds of an archive fetch over HTTP(S). The overall deadline of one fetch
@@ -70,45 +71,45 @@ func fetchHTTP(ctx context.Context, hc *http.Client, timeout time.Duration, u *u
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return nil, fmt.Errorf("source.location %q: %w", redact(u), ErrInvalid)
+		return nil, fmt.Errorf("source.location %q: %w", redact.URL(u.String()), ErrInvalid)
 	}
 	resp, err := hc.Do(req)
 	var tooLarge *httplimit.TooLargeError
 	if errors.As(err, &tooLarge) {
-		return nil, fmt.Errorf("source.location %q: archive is larger than %d bytes: %w", redact(u), MaxArchiveBytes, ErrInvalid)
+		return nil, fmt.Errorf("source.location %q: archive is larger than %d bytes: %w", redact.URL(u.String()), MaxArchiveBytes, ErrInvalid)
 	}
 	if err != nil {
 		// The error quotes the URL, which may carry credentials: never
 		// return it.
 		if timedOut(ctx, err) {
-			return nil, fmt.Errorf("source.location %q: fetching archive timed out after %s", redact(u), timeout)
+			return nil, fmt.Errorf("source.location %q: fetching archive timed out after %s", redact.URL(u.String()), timeout)
 		}
-		return nil, fmt.Errorf("source.location %q: fetching archive failed", redact(u))
+		return nil, fmt.Errorf("source.location %q: fetching archive failed", redact.URL(u.String()))
 	}
 	defer resp.Body.Close()
 	switch {
 	case resp.StatusCode == http.StatusNotFound:
-		return nil, fmt.Errorf("source.location %q: HTTP %d: %w", redact(u), resp.StatusCode, ErrNotFound)
+		return nil, fmt.Errorf("source.location %q: HTTP %d: %w", redact.URL(u.String()), resp.StatusCode, ErrNotFound)
 	case resp.StatusCode >= 400 && resp.StatusCode < 500:
-		return nil, fmt.Errorf("source.location %q: HTTP %d: %w", redact(u), resp.StatusCode, ErrInvalid)
+		return nil, fmt.Errorf("source.location %q: HTTP %d: %w", redact.URL(u.String()), resp.StatusCode, ErrInvalid)
 	case resp.StatusCode != http.StatusOK:
-		return nil, fmt.Errorf("source.location %q: HTTP %d", redact(u), resp.StatusCode)
+		return nil, fmt.Errorf("source.location %q: HTTP %d", redact.URL(u.String()), resp.StatusCode)
 	}
 	if resp.ContentLength > MaxArchiveBytes {
-		return nil, fmt.Errorf("source.location %q: archive of %d bytes is larger than %d bytes: %w", redact(u), resp.ContentLength, MaxArchiveBytes, ErrInvalid)
+		return nil, fmt.Errorf("source.location %q: archive of %d bytes is larger than %d bytes: %w", redact.URL(u.String()), resp.ContentLength, MaxArchiveBytes, ErrInvalid)
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxArchiveBytes+1))
 	if errors.As(err, &tooLarge) {
-		return nil, fmt.Errorf("source.location %q: archive larger than %d bytes: %w", redact(u), MaxArchiveBytes, ErrInvalid)
+		return nil, fmt.Errorf("source.location %q: archive larger than %d bytes: %w", redact.URL(u.String()), MaxArchiveBytes, ErrInvalid)
 	}
 	if err != nil {
 		if timedOut(ctx, err) {
-			return nil, fmt.Errorf("source.location %q: reading archive timed out after %s", redact(u), timeout)
+			return nil, fmt.Errorf("source.location %q: reading archive timed out after %s", redact.URL(u.String()), timeout)
 		}
-		return nil, fmt.Errorf("source.location %q: reading archive failed", redact(u))
+		return nil, fmt.Errorf("source.location %q: reading archive failed", redact.URL(u.String()))
 	}
 	if len(data) > MaxArchiveBytes {
-		return nil, fmt.Errorf("source.location %q: archive larger than %d bytes: %w", redact(u), MaxArchiveBytes, ErrInvalid)
+		return nil, fmt.Errorf("source.location %q: archive larger than %d bytes: %w", redact.URL(u.String()), MaxArchiveBytes, ErrInvalid)
 	}
 	return data, nil
 }
@@ -233,7 +234,7 @@ func (f *Fetcher) get(u *url.URL, waiter types.NamespacedName) ([]byte, error) {
 	if !e.running {
 		f.start(key, u, e)
 	}
-	return nil, fmt.Errorf("source.location %q: %w (at most %s)", redact(u), ErrFetching, f.opts.Timeout)
+	return nil, fmt.Errorf("source.location %q: %w (at most %s)", redact.URL(u.String()), ErrFetching, f.opts.Timeout)
 }
 
 // start runs a fetch of u for e; f.mu is held.
@@ -278,7 +279,7 @@ func (f *Fetcher) fetch(u *url.URL, host chan struct{}) ([]byte, error) {
 		case sem <- struct{}{}:
 			defer func(sem chan struct{}) { <-sem }(sem)
 		case <-f.ctx.Done():
-			return nil, fmt.Errorf("source.location %q: fetch cancelled: %w", redact(u), f.ctx.Err())
+			return nil, fmt.Errorf("source.location %q: fetch cancelled: %w", redact.URL(u.String()), f.ctx.Err())
 		}
 	}
 	return fetchHTTP(f.ctx, f.opts.Client, f.opts.Timeout, u)

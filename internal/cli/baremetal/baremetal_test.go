@@ -296,7 +296,7 @@ func TestOperationTableAndFailures(t *testing.T) {
 			t.Fatalf("output holds the password:\n%s", s)
 		}
 	}
-	if !strings.Contains(list, "redfish+http://***@bmc.test/redfish/v1/Systems/x") {
+	if !strings.Contains(list, "redfish+http://admin:REDACTED@bmc.test/redfish/v1/Systems/x") {
 		t.Fatalf("listhosts does not show the redacted address:\n%s", list)
 	}
 }

@@ -55,10 +55,10 @@ manifests:
 		args []string
 		want []string
 	}{
-		{"table", []string{"get-manifest"}, []string{"https://user:REDACTED@example.invalid/org/site.git", "ssh://git:REDACTED@example.invalid:2222/org/site.git", "git:REDACTED@example.invalid:org/site.git", "https://REDACTED@example.invalid/org/site.git?access_token=REDACTED"}},
-		{"yaml", []string{"get-manifest", "-o", "yaml"}, []string{"https://user:REDACTED@example.invalid/org/site.git", "httpPass: REDACTED", "ssh://git:REDACTED@", "git:REDACTED@example.invalid:org/site.git", "access_token=REDACTED"}},
-		{"json", []string{"get-manifest", "-o", "json"}, []string{"https://user:REDACTED@example.invalid/org/site.git", `"httpPass": "REDACTED"`, "ssh://git:REDACTED@", "git:REDACTED@example.invalid:org/site.git", "access_token=REDACTED"}},
-		{"one manifest, yaml", []string{"get-manifest", "token", "-o", "yaml"}, []string{"https://REDACTED@example.invalid/org/site.git?access_token=REDACTED"}},
+		{"table", []string{"get-manifest"}, []string{"https://user:REDACTED@example.invalid/org/site.git", "ssh://git:REDACTED@example.invalid:2222/org/site.git", "git:REDACTED@example.invalid:org/site.git", "https://REDACTED@example.invalid/org/site.git?REDACTED"}},
+		{"yaml", []string{"get-manifest", "-o", "yaml"}, []string{"https://user:REDACTED@example.invalid/org/site.git", "httpPass: REDACTED", "ssh://git:REDACTED@", "git:REDACTED@example.invalid:org/site.git", "site.git?REDACTED"}},
+		{"json", []string{"get-manifest", "-o", "json"}, []string{"https://user:REDACTED@example.invalid/org/site.git", `"httpPass": "REDACTED"`, "ssh://git:REDACTED@", "git:REDACTED@example.invalid:org/site.git", "site.git?REDACTED"}},
+		{"one manifest, yaml", []string{"get-manifest", "token", "-o", "yaml"}, []string{"https://REDACTED@example.invalid/org/site.git?REDACTED"}},
 		{"one manifest, table", []string{"get-manifest", "ssh"}, []string{"ssh://git:REDACTED@example.invalid:2222/org/site.git"}},
 	}
 	for _, tt := range tests {

@@ -36,7 +36,7 @@ before anything is fetched.
 
 Each repository's pull stops after --timeout and when more than
 --max-fetch-bytes arrive over HTTP(S). URLs are printed redacted: a
-password, a token in the user name, query values and a fragment show as
+password, a token in the user name, a query and a fragment show as
 REDACTED.`,
 		Example: `  airshipctl document pull
   airshipctl document pull --no-checkout`,

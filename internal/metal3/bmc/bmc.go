@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+
+	"github.com/airshipit/airship-go/internal/redact"
 )
 
 // Driver is how a host's BMC is driven.
@@ -88,28 +90,12 @@ func Parse(address string) (Access, error) {
 	return Access{Driver: s.driver, Endpoint: s.http + "://" + u.Host, SystemPath: path}, nil
 }
 
-// Redact returns an address fit to print: user information becomes
-// "***@", a query "?***" and a fragment "#***", with or without a scheme.
-// Everything up to the last '@' counts as user information (a password
-// may hold '/', '?', '#' or '@'); when a '?' or '#' comes before that '@',
-// nothing after the scheme can be told apart and all of it is "***".
+// Redact returns an address fit to print, by the project's one rule for
+// URLs (redact.URL): a password, a user name alone, a query and a
+// fragment become REDACTED; when a '?' or '#' comes before the last '@',
+// everything after the scheme does.
 func Redact(address string) string {
-	prefix, rest := "", address
-	if scheme, r, ok := splitScheme(address); ok {
-		prefix, rest = scheme+"://", r
-	}
-	at, q := strings.LastIndex(rest, "@"), strings.IndexAny(rest, "?#")
-	switch {
-	case at >= 0 && q >= 0 && q < at:
-		return prefix + "***"
-	case at >= 0 && q >= 0:
-		return prefix + "***@" + rest[at+1:q+1] + "***"
-	case at >= 0:
-		return prefix + "***@" + rest[at+1:]
-	case q >= 0:
-		return prefix + rest[:q+1] + "***"
-	}
-	return address
+	return redact.URL(address)
 }
 
 // splitScheme cuts "scheme://rest" when scheme is a valid one, so that

@@ -26,7 +26,7 @@ func TestParse(t *testing.T) {
 		{address: "", err: "empty"},
 		{address: "10.0.0.1", err: "has no scheme"},
 		{address: "redfish+http:///redfish/v1/Systems/1", err: "redfish+http:///redfish/v1/Systems/1 has no host"},
-		{address: "redfish+http://h/x?y=1", err: "redfish+http://h/x?***: a query or fragment is not allowed"},
+		{address: "redfish+http://h/x?y=1", err: "redfish+http://h/x?REDACTED: a query or fragment is not allowed"},
 		// Credentials, wherever they are, are never repeated: the tests
 		// below check no error holds "hunter2".
 		{address: "redfish+http://admin:hunter2@h/redfish/v1/Systems/1", err: "carries credentials"},
@@ -36,10 +36,10 @@ func TestParse(t *testing.T) {
 		{address: "redfish://admin:hun?ter2@h/redfish/v1/Systems/1", err: "carries credentials"},
 		{address: "redfish://admin:hun#ter2@h/redfish/v1/Systems/1", err: "carries credentials"},
 		{address: "redfish://admin:hunter2/redfish/v1/Systems/1", err: `BMC address of scheme "redfish" is not a valid URL`},
-		{address: "redfish+http://h/redfish/v1/Systems/1?password=hunter2", err: "redfish+http://h/redfish/v1/Systems/1?***: a query"},
-		{address: "redfish+http://h/redfish/v1/Systems/1#hunter2", err: "redfish+http://h/redfish/v1/Systems/1#***: a query"},
-		{address: "redfish+http://h?password=hunter2", err: "redfish+http://h?***: a query"},
-		{address: "redfish+http:///x?password=hunter2", err: "redfish+http:///x?*** has no host"},
+		{address: "redfish+http://h/redfish/v1/Systems/1?password=hunter2", err: "redfish+http://h/redfish/v1/Systems/1?REDACTED: a query"},
+		{address: "redfish+http://h/redfish/v1/Systems/1#hunter2", err: "redfish+http://h/redfish/v1/Systems/1#REDACTED: a query"},
+		{address: "redfish+http://h?password=hunter2", err: "redfish+http://h?REDACTED: a query"},
+		{address: "redfish+http:///x?password=hunter2", err: "redfish+http:///x?REDACTED has no host"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.address, func(t *testing.T) {
@@ -69,20 +69,20 @@ func TestParse(t *testing.T) {
 func TestRedact(t *testing.T) {
 	tests := map[string]string{
 		"redfish+http://h:8000/redfish/v1/Systems/1":            "redfish+http://h:8000/redfish/v1/Systems/1",
-		"redfish://admin:hunter2@h/redfish/v1/Systems/1":        "redfish://***@h/redfish/v1/Systems/1",
-		"redfish://admin:p@ss@h":                                "redfish://***@h",
-		"redfish://admin:hun?ter2@h/x":                          "redfish://***",
-		"redfish://admin:hunter2/x@h/redfish/v1/Systems/1":      "redfish://***@h/redfish/v1/Systems/1",
-		"redfish://h/redfish/v1/Systems/a@b":                    "redfish://***@b",
-		"redfish://h/x?password=hunt@er2":                       "redfish://***",
-		"redfish://admin:hunter2@h/x?y=hunter2":                 "redfish://***@h/x?***",
-		"redfish://h/redfish/v1/Systems/1?password=hunter2":     "redfish://h/redfish/v1/Systems/1?***",
-		"redfish://h/redfish/v1/Systems/1#hunter2":              "redfish://h/redfish/v1/Systems/1#***",
-		"redfish://h?password=hunter2":                          "redfish://h?***",
+		"redfish://admin:hunter2@h/redfish/v1/Systems/1":        "redfish://admin:REDACTED@h/redfish/v1/Systems/1",
+		"redfish://admin:p@ss@h":                                "redfish://admin:REDACTED@h",
+		"redfish://admin:hun?ter2@h/x":                          "redfish://REDACTED",
+		"redfish://admin:hunter2/x@h/redfish/v1/Systems/1":      "redfish://admin:REDACTED@h/redfish/v1/Systems/1",
+		"redfish://h/redfish/v1/Systems/a@b":                    "redfish://REDACTED@b",
+		"redfish://h/x?password=hunt@er2":                       "redfish://REDACTED",
+		"redfish://admin:hunter2@h/x?y=hunter2":                 "redfish://admin:REDACTED@h/x?REDACTED",
+		"redfish://h/redfish/v1/Systems/1?password=hunter2":     "redfish://h/redfish/v1/Systems/1?REDACTED",
+		"redfish://h/redfish/v1/Systems/1#hunter2":              "redfish://h/redfish/v1/Systems/1#REDACTED",
+		"redfish://h?password=hunter2":                          "redfish://h?REDACTED",
 		"10.0.0.1:623":                                          "10.0.0.1:623",
-		"admin:hunter2@10.0.0.1":                                "***@10.0.0.1",
-		"admin:hunter2@10.0.0.1/redfish/v1/Systems/1?x=hunter2": "***@10.0.0.1/redfish/v1/Systems/1?***",
-		"admin:hunter2@h://x":                                   "***@h://x",
+		"admin:hunter2@10.0.0.1":                                "admin:REDACTED@10.0.0.1",
+		"admin:hunter2@10.0.0.1/redfish/v1/Systems/1?x=hunter2": "admin:REDACTED@10.0.0.1/redfish/v1/Systems/1?REDACTED",
+		"admin:hunter2@h://x":                                   "admin:REDACTED@h://x",
 		"":                                                      "",
 	}
 	for in, want := range tests {

@@ -458,8 +458,8 @@ func TestUnsupportedScheme(t *testing.T) {
 		{address: "ipmi://192.168.111.1:6231", want: []string{`"ipmi"`, "redfish-virtualmedia+http://"}},
 		{address: "admin:" + inAddress + "@192.168.111.1", want: []string{"the BMC address has no scheme", "redfish-virtualmedia+http://"}},
 		{address: "redfish+http://admin:" + inAddress + "@192.168.111.1/redfish/v1/Systems/1", want: []string{"carries credentials"}},
-		{address: "redfish+http://192.168.111.1/redfish/v1/Systems/1?password=" + inAddress, want: []string{"redfish+http://192.168.111.1/redfish/v1/Systems/1?***: a query or fragment"}},
-		{address: "redfish+http:///redfish/v1/Systems/1#" + inAddress, want: []string{"redfish+http:///redfish/v1/Systems/1#*** has no host"}},
+		{address: "redfish+http://192.168.111.1/redfish/v1/Systems/1?password=" + inAddress, want: []string{"redfish+http://192.168.111.1/redfish/v1/Systems/1?REDACTED: a query or fragment"}},
+		{address: "redfish+http:///redfish/v1/Systems/1#" + inAddress, want: []string{"redfish+http:///redfish/v1/Systems/1#REDACTED has no host"}},
 	}
 	r := newRig(t, len(tests))
 	for i, tt := range tests {

@@ -413,17 +413,17 @@ func TestReached(t *testing.T) {
 func TestSafeAddress(t *testing.T) {
 	tests := map[string]string{
 		"redfish+http://h:8000/redfish/v1/Systems/1":                    "redfish+http://h:8000/redfish/v1/Systems/1",
-		"redfish://admin:hunter2@h/redfish/v1/Systems/1":                "redfish://***@h/redfish/v1/Systems/1",
-		"redfish://admin:p@ss@h":                                        "redfish://***@h",
-		"redfish://h/redfish/v1/Systems/a@b":                            "redfish://***@b",
+		"redfish://admin:hunter2@h/redfish/v1/Systems/1":                "redfish://admin:REDACTED@h/redfish/v1/Systems/1",
+		"redfish://admin:p@ss@h":                                        "redfish://admin:REDACTED@h",
+		"redfish://h/redfish/v1/Systems/a@b":                            "redfish://REDACTED@b",
 		"10.0.0.1:623":                                                  "10.0.0.1:623",
-		"admin:hunter2@10.0.0.1":                                        "***@10.0.0.1",
-		"admin:hunter2@10.0.0.1:623":                                    "***@10.0.0.1:623",
-		"redfish+http://h/redfish/v1/Systems/1?password=hunter2":        "redfish+http://h/redfish/v1/Systems/1?***",
-		"redfish+http://h/redfish/v1/Systems/1#hunter2":                 "redfish+http://h/redfish/v1/Systems/1#***",
-		"10.0.0.1/redfish/v1/Systems/1?user=admin&password=hunter2":     "10.0.0.1/redfish/v1/Systems/1?***",
-		"redfish://admin:hunter2/with-slash@h/redfish/v1/Systems/1":     "redfish://***@h/redfish/v1/Systems/1",
-		"redfish://admin:hunter2?with-question-mark@h/redfish/v1/Sys/1": "redfish://***",
+		"admin:hunter2@10.0.0.1":                                        "admin:REDACTED@10.0.0.1",
+		"admin:hunter2@10.0.0.1:623":                                    "admin:REDACTED@10.0.0.1:623",
+		"redfish+http://h/redfish/v1/Systems/1?password=hunter2":        "redfish+http://h/redfish/v1/Systems/1?REDACTED",
+		"redfish+http://h/redfish/v1/Systems/1#hunter2":                 "redfish+http://h/redfish/v1/Systems/1#REDACTED",
+		"10.0.0.1/redfish/v1/Systems/1?user=admin&password=hunter2":     "10.0.0.1/redfish/v1/Systems/1?REDACTED",
+		"redfish://admin:hunter2/with-slash@h/redfish/v1/Systems/1":     "redfish://admin:REDACTED@h/redfish/v1/Systems/1",
+		"redfish://admin:hunter2?with-question-mark@h/redfish/v1/Sys/1": "redfish://REDACTED",
 	}
 	for in, want := range tests {
 		got := hosts.SafeAddress(in)

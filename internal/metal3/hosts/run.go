@@ -15,6 +15,7 @@ import (
 	v1 "github.com/airshipit/airship-go/api/airshipit/v1alpha1"
 	"github.com/airshipit/airship-go/internal/metal3/bmc"
 	"github.com/airshipit/airship-go/internal/metal3/provisioner"
+	urlredact "github.com/airshipit/airship-go/internal/redact"
 )
 
 // Defaults of a Runner.
@@ -66,7 +67,7 @@ func (r Request) Target() string {
 	case v1.BaremetalOperationPowerOff:
 		return "power Off"
 	case v1.BaremetalOperationRemoteDirect:
-		return fmt.Sprintf("power On with %s inserted", r.ISOURL)
+		return fmt.Sprintf("power On with %s inserted", urlredact.URL(r.ISOURL))
 	case v1.BaremetalOperationEjectVirtualMedia:
 		return "no virtual media inserted"
 	}

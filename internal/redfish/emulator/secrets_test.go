@@ -72,7 +72,7 @@ func TestNoSecretInOutput(t *testing.T) {
 	}
 
 	out := log.String() + seen.String()
-	if !strings.Contains(log.String(), "media inserted: http://images.example/i.iso") || !strings.Contains(log.String(), "refused") {
+	if !strings.Contains(log.String(), "media inserted: http://u:REDACTED@images.example/i.iso?REDACTED") || !strings.Contains(log.String(), "refused") {
 		t.Errorf("the log lacks what it should say:\n%s", log.String())
 	}
 	for _, secret := range []string{testPassword, hostPassword, imagePassword, "user-data-secret", "9876543210123"} {

@@ -9,7 +9,6 @@ import (
 	"log"
 	"net"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -360,20 +359,6 @@ func clone(b []byte) []byte {
 		return nil
 	}
 	return append([]byte(nil), b...)
-}
-
-// redactURL drops a URL's user information and query, which may hold
-// credentials, for logs.
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	u.User = nil
-	if u.RawQuery != "" {
-		u.RawQuery = "..."
-	}
-	return u.String()
 }
 
 // lineLogger writes whole lines, prefixed, to a writer that may be nil.

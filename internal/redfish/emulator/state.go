@@ -1,6 +1,10 @@
 package emulator
 
-import "time"
+import (
+	"time"
+
+	"github.com/airshipit/airship-go/internal/redact"
+)
 
 // hostStatus is a host's mutable state, guarded by Server.mu.
 type hostStatus struct {
@@ -202,7 +206,7 @@ func (s *Server) insertMedia(h *hostEntry, m Media, data *mediaData) {
 	h.st.data = data
 	h.st.mediaBooted = false
 	s.logger.Printf("%s: media inserted: %s (format %q, checksum type %q, user-data %d bytes, network-data %d bytes, meta-data %d bytes)",
-		h.Name, redactURL(m.Image), m.Format, m.ChecksumType, len(m.UserData), len(m.NetworkData), len(m.MetaData))
+		h.Name, redact.URL(m.Image), m.Format, m.ChecksumType, len(m.UserData), len(m.NetworkData), len(m.MetaData))
 }
 
 // ejectMedia empties the virtual CD. Ejecting the media a provisioned
