@@ -18,6 +18,7 @@
 // summed; past it the pull fails with ErrTooLarge. The HTTP client is
 // installed into go-git's protocol table once (go-git v5 takes no client
 // per call) and finds each pull's cap in the request's context. Over ssh://
-// only the deadline applies. Messages and errors show a repository's URL
+// the deadline bounds reading the answer (go-git connects and shakes hands
+// without it) and there is no size cap. Messages and errors show a repository's URL
 // through redact.URL, and go-git's errors through redact.Error.
 package pull
