@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -22,39 +21,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	armadav1 "github.com/airshipit/airship-go/api/armada/v1alpha1"
+	"github.com/airshipit/airship-go/internal/httplimit/httplimittest"
 )
-
-// hangingListener accepts connections and never answers; they are closed
-// when the test ends.
-func hangingListener(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return "http://" + ln.Addr().String()
-}
 
 // TestFetchBounds: a fetch ends with a clear error, naming source.location
 // without its credentials, when the server never answers, stops sending
@@ -91,7 +59,7 @@ func TestFetchBounds(t *testing.T) {
 		}
 	}))
 	t.Cleanup(srv.Close)
-	hanging := hangingListener(t)
+	hanging := "http://" + httplimittest.Hang(t)
 	withCreds := func(base, p string) string {
 		return strings.Replace(base, "http://", "http://user:pa55word@", 1) + p + "?token=t0k3n"
 	}
@@ -163,7 +131,7 @@ func TestFetcher(t *testing.T) {
 		_, _ = w.Write(good)
 	}))
 	t.Cleanup(srv.Close)
-	hanging := hangingListener(t)
+	hanging := "http://" + httplimittest.Hang(t)
 
 	now := time.Unix(1000, 0)
 	var clock sync.Mutex

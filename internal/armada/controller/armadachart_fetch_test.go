@@ -3,9 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
-	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,38 +12,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	armadav1 "github.com/airshipit/airship-go/api/armada/v1alpha1"
+	"github.com/airshipit/airship-go/internal/httplimit/httplimittest"
 )
-
-// hangingServer accepts connections and never answers until the test ends.
-func hangingServer(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return ln.Addr().String()
-}
 
 // TestSlowSourceCostsItsOwnChart: charts whose archive server never answers
 // do not hold the reconcile workers. With two workers and four such charts,
@@ -71,7 +39,7 @@ func TestSlowSourceCostsItsOwnChart(t *testing.T) {
 			})
 			ctx := context.Background()
 			ns := newNamespace(t, "slow")
-			addr := hangingServer(t)
+			addr := httplimittest.Hang(t)
 			var hanging []*armadav1.ArmadaChart
 			for i := range 4 {
 				c := newChart(ns, fmt.Sprintf("hang-%d", i), fmt.Sprintf("hang-%d", i), "")
@@ -98,7 +66,9 @@ func TestSlowSourceCostsItsOwnChart(t *testing.T) {
 					return r != nil && r.Status == metav1.ConditionFalse && r.Reason == tt.reason
 				})
 				ready := apimeta.FindStatusCondition(got.Status.Conditions, armadav1.ReadyCondition)
-				loc := fmt.Sprintf(`source.location "http://%s/c%d.tgz"`, addr, i)
+				// The location as internal/redact shows it: the user name
+				// stays, the password and the query do not.
+				loc := fmt.Sprintf(`source.location "http://user:REDACTED@%s/c%d.tgz?REDACTED"`, addr, i)
 				if !strings.Contains(ready.Message, loc) || !strings.Contains(ready.Message, tt.want) {
 					t.Errorf("%s: Ready message %q, want one naming %s and saying %q", c.Name, ready.Message, loc, tt.want)
 				}

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sync"
 	"testing"
 	"time"
 )
@@ -51,4 +52,37 @@ func ExpectClosed(t testing.TB, addr, send string) {
 		t.Fatalf("the server kept the connection open (sent %q)", send)
 	}
 	// nil (EOF) or a reset: the server closed it.
+}
+
+// Hang listens on a loopback port, accepts every connection and never
+// answers (for tests of clients against a peer that hangs); the listener and
+// the connections are closed when the test ends. It returns host:port.
+func Hang(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		_ = ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	})
+	return ln.Addr().String()
 }
