@@ -14,11 +14,17 @@
 //
 // Every pull is bounded: Options.Timeout (DefaultTimeout, 10 minutes) is a
 // deadline on the whole of it, and Options.MaxFetchBytes
-// (DefaultMaxFetchBytes, 512 MiB) caps what its HTTP(S) answers carry,
-// summed; past it the pull fails with ErrTooLarge. The HTTP client is
+// (DefaultMaxFetchBytes, 512 MiB) caps what it receives, summed: the
+// bodies of its HTTP(S) answers, or the bytes read from its ssh
+// connections; past it the pull fails with ErrTooLarge. The HTTP client is
 // installed into go-git's protocol table once (go-git v5 takes no client
-// per call) and finds each pull's cap in the request's context. Over ssh://
-// the deadline bounds reading the answer (go-git connects and shakes hands
-// without it) and there is no size cap. Messages and errors show a repository's URL
+// per call) and finds each pull's cap in the request's context. Over
+// ssh:// (and scp-like git@host:path) go-git takes no dialer, but dials
+// through an endpoint's proxy: a pull names, as its proxy, a URL scheme
+// registered with golang.org/x/net/proxy whose dialer connects (through
+// ALL_PROXY when set, as go-git would; TCP connect SSHDialTimeout, 10 s)
+// under the pull's deadline, closes the connection when the deadline
+// passes (ending a handshake that never completes) and counts what it
+// reads against the cap. Messages and errors show a repository's URL
 // through redact.URL, and go-git's errors through redact.Error.
 package pull

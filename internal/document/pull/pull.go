@@ -30,7 +30,7 @@ type Options struct {
 	// Timeout bounds the pull of one repository; 0 is DefaultTimeout.
 	Timeout time.Duration
 	// MaxFetchBytes caps what the pull of one repository receives over
-	// HTTP(S); 0 is DefaultMaxFetchBytes.
+	// HTTP(S) or ssh; 0 is DefaultMaxFetchBytes.
 	MaxFetchBytes int64
 }
 
@@ -60,7 +60,9 @@ func Pull(ctx context.Context, name string, r *v1.Repository, dir string, opts O
 	b := &budget{limit: opts.MaxFetchBytes}
 	pctx, cancel := context.WithTimeout(withBudget(ctx, b), opts.Timeout)
 	defer cancel()
-	res, err := pull(pctx, name, r, dir, opts)
+	px, forget := sshProxy(pctx, r.URL, b)
+	defer forget()
+	res, err := pull(pctx, name, r, dir, opts, px)
 	if err == nil {
 		return res, nil
 	}
@@ -75,7 +77,9 @@ func Pull(ctx context.Context, name string, r *v1.Repository, dir string, opts O
 	return nil, err
 }
 
-func pull(ctx context.Context, name string, r *v1.Repository, dir string, opts Options) (*Result, error) {
+// px leads go-git's ssh transport to the dialer of sshdial.go (none for
+// other URLs).
+func pull(ctx context.Context, name string, r *v1.Repository, dir string, opts Options, px transport.ProxyOptions) (*Result, error) {
 	// fail names the repository, its URL redacted; a go-git error that
 	// may quote the URL is redacted too.
 	fail := func(format string, args ...any) error {
@@ -101,7 +105,7 @@ func pull(ctx context.Context, name string, r *v1.Repository, dir string, opts O
 		if entries, rerr := os.ReadDir(dir); rerr == nil && len(entries) > 0 {
 			return nil, fail("%s exists and is not a Git repository; move it away first", dir)
 		}
-		repo, err = git.PlainCloneContext(ctx, dir, false, &git.CloneOptions{URL: r.URL, Auth: auth, NoCheckout: true, Progress: opts.Progress})
+		repo, err = git.PlainCloneContext(ctx, dir, false, &git.CloneOptions{URL: r.URL, Auth: auth, NoCheckout: true, Progress: opts.Progress, ProxyOptions: px})
 		if err != nil {
 			_ = os.RemoveAll(dir)
 			return nil, fail("clone: %w", err)
@@ -121,7 +125,7 @@ func pull(ctx context.Context, name string, r *v1.Repository, dir string, opts O
 			}
 			return nil, fail("%s is a clone of %v, not of this URL; move it away or fix the URL", dir, shown)
 		}
-		err = repo.FetchContext(ctx, &git.FetchOptions{Auth: auth, Progress: opts.Progress, Force: true, Tags: git.AllTags,
+		err = repo.FetchContext(ctx, &git.FetchOptions{Auth: auth, Progress: opts.Progress, Force: true, Tags: git.AllTags, ProxyOptions: px,
 			RefSpecs: []gitconfig.RefSpec{"+refs/heads/*:refs/remotes/origin/*"}})
 		if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
 			return nil, fail("fetch: %w", err)
@@ -133,7 +137,7 @@ func pull(ctx context.Context, name string, r *v1.Repository, dir string, opts O
 		if err := spec.Validate(); err != nil {
 			return nil, fail("checkout.remoteRef %q: %w", co.RemoteRef, err)
 		}
-		err := repo.FetchContext(ctx, &git.FetchOptions{Auth: auth, Progress: opts.Progress, Force: true, RefSpecs: []gitconfig.RefSpec{spec}})
+		err := repo.FetchContext(ctx, &git.FetchOptions{Auth: auth, Progress: opts.Progress, Force: true, RefSpecs: []gitconfig.RefSpec{spec}, ProxyOptions: px})
 		if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
 			return nil, fail("fetching checkout.remoteRef %s: %w", co.RemoteRef, err)
 		}

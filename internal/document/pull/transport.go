@@ -20,8 +20,9 @@ import (
 const (
 	// DefaultTimeout bounds one repository's pull, fetches and checkout.
 	DefaultTimeout = 10 * time.Minute
-	// DefaultMaxFetchBytes caps what one repository's pull receives over
-	// HTTP(S): response bodies of every request, summed.
+	// DefaultMaxFetchBytes caps what one repository's pull receives:
+	// over HTTP(S) the response bodies of every request, over ssh the
+	// bytes read from its connections, summed.
 	DefaultMaxFetchBytes int64 = 512 << 20
 )
 
@@ -56,6 +57,7 @@ func installTransport() {
 		c := githttp.NewClient(&http.Client{Transport: &cappedTransport{base: base}})
 		client.InstallProtocol("http", c)
 		client.InstallProtocol("https", c)
+		registerSSHDialer()
 	})
 }
 
