@@ -35,7 +35,7 @@ repository's checkout sets force. Auth comes from the repository's auth
 before anything is fetched.
 
 Each repository's pull stops after --timeout and when more than
---max-fetch-bytes arrive over HTTP(S). URLs are printed redacted: a
+--max-fetch-bytes arrive (over HTTP(S) or ssh). URLs are printed redacted: a
 password, a token in the user name, a query and a fragment show as
 REDACTED.`,
 		Example: `  airshipctl document pull
@@ -81,6 +81,6 @@ REDACTED.`,
 	}
 	cmd.Flags().BoolVar(&noCheckout, "no-checkout", false, "fetch only: leave the working trees as they are")
 	cmd.Flags().DurationVar(&opts.Timeout, "timeout", pull.DefaultTimeout, "time limit of each repository's pull")
-	cmd.Flags().Int64Var(&opts.MaxFetchBytes, "max-fetch-bytes", pull.DefaultMaxFetchBytes, "cap on the bytes each repository's pull receives over HTTP(S)")
+	cmd.Flags().Int64Var(&opts.MaxFetchBytes, "max-fetch-bytes", pull.DefaultMaxFetchBytes, "cap on the bytes each repository's pull receives (HTTP(S) or ssh)")
 	return cmd
 }
