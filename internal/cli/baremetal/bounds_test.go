@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -21,39 +20,7 @@ import (
 	"github.com/airshipit/airship-go/internal/metal3/hosts"
 	"github.com/airshipit/airship-go/internal/metal3/hosts/hoststest"
 	"github.com/airshipit/airship-go/internal/metal3/provisioner/redfish"
-	"github.com/airshipit/airship-go/internal/redfish/emulator"
 )
-
-// emulatedBMC is the Redfish handler of one emulated host, host-0000.
-func emulatedBMC(t *testing.T) http.Handler {
-	t.Helper()
-	srv, err := emulator.New(emulator.Config{Username: user, Password: password, Hosts: emulator.Generate(1, 1)}, emulator.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
-	return srv.Handler()
-}
-
-// recorder counts the requests a handler gets and the hosts they were for.
-type recorder struct {
-	next  http.Handler
-	mu    sync.Mutex
-	hosts []string
-}
-
-func (r *recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	r.mu.Lock()
-	r.hosts = append(r.hosts, req.Host)
-	r.mu.Unlock()
-	r.next.ServeHTTP(w, req)
-}
-
-func (r *recorder) seen() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]string(nil), r.hosts...)
-}
 
 // adopt creates namespace ns with host-0000 reached at address.
 func adopt(t *testing.T, ns, address string) {
@@ -106,7 +73,7 @@ func TestPowerStatusManagementConfiguration(t *testing.T) {
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ns := fmt.Sprintf("mgmt-%d", i)
-			bmc := &recorder{next: emulatedBMC(t)}
+			bmc := &hoststest.Recorder{Next: hoststest.EmulatedBMC(t, user, password)}
 			bmcSrv := httptest.NewUnstartedServer(bmc)
 			bmcSrv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake
 			if tt.tls {
@@ -115,7 +82,7 @@ func TestPowerStatusManagementConfiguration(t *testing.T) {
 				bmcSrv.Start()
 			}
 			t.Cleanup(bmcSrv.Close)
-			proxy := &recorder{next: emulatedBMC(t)}
+			proxy := &hoststest.Recorder{Next: hoststest.EmulatedBMC(t, user, password)}
 			proxySrv := httptest.NewServer(proxy)
 			t.Cleanup(proxySrv.Close)
 			t.Setenv("HTTP_PROXY", proxySrv.URL)
@@ -151,15 +118,15 @@ func TestPowerStatusManagementConfiguration(t *testing.T) {
 				t.Fatalf("result %+v", results[0])
 			}
 			if tt.viaProxy {
-				if got := proxy.seen(); len(got) == 0 || got[0] != host {
+				if got := proxy.Hosts(); len(got) == 0 || got[0] != host {
 					t.Fatalf("the proxy saw %v, want requests for %s", got, host)
 				}
 				return
 			}
-			if got := proxy.seen(); len(got) != 0 {
+			if got := proxy.Hosts(); len(got) != 0 {
 				t.Fatalf("the proxy got requests for %v", got)
 			}
-			if tt.wantErr == "" && len(bmc.seen()) == 0 {
+			if tt.wantErr == "" && len(bmc.Hosts()) == 0 {
 				t.Fatal("the BMC got no request")
 			}
 		})
@@ -183,7 +150,7 @@ func TestPowerStatusHostileBMC(t *testing.T) {
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ns := fmt.Sprintf("hostile-%d", i)
-			emu := emulatedBMC(t)
+			emu := hoststest.EmulatedBMC(t, user, password)
 			release := make(chan struct{})
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				if r.URL.Path != system {

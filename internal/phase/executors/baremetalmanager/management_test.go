@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -22,38 +20,7 @@ import (
 	"github.com/airshipit/airship-go/internal/document"
 	"github.com/airshipit/airship-go/internal/metal3/hosts/hoststest"
 	"github.com/airshipit/airship-go/internal/phase/executor"
-	"github.com/airshipit/airship-go/internal/redfish/emulator"
 )
-
-// countingHandler counts the requests of a handler and the hosts they name.
-type countingHandler struct {
-	next  http.Handler
-	mu    sync.Mutex
-	hosts []string
-}
-
-func (c *countingHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	c.mu.Lock()
-	c.hosts = append(c.hosts, r.Host)
-	c.mu.Unlock()
-	c.next.ServeHTTP(w, r)
-}
-
-func (c *countingHandler) seen() []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]string(nil), c.hosts...)
-}
-
-func emulatedHost(t *testing.T) http.Handler {
-	t.Helper()
-	srv, err := emulator.New(emulator.Config{Username: user, Password: password, Hosts: emulator.Generate(1, 1)}, emulator.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
-	return srv.Handler()
-}
 
 // TestManagementConfiguration: an executor made by New (the phase's path)
 // reaches BMCs as the config's managementConfiguration says: no proxy
@@ -75,7 +42,7 @@ func TestManagementConfiguration(t *testing.T) {
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ns := fmt.Sprintf("mgmt-%d", i)
-			bmc := &countingHandler{next: emulatedHost(t)}
+			bmc := &hoststest.Recorder{Next: hoststest.EmulatedBMC(t, user, password)}
 			bmcSrv := httptest.NewUnstartedServer(bmc)
 			bmcSrv.Config.ErrorLog = log.New(io.Discard, "", 0)
 			scheme := "redfish+http://"
@@ -86,7 +53,7 @@ func TestManagementConfiguration(t *testing.T) {
 				bmcSrv.Start()
 			}
 			t.Cleanup(bmcSrv.Close)
-			proxy := &countingHandler{next: emulatedHost(t)}
+			proxy := &hoststest.Recorder{Next: hoststest.EmulatedBMC(t, user, password)}
 			proxySrv := httptest.NewServer(proxy)
 			t.Cleanup(proxySrv.Close)
 			t.Setenv("HTTP_PROXY", proxySrv.URL)
@@ -131,12 +98,12 @@ func TestManagementConfiguration(t *testing.T) {
 			} else if !o.Applied {
 				t.Fatalf("status %+v", o)
 			}
-			switch got := proxy.seen(); {
+			switch got := proxy.Hosts(); {
 			case tt.viaProxy && (len(got) == 0 || got[0] != host):
 				t.Fatalf("the proxy saw %v, want requests for %s", got, host)
 			case !tt.viaProxy && len(got) != 0:
 				t.Fatalf("the proxy got requests for %v", got)
-			case !tt.viaProxy && tt.wantErr == "" && len(bmc.seen()) == 0:
+			case !tt.viaProxy && tt.wantErr == "" && len(bmc.Hosts()) == 0:
 				t.Fatal("the BMC got no request")
 			}
 		})
