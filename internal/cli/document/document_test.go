@@ -3,9 +3,6 @@ package document
 import (
 	"bytes"
 	"context"
-	"net/http"
-	"net/http/cgi"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,7 +23,6 @@ import (
 // auth) and ssh:// (nothing listening): neither the output of a success
 // nor the error of a failure shows the password.
 func TestPullNeverPrintsPasswords(t *testing.T) {
-	gitBin := testtool.Path(t, "git")
 	dir := t.TempDir()
 	origin := filepath.Join(dir, "origins", "site.git")
 	repo, err := git.PlainInitWithOptions(origin, &git.PlainInitOptions{InitOptions: git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName("main")}})
@@ -44,16 +40,7 @@ func TestPullNeverPrintsPasswords(t *testing.T) {
 		t.Fatal(err)
 	}
 	const user, password = "airship", "Pw-9f2c-never-shown"
-	backend := &cgi.Handler{Path: gitBin, Args: []string{"http-backend"}, Env: []string{"GIT_PROJECT_ROOT=" + filepath.Dir(origin), "GIT_HTTP_EXPORT_ALL=1"}}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if u, p, ok := r.BasicAuth(); !ok || u != user || p != password {
-			w.Header().Set("WWW-Authenticate", `Basic realm="git"`)
-			http.Error(w, "unauthorized", http.StatusUnauthorized)
-			return
-		}
-		backend.ServeHTTP(w, r)
-	}))
-	defer srv.Close()
+	srv := testtool.GitHTTPServer(t, filepath.Dir(origin), user, password)
 	host := strings.TrimPrefix(srv.URL, "http://")
 
 	tests := []struct {

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"errors"
 	"net/http"
-	"net/http/cgi"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -203,20 +202,10 @@ func TestPullNoCheckoutAndUnreachable(t *testing.T) {
 // TestPullOverHTTPWithBasicAuth serves the origin with git's own smart
 // HTTP server (git http-backend) behind basic auth.
 func TestPullOverHTTPWithBasicAuth(t *testing.T) {
-	gitBin := testtool.Path(t, "git")
 	o := newOrigin(t)
 	want := o.commit("site.yaml", "v: 1\n")
 	const user, password = "airship", "s3cret-pull-pw"
-	backend := &cgi.Handler{Path: gitBin, Args: []string{"http-backend"}, Env: []string{"GIT_PROJECT_ROOT=" + filepath.Dir(o.dir), "GIT_HTTP_EXPORT_ALL=1"}}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if u, p, ok := r.BasicAuth(); !ok || u != user || p != password {
-			w.Header().Set("WWW-Authenticate", `Basic realm="git"`)
-			http.Error(w, "unauthorized", http.StatusUnauthorized)
-			return
-		}
-		backend.ServeHTTP(w, r)
-	}))
-	defer srv.Close()
+	srv := testtool.GitHTTPServer(t, filepath.Dir(o.dir), user, password)
 	url := srv.URL + "/" + filepath.Base(o.dir)
 	dir := filepath.Join(t.TempDir(), "site")
 	_, err := Pull(context.Background(), "primary", &v1.Repository{URL: url, Auth: &v1.RepoAuth{Type: "http-basic", Username: user, HTTPPassword: "wrong-pw-value"}}, dir, Options{})
@@ -233,7 +222,6 @@ func TestPullOverHTTPWithBasicAuth(t *testing.T) {
 // and no more, one that sends more than the cap is cut off, and neither
 // error shows the password of the URL.
 func TestPullBounds(t *testing.T) {
-	gitBin := testtool.Path(t, "git")
 	o := newOrigin(t)
 	// Random content does not compress: the pack is about as big as the blob.
 	big := make([]byte, 1<<20)
@@ -241,9 +229,7 @@ func TestPullBounds(t *testing.T) {
 		t.Fatal(err)
 	}
 	o.commit("big.bin", string(big))
-	backend := &cgi.Handler{Path: gitBin, Args: []string{"http-backend"}, Env: []string{"GIT_PROJECT_ROOT=" + filepath.Dir(o.dir), "GIT_HTTP_EXPORT_ALL=1"}}
-	serving := httptest.NewServer(backend)
-	defer serving.Close()
+	serving := testtool.GitHTTPServer(t, filepath.Dir(o.dir), "", "")
 	hanging := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		<-r.Context().Done()
 	}))
