@@ -209,6 +209,10 @@ func FromYAML(source string, data []byte) (*Bundle, error) {
 			errs = append(errs, fmt.Errorf("%s: document %d is %s, not an object", source, i+1, yamlKindName(k)))
 			continue
 		}
+		if err := checkMetadataShape(n.YNode()); err != nil {
+			errs = append(errs, fmt.Errorf("%s: document %d: %w", source, i+1, err))
+			continue
+		}
 		d := &Document{node: n, source: source}
 		if err := checkIdentity(d, i); err != nil {
 			errs = append(errs, err)
@@ -220,6 +224,35 @@ func FromYAML(source string, data []byte) (*Bundle, error) {
 		return nil, err
 	}
 	return &Bundle{root: source, docs: docs}, nil
+}
+
+// checkMetadataShape refuses a metadata, metadata.labels or
+// metadata.annotations that is present but not a map: kyaml's accessors
+// walk them as key/value pairs and panic on anything else.
+func checkMetadataShape(doc *kyaml.Node) error {
+	md := mappingValue(doc, "metadata")
+	if md == nil || kyaml.IsYNodeNilOrEmpty(md) {
+		return nil
+	}
+	if md.Kind != kyaml.MappingNode {
+		return fmt.Errorf("metadata is %s, not an object", yamlKindName(md.Kind))
+	}
+	for _, field := range []string{"labels", "annotations"} {
+		if v := mappingValue(md, field); v != nil && v.Kind != kyaml.MappingNode && !kyaml.IsYNodeNilOrEmpty(v) {
+			return fmt.Errorf("metadata.%s is %s, not an object", field, yamlKindName(v.Kind))
+		}
+	}
+	return nil
+}
+
+// mappingValue is the value of key in the mapping node m, or nil.
+func mappingValue(m *kyaml.Node, key string) *kyaml.Node {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i+1]
+		}
+	}
+	return nil
 }
 
 func yamlKindName(k kyaml.Kind) string {

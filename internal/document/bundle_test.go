@@ -202,6 +202,26 @@ func TestFromYAMLReportsEveryDocumentWithoutIdentity(t *testing.T) {
 	}
 }
 
+func TestFromYAMLRefusesMetadataThatIsNotAMap(t *testing.T) {
+	for _, tc := range []struct{ name, in, want string }{
+		{"metadata list (fuzz finding)", "a: b\nmetadata: [{}]\n", "document 1: metadata is a list, not an object"},
+		{"metadata scalar", "apiVersion: v1\nkind: K\nmetadata: x\n", "metadata is a scalar"},
+		{"labels list", "apiVersion: v1\nkind: K\nmetadata: {name: n, labels: [a, b, c]}\n", "metadata.labels is a list"},
+		{"annotations scalar", "apiVersion: v1\nkind: K\nmetadata: {name: n, annotations: x}\n", "metadata.annotations is a scalar"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := FromYAML("docs.yaml", []byte(tc.in))
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "docs.yaml") {
+				t.Fatalf("err = %v, want one naming docs.yaml and %q", err, tc.want)
+			}
+		})
+	}
+	// Empty labels and a null metadata are not shape errors.
+	if _, err := FromYAML("ok.yaml", []byte("apiVersion: v1\nkind: K\nmetadata: {name: n, labels: }\n")); err != nil {
+		t.Fatalf("empty labels: %v", err)
+	}
+}
+
 func TestCacheHitsUntilAFileChanges(t *testing.T) {
 	fs := filesys.MakeFsInMemory()
 	write := func(p, c string) {
