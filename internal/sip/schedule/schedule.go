@@ -120,180 +120,214 @@ const (
 
 // Schedule decides the cluster's hosts. hosts is every BareMetalHost the
 // cluster may see; it is not changed.
+//
+// It runs in stages, each a method of one scheduler: index the hosts, keep
+// the cluster's own hosts for every role (promoting standbys where actives
+// are missing), place new candidates role by role, then order the plan.
 func Schedule(req Request, hosts []Host) (Plan, error) {
-	// The cluster's current hosts, and the others by name.
-	mine := make([]*Host, 0)
-	others := make([]*Host, 0, len(hosts))
+	s := newScheduler(req, hosts)
+	// The cluster's own hosts go first, every role: they claim their
+	// topology domains before any new host is looked at, so a new host of
+	// one role never displaces a kept host of another.
+	for _, rs := range s.roles {
+		s.keepOwn(rs)
+	}
+	for _, rs := range s.roles {
+		if err := s.placeNew(rs); err != nil {
+			return Plan{}, err
+		}
+	}
+	return s.finish(req.Roles), nil
+}
+
+// scheduler is one Schedule call's working state.
+type scheduler struct {
+	// mine are the hosts labelled for the cluster, others the rest; both
+	// in name order.
+	mine, others []*Host
+	roles        []*roleState
+	// domains: topology key → value → the host of the cluster there. The
+	// topology rule is checked against every host given so far, of any role.
+	domains map[string]map[string]string
+	used    map[*Host]bool
+	plan    Plan
+}
+
+// roleState is one role's view: its selector, what it has been given so
+// far and why the hosts it did not get were left out.
+type roleState struct {
+	Role
+	sel               labels.Selector
+	actives, standbys int
+	excluded          map[string][]string
+	matched           int
+}
+
+// exclude records why h was left out of the role.
+func (rs *roleState) exclude(reason string, h *Host) {
+	rs.excluded[reason] = append(rs.excluded[reason], h.Key())
+}
+
+// newScheduler indexes the hosts: the cluster's own and the others, each by
+// name, and a state per role in the request's order.
+func newScheduler(req Request, hosts []Host) *scheduler {
+	s := &scheduler{
+		mine:    make([]*Host, 0),
+		others:  make([]*Host, 0, len(hosts)),
+		domains: map[string]map[string]string{},
+		used:    map[*Host]bool{},
+	}
 	for i := range hosts {
 		h := &hosts[i]
 		if ours(h, req) {
-			mine = append(mine, h)
+			s.mine = append(s.mine, h)
 		} else {
-			others = append(others, h)
+			s.others = append(s.others, h)
 		}
 	}
-	byName := func(s []*Host) {
-		slices.SortFunc(s, compareHosts)
-	}
-	byName(mine)
-	byName(others)
-
-	// domains: topology key → value → the host of the cluster there.
-	domains := map[string]map[string]string{}
-	taken := func(key, value string) (string, bool) {
-		h, ok := domains[key][value]
-		return h, ok
-	}
-	take := func(key, value, host string) {
-		if key == "" {
-			return
-		}
-		if domains[key] == nil {
-			domains[key] = map[string]string{}
-		}
-		domains[key][value] = host
-	}
-	used := map[*Host]bool{}
-	var plan Plan
-
-	// One role's view: its selector, and whether a host may be given to
-	// it now. The topology rule is checked against every host given so
-	// far, of any role.
-	type roleState struct {
-		Role
-		sel               labels.Selector
-		actives, standbys int
-		excluded          map[string][]string
-		matched           int
-	}
-	states := make([]*roleState, len(req.Roles))
+	slices.SortFunc(s.mine, compareHosts)
+	slices.SortFunc(s.others, compareHosts)
+	s.roles = make([]*roleState, len(req.Roles))
 	for i, role := range req.Roles {
 		sel := role.Selector
 		if sel == nil {
 			sel = labels.Everything()
 		}
-		states[i] = &roleState{Role: role, sel: sel, excluded: map[string][]string{}}
+		s.roles[i] = &roleState{Role: role, sel: sel, excluded: map[string][]string{}}
 	}
-	fits := func(rs *roleState, h *Host) (string, bool) {
-		if h.Unusable != "" {
-			return reasonUnusable + " (" + h.Unusable + ")", false
-		}
-		if !rs.sel.Matches(labels.Set(h.Labels)) {
-			return reasonNoMatch, false
-		}
-		if rs.TopologyKey != "" {
-			v, ok := h.Labels[rs.TopologyKey]
-			if !ok {
-				return reasonNoTopology, false
-			}
-			if _, ok := taken(rs.TopologyKey, v); ok {
-				return reasonDomainUsed, false
-			}
-		}
-		return "", true
-	}
-	give := func(rs *roleState, h *Host, standby bool) {
-		used[h] = true
-		if rs.TopologyKey != "" {
-			take(rs.TopologyKey, h.Labels[rs.TopologyKey], h.Key())
-		}
-		plan.Picks = append(plan.Picks, Pick{Host: h, Role: rs.Role.Role, Standby: standby})
-		if standby {
-			rs.standbys++
-		} else {
-			rs.actives++
-		}
-	}
+	return s
+}
 
-	// First the cluster's own hosts, every role: they claim their topology
-	// domains before any new host is looked at, so a new host of one role
-	// never displaces a kept host of another. Per role: kept actives, then
-	// standbys promoted to fill the actives, then standbys.
-	for _, rs := range states {
-		var keptActive, keptStandby []*Host
-		for _, h := range mine {
-			if h.Labels[sipv1.NodeTypeLabel] != string(rs.Role.Role) {
-				continue
-			}
-			if rs.sel.Matches(labels.Set(h.Labels)) {
-				rs.matched++
-			}
-			if h.Labels[sipv1.StandbyLabel] == "true" {
-				keptStandby = append(keptStandby, h)
-			} else {
-				keptActive = append(keptActive, h)
-			}
+// fits says whether h may be given to the role now, and if not, why.
+func (s *scheduler) fits(rs *roleState, h *Host) (string, bool) {
+	if h.Unusable != "" {
+		return reasonUnusable + " (" + h.Unusable + ")", false
+	}
+	if !rs.sel.Matches(labels.Set(h.Labels)) {
+		return reasonNoMatch, false
+	}
+	if rs.TopologyKey != "" {
+		v, ok := h.Labels[rs.TopologyKey]
+		if !ok {
+			return reasonNoTopology, false
 		}
-		keep := func(h *Host, standby bool) {
-			if reason, ok := fits(rs, h); !ok {
-				rs.excluded["of the cluster, released: "+reason] = append(rs.excluded["of the cluster, released: "+reason], h.Key())
-				return
-			}
-			give(rs, h, standby)
-		}
-		for _, h := range keptActive {
-			if rs.actives < rs.Active {
-				keep(h, false)
-			}
-		}
-		for _, h := range keptStandby {
-			if rs.actives < rs.Active {
-				keep(h, false)
-			}
-		}
-		for _, h := range keptStandby {
-			if !used[h] && rs.standbys < rs.Standby {
-				keep(h, true)
-			}
+		if _, ok := s.domains[rs.TopologyKey][v]; ok {
+			return reasonDomainUsed, false
 		}
 	}
+	return "", true
+}
 
-	// Then new candidates, role by role, in name order.
-	for _, rs := range states {
-		needActive, needStandby := rs.Active-rs.actives, rs.Standby-rs.standbys
-		exclude := func(reason string, h *Host) { rs.excluded[reason] = append(rs.excluded[reason], h.Key()) }
-		for _, h := range others {
-			if !rs.sel.Matches(labels.Set(h.Labels)) {
-				continue
-			}
+// give adds h to the plan for the role and claims its topology domain.
+func (s *scheduler) give(rs *roleState, h *Host, standby bool) {
+	s.used[h] = true
+	if key := rs.TopologyKey; key != "" {
+		if s.domains[key] == nil {
+			s.domains[key] = map[string]string{}
+		}
+		s.domains[key][h.Labels[key]] = h.Key()
+	}
+	s.plan.Picks = append(s.plan.Picks, Pick{Host: h, Role: rs.Role.Role, Standby: standby})
+	if standby {
+		rs.standbys++
+	} else {
+		rs.actives++
+	}
+}
+
+// keepOwn gives the role back the cluster's hosts of that role that still
+// fit: kept actives, then standbys promoted to fill the actives, then
+// standbys. A host that no longer fits is left for release.
+func (s *scheduler) keepOwn(rs *roleState) {
+	var keptActive, keptStandby []*Host
+	for _, h := range s.mine {
+		if h.Labels[sipv1.NodeTypeLabel] != string(rs.Role.Role) {
+			continue
+		}
+		if rs.sel.Matches(labels.Set(h.Labels)) {
 			rs.matched++
-			switch {
-			case used[h]:
-				exclude(reasonOtherRole, h)
-				continue
-			case h.Labels[sipv1.ClusterNameLabel] != "" || h.Labels[sipv1.ClusterNamespaceLabel] != "":
-				exclude(reasonClaimed, h)
-				continue
-			}
-			if needActive <= 0 && needStandby <= 0 {
-				exclude(reasonCountReached, h)
-				continue
-			}
-			if reason, ok := fits(rs, h); !ok {
-				exclude(reason, h)
-				continue
-			}
-			if needActive > 0 {
-				give(rs, h, false)
-				needActive--
-			} else {
-				give(rs, h, true)
-				needStandby--
-			}
 		}
-		if needActive > 0 || needStandby > 0 {
-			delete(rs.excluded, reasonCountReached)
-			want := rs.Active + rs.Standby
-			return Plan{}, &UnschedulableError{Role: rs.Role.Role, Wanted: want, Got: rs.actives + rs.standbys, Matched: rs.matched, Excluded: rs.excluded}
+		if h.Labels[sipv1.StandbyLabel] == "true" {
+			keptStandby = append(keptStandby, h)
+		} else {
+			keptActive = append(keptActive, h)
 		}
 	}
+	keep := func(h *Host, standby bool) {
+		if reason, ok := s.fits(rs, h); !ok {
+			rs.exclude("of the cluster, released: "+reason, h)
+			return
+		}
+		s.give(rs, h, standby)
+	}
+	for _, h := range keptActive {
+		if rs.actives < rs.Active {
+			keep(h, false)
+		}
+	}
+	// Promotion: a standby fills a missing active before a new host does.
+	for _, h := range keptStandby {
+		if rs.actives < rs.Active {
+			keep(h, false)
+		}
+	}
+	for _, h := range keptStandby {
+		if !s.used[h] && rs.standbys < rs.Standby {
+			keep(h, true)
+		}
+	}
+}
 
-	// Picks in a stable order: role, actives first, name.
+// placeNew fills what the role still lacks from the other hosts, in name
+// order, actives first. It fails when the role cannot get all its hosts.
+func (s *scheduler) placeNew(rs *roleState) error {
+	needActive, needStandby := rs.Active-rs.actives, rs.Standby-rs.standbys
+	for _, h := range s.others {
+		if !rs.sel.Matches(labels.Set(h.Labels)) {
+			continue
+		}
+		rs.matched++
+		switch {
+		case s.used[h]:
+			rs.exclude(reasonOtherRole, h)
+			continue
+		case h.Labels[sipv1.ClusterNameLabel] != "" || h.Labels[sipv1.ClusterNamespaceLabel] != "":
+			rs.exclude(reasonClaimed, h)
+			continue
+		}
+		if needActive <= 0 && needStandby <= 0 {
+			rs.exclude(reasonCountReached, h)
+			continue
+		}
+		if reason, ok := s.fits(rs, h); !ok {
+			rs.exclude(reason, h)
+			continue
+		}
+		if needActive > 0 {
+			s.give(rs, h, false)
+			needActive--
+		} else {
+			s.give(rs, h, true)
+			needStandby--
+		}
+	}
+	if needActive > 0 || needStandby > 0 {
+		// "Not needed" is no reason when the role is short.
+		delete(rs.excluded, reasonCountReached)
+		want := rs.Active + rs.Standby
+		return &UnschedulableError{Role: rs.Role.Role, Wanted: want, Got: rs.actives + rs.standbys, Matched: rs.matched, Excluded: rs.excluded}
+	}
+	return nil
+}
+
+// finish puts the picks in a stable order (role, actives first, name) and
+// releases the cluster's hosts that were not kept.
+func (s *scheduler) finish(roles []Role) Plan {
 	order := map[sipv1.BMHRole]int{}
-	for i, r := range req.Roles {
+	for i, r := range roles {
 		order[r.Role] = i
 	}
-	slices.SortStableFunc(plan.Picks, func(a, b Pick) int {
+	slices.SortStableFunc(s.plan.Picks, func(a, b Pick) int {
 		if d := order[a.Role] - order[b.Role]; d != 0 {
 			return d
 		}
@@ -305,12 +339,12 @@ func Schedule(req Request, hosts []Host) (Plan, error) {
 		}
 		return compareHosts(a.Host, b.Host)
 	})
-	for _, h := range mine {
-		if !used[h] {
-			plan.Release = append(plan.Release, h)
+	for _, h := range s.mine {
+		if !s.used[h] {
+			s.plan.Release = append(s.plan.Release, h)
 		}
 	}
-	return plan, nil
+	return s.plan
 }
 
 // compareHosts orders hosts by namespace, then name: Key order, without
