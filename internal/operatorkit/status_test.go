@@ -93,4 +93,3 @@ func TestStatusSnapshot(t *testing.T) {
 		t.Fatalf("Patch of a deleted object = %v, want nil", err)
 	}
 }
-
