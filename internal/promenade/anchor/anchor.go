@@ -65,148 +65,213 @@ type component struct {
 
 // Objects renders the ConfigMap, Secret and DaemonSet of each anchor.
 func Objects(set *config.Set) ([]client.Object, error) {
-	var g v1.Genesis
-	var net v1.KubernetesNetwork
-	var host v1.HostSystem
+	r, err := newRenderer(set)
+	if err != nil {
+		return nil, err
+	}
+	// In the order of Components.
+	var comps []component
+	for _, build := range []func() (component, error){r.apiserver, r.controllerManager, r.scheduler, r.etcd, r.calicoEtcd, r.haproxy} {
+		c, err := build()
+		if err != nil {
+			return nil, err
+		}
+		comps = append(comps, c)
+	}
+	// Every missing certificate or key in one error, so that one
+	// generate-certs run fixes them all.
+	if len(r.missing) > 0 {
+		return nil, fmt.Errorf("anchors need material missing from the configuration (run promenade generate-certs): %s", strings.Join(dedupe(r.missing), ", "))
+	}
+	var objs []client.Object
+	for _, c := range comps {
+		objs = append(objs, c.objects()...)
+	}
+	return objs, nil
+}
+
+// renderer holds what every anchor is rendered from, read once from the
+// configuration, and collects the material the anchors name but the
+// configuration lacks.
+type renderer struct {
+	set    *config.Set
+	g      v1.Genesis
+	net    v1.KubernetesNetwork
+	host   v1.HostSystem
+	enc    v1.EncryptionPolicy
+	hasEnc bool
+	nodes  []config.Node
+	params builder.PodParams
+	// image runs the anchor loop of every component but the etcds.
+	image string
+	// Files more than one anchor carries.
+	clusterCA, etcdCA, saKey file
+	// missing are "schema name" of material not found.
+	missing []string
+}
+
+// newRenderer reads the documents the anchors are rendered from.
+func newRenderer(set *config.Set) (*renderer, error) {
+	r := &renderer{set: set}
 	for _, one := range []struct {
 		schema string
 		v      any
-	}{{v1.SchemaGenesis, &g}, {v1.SchemaKubernetesNetwork, &net}, {v1.SchemaHostSystem, &host}} {
+	}{{v1.SchemaGenesis, &r.g}, {v1.SchemaKubernetesNetwork, &r.net}, {v1.SchemaHostSystem, &r.host}} {
 		if err := set.One(one.schema, one.v); err != nil {
 			return nil, err
 		}
 	}
-	var enc v1.EncryptionPolicy
-	hasEnc, err := set.Optional(v1.SchemaEncryptionPolicy, &enc)
+	hasEnc, err := set.Optional(v1.SchemaEncryptionPolicy, &r.enc)
 	if err != nil {
 		return nil, err
 	}
-	hasEnc = hasEnc && len(enc.Etcd) > 0
-	nodes, err := set.Nodes()
-	if err != nil {
+	r.hasEnc = hasEnc && len(r.enc.Etcd) > 0
+	if r.nodes, err = set.Nodes(); err != nil {
 		return nil, err
 	}
-
-	var missing []string
-	mat := func(schema, name string) string {
-		s := set.PEM(schema, name)
-		if s == "" {
-			missing = append(missing, schema+" "+name)
-		}
-		return s
-	}
-	pemFile := func(key, dir, base string, schema, name string) file {
-		mode := "0644"
-		if strings.HasSuffix(base, "-key.pem") {
-			mode = "0600"
-		}
-		return file{key: key, path: dir + "/" + base, mode: mode, data: mat(schema, name), secret: true}
-	}
-	certPair := func(name, dir, base string) []file {
-		return []file{
-			pemFile(name+".pem", dir, base+".pem", v1.SchemaCertificate, name),
-			pemFile(name+"-key.pem", dir, base+"-key.pem", v1.SchemaCertificateKey, name),
-		}
-	}
-	pod := func(p *corev1.Pod, template bool) (file, error) {
-		b, err := yaml.Marshal(p)
-		if err != nil {
-			return file{}, err
-		}
-		key := p.Name + ".yaml"
-		if template {
-			key += ".tmpl"
-		}
-		return file{key: key, path: builder.ManifestDir + "/" + p.Name + ".yaml", mode: "0600", data: string(b)}, nil
-	}
-	kubeconfig := func(comp string) file {
-		b, _ := yaml.Marshal(map[string]any{
-			"apiVersion": "v1", "kind": "Config",
-			"clusters": []any{map[string]any{"name": "kubernetes", "cluster": map[string]any{
-				"server": fmt.Sprintf("https://127.0.0.1:%d", net.Kubernetes.APIServerPort), "certificate-authority": builder.PKIDir + "/cluster-ca.pem"}}},
-			"users": []any{map[string]any{"name": comp, "user": map[string]any{
-				"client-certificate": builder.PKIDir + "/" + comp + ".pem", "client-key": builder.PKIDir + "/" + comp + "-key.pem"}}},
-			"contexts":        []any{map[string]any{"name": comp, "context": map[string]any{"cluster": "kubernetes", "user": comp}}},
-			"current-context": comp,
-		})
-		return file{key: "kubeconfig.yaml", path: "/etc/kubernetes/" + comp + "/kubeconfig.yaml", mode: "0600", data: string(b)}
-	}
-
-	params := builder.PodParams{
-		NodeName: "${NODE_NAME}", NodeIP: "${NODE_IP}", Images: g.Images.Kubernetes, Network: net,
-		APIServer: g.APIServer, Encryption: hasEnc,
+	// The anchor substitutes the ${...} values on its node.
+	r.params = builder.PodParams{
+		NodeName: "${NODE_NAME}", NodeIP: "${NODE_IP}", Images: r.g.Images.Kubernetes, Network: r.net,
+		APIServer: r.g.APIServer, Encryption: r.hasEnc,
 		EtcdInitialCluster: "${ETCD_INITIAL_CLUSTER}", EtcdClusterState: "${ETCD_INITIAL_CLUSTER_STATE}",
 	}
-	image := host.Images.MonitoringImage
-	if image == "" {
-		image = DefaultImage
+	r.image = r.host.Images.MonitoringImage
+	if r.image == "" {
+		r.image = DefaultImage
 	}
-	clusterCA := pemFile("cluster-ca.pem", builder.PKIDir, "cluster-ca.pem", v1.SchemaCertificateAuthority, "kubernetes")
-	etcdCA := pemFile("etcd-ca.pem", builder.PKIDir, "etcd-ca.pem", v1.SchemaCertificateAuthority, "kubernetes-etcd")
-	saKey := pemFile("service-account-key.pem", builder.PKIDir, "service-account-key.pem", v1.SchemaPrivateKey, "service-account")
+	r.clusterCA = r.pemFile("cluster-ca.pem", builder.PKIDir, "cluster-ca.pem", v1.SchemaCertificateAuthority, "kubernetes")
+	r.etcdCA = r.pemFile("etcd-ca.pem", builder.PKIDir, "etcd-ca.pem", v1.SchemaCertificateAuthority, "kubernetes-etcd")
+	r.saKey = r.pemFile("service-account-key.pem", builder.PKIDir, "service-account-key.pem", v1.SchemaPrivateKey, "service-account")
+	return r, nil
+}
 
-	apiserverPod, err := pod(builder.APIServerPod(params), true)
-	if err != nil {
-		return nil, err
+// mat returns the PEM of one document, noting it as missing when absent.
+func (r *renderer) mat(schema, name string) string {
+	s := r.set.PEM(schema, name)
+	if s == "" {
+		r.missing = append(r.missing, schema+" "+name)
 	}
-	api := component{name: "apiserver", image: image, nodeSelector: map[string]string{"kubernetes-apiserver": "enabled"}}
-	api.files = append(api.files, apiserverPod, clusterCA, etcdCA, saKey,
-		pemFile("service-account.pub", builder.PKIDir, "service-account.pub", v1.SchemaPublicKey, "service-account"))
-	api.files = append(api.files, certPair("apiserver", builder.PKIDir, "apiserver")...)
-	api.files = append(api.files, certPair("apiserver-etcd", builder.PKIDir, "apiserver-etcd")...)
-	api.files = append(api.files, certPair("apiserver-kubelet-client", builder.PKIDir, "apiserver-kubelet-client")...)
-	if hasEnc {
+	return s
+}
+
+// pemFile is a secret file written to dir/base; keys are readable by root only.
+func (r *renderer) pemFile(key, dir, base string, schema, name string) file {
+	mode := "0644"
+	if strings.HasSuffix(base, "-key.pem") {
+		mode = "0600"
+	}
+	return file{key: key, path: dir + "/" + base, mode: mode, data: r.mat(schema, name), secret: true}
+}
+
+// certPair is a certificate and its key, in the PKI directory.
+func (r *renderer) certPair(name string) []file {
+	return []file{
+		r.pemFile(name+".pem", builder.PKIDir, name+".pem", v1.SchemaCertificate, name),
+		r.pemFile(name+"-key.pem", builder.PKIDir, name+"-key.pem", v1.SchemaCertificateKey, name),
+	}
+}
+
+// podFile is a static-pod manifest; a template's ${...} values are
+// substituted by the anchor on its node.
+func podFile(p *corev1.Pod, template bool) (file, error) {
+	b, err := yaml.Marshal(p)
+	if err != nil {
+		return file{}, err
+	}
+	key := p.Name + ".yaml"
+	if template {
+		key += ".tmpl"
+	}
+	return file{key: key, path: builder.ManifestDir + "/" + p.Name + ".yaml", mode: "0600", data: string(b)}, nil
+}
+
+// kubeconfig is the component's kubeconfig: the local API server, with the
+// component's client certificate.
+func (r *renderer) kubeconfig(comp string) file {
+	b, _ := yaml.Marshal(map[string]any{
+		"apiVersion": "v1", "kind": "Config",
+		"clusters": []any{map[string]any{"name": "kubernetes", "cluster": map[string]any{
+			"server": fmt.Sprintf("https://127.0.0.1:%d", r.net.Kubernetes.APIServerPort), "certificate-authority": builder.PKIDir + "/cluster-ca.pem"}}},
+		"users": []any{map[string]any{"name": comp, "user": map[string]any{
+			"client-certificate": builder.PKIDir + "/" + comp + ".pem", "client-key": builder.PKIDir + "/" + comp + "-key.pem"}}},
+		"contexts":        []any{map[string]any{"name": comp, "context": map[string]any{"cluster": "kubernetes", "user": comp}}},
+		"current-context": comp,
+	})
+	return file{key: "kubeconfig.yaml", path: "/etc/kubernetes/" + comp + "/kubeconfig.yaml", mode: "0600", data: string(b)}
+}
+
+func (r *renderer) apiserver() (component, error) {
+	apiserverPod, err := podFile(builder.APIServerPod(r.params), true)
+	if err != nil {
+		return component{}, err
+	}
+	api := component{name: "apiserver", image: r.image, nodeSelector: map[string]string{"kubernetes-apiserver": "enabled"}}
+	api.files = append(api.files, apiserverPod, r.clusterCA, r.etcdCA, r.saKey,
+		r.pemFile("service-account.pub", builder.PKIDir, "service-account.pub", v1.SchemaPublicKey, "service-account"))
+	api.files = append(api.files, r.certPair("apiserver")...)
+	api.files = append(api.files, r.certPair("apiserver-etcd")...)
+	api.files = append(api.files, r.certPair("apiserver-kubelet-client")...)
+	if r.hasEnc {
 		var res []any
-		for _, e := range enc.Etcd {
+		for _, e := range r.enc.Etcd {
 			res = append(res, map[string]any{"resources": e.Resources, "providers": e.Providers})
 		}
 		b, err := yaml.Marshal(map[string]any{"apiVersion": "apiserver.config.k8s.io/v1", "kind": "EncryptionConfiguration", "resources": res})
 		if err != nil {
-			return nil, err
+			return component{}, err
 		}
 		api.files = append(api.files, file{key: "encryption-config.yaml", path: builder.EncryptionCfg, mode: "0600", data: string(b), secret: true})
 	}
+	return api, nil
+}
 
-	cmPod, err := pod(builder.ControllerManagerPod(params), false)
+func (r *renderer) controllerManager() (component, error) {
+	cmPod, err := podFile(builder.ControllerManagerPod(r.params), false)
 	if err != nil {
-		return nil, err
+		return component{}, err
 	}
-	cm := component{name: "controller-manager", image: image, nodeSelector: map[string]string{"kubernetes-controller-manager": "enabled"}}
-	cm.files = append(cm.files, cmPod, kubeconfig("controller-manager"), clusterCA, saKey)
-	cm.files = append(cm.files, certPair("controller-manager", builder.PKIDir, "controller-manager")...)
+	cm := component{name: "controller-manager", image: r.image, nodeSelector: map[string]string{"kubernetes-controller-manager": "enabled"}}
+	cm.files = append(cm.files, cmPod, r.kubeconfig("controller-manager"), r.clusterCA, r.saKey)
+	cm.files = append(cm.files, r.certPair("controller-manager")...)
+	return cm, nil
+}
 
-	schedPod, err := pod(builder.SchedulerPod(params), false)
+func (r *renderer) scheduler() (component, error) {
+	schedPod, err := podFile(builder.SchedulerPod(r.params), false)
 	if err != nil {
-		return nil, err
+		return component{}, err
 	}
-	sched := component{name: "scheduler", image: image, nodeSelector: map[string]string{"kubernetes-scheduler": "enabled"}}
-	sched.files = append(sched.files, schedPod, kubeconfig("scheduler"), clusterCA)
-	sched.files = append(sched.files, certPair("scheduler", builder.PKIDir, "scheduler")...)
+	sched := component{name: "scheduler", image: r.image, nodeSelector: map[string]string{"kubernetes-scheduler": "enabled"}}
+	sched.files = append(sched.files, schedPod, r.kubeconfig("scheduler"), r.clusterCA)
+	sched.files = append(sched.files, r.certPair("scheduler")...)
+	return sched, nil
+}
 
-	ports := etcdPorts(net)
-	etcdPod, err := pod(builder.EtcdPod(params, "kubernetes-etcd", "${NODE_NAME}", ports), true)
+func (r *renderer) etcd() (component, error) {
+	ports := etcdPorts(r.net)
+	etcdPod, err := podFile(builder.EtcdPod(r.params, "kubernetes-etcd", "${NODE_NAME}", ports), true)
 	if err != nil {
-		return nil, err
+		return component{}, err
 	}
-	etcd := component{name: "etcd", image: g.Images.Kubernetes.Etcd, nodeSelector: map[string]string{"kubernetes-etcd": "enabled"}}
+	etcd := component{name: "etcd", image: r.g.Images.Kubernetes.Etcd, nodeSelector: map[string]string{"kubernetes-etcd": "enabled"}}
 	etcd.files = append(etcd.files, etcdPod,
-		pemFile("etcd-ca.pem", builder.EtcdPKIDir, "etcd-ca.pem", v1.SchemaCertificateAuthority, "kubernetes-etcd"),
-		pemFile("peer-ca.pem", builder.EtcdPKIDir, "peer-ca.pem", v1.SchemaCertificateAuthority, "kubernetes-etcd-peer"))
+		r.pemFile("etcd-ca.pem", builder.EtcdPKIDir, "etcd-ca.pem", v1.SchemaCertificateAuthority, "kubernetes-etcd"),
+		r.pemFile("peer-ca.pem", builder.EtcdPKIDir, "peer-ca.pem", v1.SchemaCertificateAuthority, "kubernetes-etcd-peer"))
 	// Per-node server and peer certificates; the anchor picks its node's.
-	hosts := []string{g.Hostname}
-	for _, n := range nodes {
+	hosts := []string{r.g.Hostname}
+	for _, n := range r.nodes {
 		hosts = append(hosts, n.Hostname)
 	}
 	sort.Strings(hosts)
 	for _, h := range hosts {
 		for _, suffix := range []string{"", "-peer"} {
 			name := "kubernetes-etcd-" + h + suffix
-			if set.PEM(v1.SchemaCertificate, name) == "" {
+			if r.set.PEM(v1.SchemaCertificate, name) == "" {
 				continue
 			}
 			etcd.files = append(etcd.files,
-				file{key: name + ".pem", data: mat(v1.SchemaCertificate, name), secret: true},
-				file{key: name + "-key.pem", data: mat(v1.SchemaCertificateKey, name), secret: true})
+				file{key: name + ".pem", data: r.mat(v1.SchemaCertificate, name), secret: true},
+				file{key: name + "-key.pem", data: r.mat(v1.SchemaCertificateKey, name), secret: true})
 		}
 	}
 	etcd.files = append(etcd.files,
@@ -215,39 +280,29 @@ func Objects(set *config.Set) ([]client.Object, error) {
 		file{key: "kubernetes-etcd-${NODE_NAME}-peer.pem", path: builder.EtcdPKIDir + "/peer.pem", mode: "0644"},
 		file{key: "kubernetes-etcd-${NODE_NAME}-peer-key.pem", path: builder.EtcdPKIDir + "/peer-key.pem", mode: "0600"},
 		// The anchor's own etcd client credentials (not written to the host).
-		file{key: "anchor.pem", data: mat(v1.SchemaCertificate, "kubernetes-etcd-anchor"), secret: true},
-		file{key: "anchor-key.pem", data: mat(v1.SchemaCertificateKey, "kubernetes-etcd-anchor"), secret: true},
+		file{key: "anchor.pem", data: r.mat(v1.SchemaCertificate, "kubernetes-etcd-anchor"), secret: true},
+		file{key: "anchor-key.pem", data: r.mat(v1.SchemaCertificateKey, "kubernetes-etcd-anchor"), secret: true},
 	)
 	var endpoints []string
-	for _, ip := range masters(g, nodes, "kubernetes-etcd=enabled") {
+	for _, ip := range masters(r.g, r.nodes, "kubernetes-etcd=enabled") {
 		endpoints = append(endpoints, fmt.Sprintf("https://%s:%d", ip, ports.Client))
 	}
 	etcd.env = []corev1.EnvVar{
 		{Name: "ETCD_ENDPOINTS", Value: strings.Join(endpoints, ",")},
 		{Name: "ETCD_PEER_PORT", Value: strconv.Itoa(ports.Peer)},
 	}
+	return etcd, nil
+}
 
-	calico, err := calicoEtcd(g, nodes, params, pemFile, mat)
+func (r *renderer) haproxy() (component, error) {
+	haPod, err := podFile(builder.HAProxyPod(r.host.Images.HAProxy), false)
 	if err != nil {
-		return nil, err
+		return component{}, err
 	}
-
-	haPod, err := pod(builder.HAProxyPod(host.Images.HAProxy), false)
-	if err != nil {
-		return nil, err
-	}
-	ha := component{name: "haproxy", image: image}
+	ha := component{name: "haproxy", image: r.image}
 	ha.files = append(ha.files, haPod, file{key: "haproxy.cfg", path: "/etc/kubernetes/haproxy/haproxy.cfg", mode: "0644",
-		data: builder.HAProxyConfig(net, masters(g, nodes, "kubernetes-apiserver=enabled"))})
-
-	if len(missing) > 0 {
-		return nil, fmt.Errorf("anchors need material missing from the configuration (run promenade generate-certs): %s", strings.Join(dedupe(missing), ", "))
-	}
-	var objs []client.Object
-	for _, c := range []component{api, cm, sched, etcd, calico, ha} {
-		objs = append(objs, c.objects()...)
-	}
-	return objs, nil
+		data: builder.HAProxyConfig(r.net, masters(r.g, r.nodes, "kubernetes-apiserver=enabled"))})
+	return ha, nil
 }
 
 func etcdPorts(net v1.KubernetesNetwork) builder.EtcdPorts {
@@ -282,6 +337,9 @@ func dedupe(s []string) []string {
 	return out
 }
 
+// objects renders the component's anchor: a ConfigMap with the anchor
+// script, the file list and the public files, a Secret with the private
+// ones, and the DaemonSet that runs the script with both mounted.
 func (c component) objects() []client.Object {
 	name := c.name + "-anchor"
 	labels := map[string]string{"application": "promenade", "component": name}
@@ -315,6 +373,12 @@ func (c component) objects() []client.Object {
 	// pod template, so the DaemonSet rolls its anchors.
 	sum, _ := json.Marshal([]map[string]string{cm.Data, secret.StringData})
 	checksum := fmt.Sprintf("sha256:%x", sha256.Sum256(sum))
+	return []client.Object{cm, secret, c.daemonSet(name, labels, checksum)}
+}
+
+// daemonSet runs the anchor script on the component's nodes, with the
+// host's /etc/kubernetes and the anchor's ConfigMap and Secret mounted.
+func (c component) daemonSet(name string, labels map[string]string, checksum string) *appsv1.DaemonSet {
 	env := append([]corev1.EnvVar{
 		{Name: "ANCHOR_NAME", Value: c.name},
 		{Name: "NODE_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}},
@@ -324,7 +388,7 @@ func (c component) objects() []client.Object {
 		env = append(env, corev1.EnvVar{Name: "PKI_DIR", Value: "/anchor-pki"})
 	}
 	dirOrCreate := corev1.HostPathDirectoryOrCreate
-	ds := &appsv1.DaemonSet{
+	return &appsv1.DaemonSet{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "DaemonSet"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: Namespace, Labels: labels},
 		Spec: appsv1.DaemonSetSpec{
@@ -364,7 +428,6 @@ func (c component) objects() []client.Object {
 			},
 		},
 	}
-	return []client.Object{cm, secret, ds}
 }
 
 // YAML renders objects as a multi-document stream.
@@ -390,8 +453,8 @@ const (
 	calicoEtcdClientPort = 6666
 )
 
-func calicoEtcd(g v1.Genesis, nodes []config.Node, params builder.PodParams,
-	pemFile func(key, dir, base, schema, name string) file, mat func(schema, name string) string) (component, error) {
+func (r *renderer) calicoEtcd() (component, error) {
+	g, nodes, params := r.g, r.nodes, r.params
 	ports := builder.EtcdPorts{Client: calicoEtcdClientPort, Peer: calicoEtcdClientPort + 1, Metrics: calicoEtcdClientPort + 2}
 	type member struct{ name, ip string }
 	members := []member{{g.Hostname, g.IP}}
@@ -433,14 +496,14 @@ func calicoEtcd(g v1.Genesis, nodes []config.Node, params builder.PodParams,
 	out := component{name: "calico-etcd", image: params.Images.Etcd, nodeSelector: map[string]string{"calico-etcd": "enabled"}}
 	out.files = append(out.files,
 		file{key: "calico-etcd.yaml.tmpl", path: builder.ManifestDir + "/calico-etcd.yaml", mode: "0600", data: string(b)},
-		pemFile("etcd-ca.pem", calicoEtcdPKIDir, "etcd-ca.pem", v1.SchemaCertificateAuthority, "calico-etcd"),
-		pemFile("peer-ca.pem", calicoEtcdPKIDir, "peer-ca.pem", v1.SchemaCertificateAuthority, "calico-etcd-peer"))
+		r.pemFile("etcd-ca.pem", calicoEtcdPKIDir, "etcd-ca.pem", v1.SchemaCertificateAuthority, "calico-etcd"),
+		r.pemFile("peer-ca.pem", calicoEtcdPKIDir, "peer-ca.pem", v1.SchemaCertificateAuthority, "calico-etcd-peer"))
 	for _, m := range members {
 		for _, suffix := range []string{"", "-peer"} {
 			name := "calico-etcd-" + m.name + suffix
 			out.files = append(out.files,
-				file{key: name + ".pem", data: mat(v1.SchemaCertificate, name), secret: true},
-				file{key: name + "-key.pem", data: mat(v1.SchemaCertificateKey, name), secret: true})
+				file{key: name + ".pem", data: r.mat(v1.SchemaCertificate, name), secret: true},
+				file{key: name + "-key.pem", data: r.mat(v1.SchemaCertificateKey, name), secret: true})
 		}
 	}
 	out.files = append(out.files,
