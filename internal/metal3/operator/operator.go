@@ -20,8 +20,8 @@ import (
 	infrav1 "github.com/airshipit/airship-go/api/infrastructure/v1beta1"
 	ipamv1 "github.com/airshipit/airship-go/api/ipam/v1alpha1"
 	"github.com/airshipit/airship-go/internal/httplimit"
+	"github.com/airshipit/airship-go/internal/metal3/baremetalhost"
 	"github.com/airshipit/airship-go/internal/metal3/capm3"
-	"github.com/airshipit/airship-go/internal/metal3/controller"
 	"github.com/airshipit/airship-go/internal/metal3/data"
 	"github.com/airshipit/airship-go/internal/metal3/ipam"
 	"github.com/airshipit/airship-go/internal/metal3/provisioner"
@@ -93,7 +93,7 @@ var kindsOf = map[string]map[string][]string{
 // 50 s whatever the concurrency; at 300 (make bench, bench/metal3) they
 // need 16 s.
 func DefaultOptions() Options {
-	o := Options{Options: operatorkit.Defaults(), Concurrency: 20, PowerPollInterval: controller.DefaultPowerPollInterval, BMCTimeout: 30 * time.Second,
+	o := Options{Options: operatorkit.Defaults(), Concurrency: 20, PowerPollInterval: baremetalhost.DefaultPowerPollInterval, BMCTimeout: 30 * time.Second,
 		Controllers: slices.Clone(Controllers), MachineConcurrency: 20}
 	o.QPS, o.Burst = 300, 600
 	return o
@@ -179,7 +179,7 @@ func NewManager(ctx context.Context, cfg *rest.Config, o Options, log logr.Logge
 		if factory == nil {
 			factory = redfish.New(redfishOptions(o))
 		}
-		r := &controller.Reconciler{
+		r := &baremetalhost.Reconciler{
 			Client:            mgr.GetClient(),
 			Factory:           factory,
 			Recorder:          mgr.GetEventRecorder("metal3-operator"),

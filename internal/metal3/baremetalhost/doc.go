@@ -1,4 +1,4 @@
-// Package controller is the BareMetalHost controller: the upstream host
+// Package baremetalhost is the BareMetalHost controller: the upstream host
 // state machine (registering, inspecting, preparing, available,
 // provisioning, provisioned, deprovisioning, powering off before delete,
 // deleting; externally provisioned and unmanaged beside them) driven over a
@@ -11,4 +11,4 @@
 // the handler of the host's state (states.go). Every Secret is read in the
 // host's own namespace.
 // A handler changes the host's status only; Reconcile writes it once.
-package controller
+package baremetalhost

@@ -1,4 +1,4 @@
-package controller_test
+package baremetalhost_test
 
 import (
 	"context"

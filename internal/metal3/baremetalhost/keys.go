@@ -1,4 +1,4 @@
-package controller
+package baremetalhost
 
 import "k8s.io/apimachinery/pkg/types"
 
