@@ -172,147 +172,182 @@ type host struct {
 	credsKey string
 }
 
-// normalize checks cfg and fills in defaults; hosts keep their order.
+// normalize checks cfg and fills in defaults; hosts keep their order. The
+// error joins every problem found, each naming its host and field.
 func normalize(cfg Config) ([]*host, error) {
-	var errs []error
+	nz := &normalizer{cfg: cfg, names: map[string]bool{}, macs: map[string]string{}}
 	if cfg.BootDelay < 0 {
-		errs = append(errs, errors.New("bootDelay: must not be negative"))
+		nz.errs = append(nz.errs, errors.New("bootDelay: must not be negative"))
 	}
-	seen := map[string]bool{}
-	macs := map[string]string{}
 	out := make([]*host, 0, len(cfg.Hosts))
 	for i, h := range cfg.Hosts {
-		where := fmt.Sprintf("hosts[%d]", i)
-		if h.Name != "" {
-			where = fmt.Sprintf("hosts[%d] (%s)", i, h.Name)
-		}
-		bad := func(format string, args ...any) {
-			errs = append(errs, fmt.Errorf("%s: %s", where, fmt.Sprintf(format, args...)))
-		}
-		for _, m := range validation.IsDNS1123Label(h.Name) {
-			bad("name: %s", m)
-		}
-		if seen[h.Name] {
-			bad("name: duplicate")
-		}
-		seen[h.Name] = true
-		username, password := cfg.Username, cfg.Password
-		if h.Username != "" {
-			username = h.Username
-		}
-		if h.Password != "" {
-			password = h.Password
-		}
-		if username == "" || password == "" {
-			bad("no credentials: set username and password (top level or per host)")
-		}
-		if h.CPUs < 0 || h.MemoryMiB < 0 {
-			bad("cpus and memoryMiB must not be negative")
-		}
-		for k, v := range h.Labels {
-			for _, m := range validation.IsQualifiedName(k) {
-				bad("labels: key %q: %s", k, m)
-			}
-			for _, m := range validation.IsValidLabelValue(v) {
-				bad("labels[%s]: %s", k, m)
-			}
-		}
-		n := &host{Host: h, index: i}
-		n.Labels = copyMap(h.Labels)
-		n.NICs = append([]NIC(nil), h.NICs...)
-		n.Disks = append([]Disk(nil), h.Disks...)
-		if n.CPUs == 0 {
-			n.CPUs = DefaultCPUs
-		}
-		if n.CPUModel == "" {
-			n.CPUModel = DefaultCPUModel
-		}
-		if n.MemoryMiB == 0 {
-			n.MemoryMiB = DefaultMemoryMiB
-		}
-		if len(n.NICs) == 0 {
-			n.NICs = []NIC{{Name: "enp1s0"}}
-		}
-		nicNames := map[string]bool{}
-		for j := range n.NICs {
-			nic := &n.NICs[j]
-			if nic.Name == "" {
-				nic.Name = fmt.Sprintf("nic%d", j)
-			}
-			for _, m := range validation.IsDNS1123Label(strings.ToLower(nic.Name)) {
-				bad("nics[%d].name: %s", j, m)
-			}
-			if nicNames[nic.Name] {
-				bad("nics[%d].name: duplicate %q", j, nic.Name)
-			}
-			nicNames[nic.Name] = true
-			if nic.MAC == "" {
-				nic.MAC = nameMAC(h.Name, j)
-			}
-			hw, err := net.ParseMAC(nic.MAC)
-			if err != nil || len(hw) != 6 {
-				bad("nics[%d].mac %q: not a 6-byte MAC address", j, nic.MAC)
-			} else {
-				nic.MAC = hw.String()
-				if other, dup := macs[nic.MAC]; dup {
-					bad("nics[%d].mac %s: also the MAC of %s", j, nic.MAC, other)
-				}
-				macs[nic.MAC] = fmt.Sprintf("%s nics[%d]", h.Name, j)
-			}
-			if nic.IP != "" {
-				if _, err := parseIP(nic.IP); err != nil {
-					bad("nics[%d].ip: %v", j, err)
-				}
-			}
-			if nic.SpeedGbps == 0 {
-				nic.SpeedGbps = DefaultNICSpeed
-			}
-			if nic.SpeedGbps < 0 {
-				bad("nics[%d].speedGbps must not be negative", j)
-			}
-		}
-		if len(n.Disks) == 0 {
-			n.Disks = []Disk{{Name: "sda"}}
-		}
-		diskNames := map[string]bool{}
-		for j := range n.Disks {
-			d := &n.Disks[j]
-			if d.Name == "" {
-				d.Name = fmt.Sprintf("disk%d", j)
-			}
-			for _, m := range validation.IsDNS1123Label(strings.ToLower(d.Name)) {
-				bad("disks[%d].name: %s", j, m)
-			}
-			if diskNames[d.Name] {
-				bad("disks[%d].name: duplicate %q", j, d.Name)
-			}
-			diskNames[d.Name] = true
-			if d.SizeGiB == 0 {
-				d.SizeGiB = DefaultDiskGiB
-			}
-			if d.SizeGiB < 0 {
-				bad("disks[%d].sizeGiB must not be negative", j)
-			}
-			if d.Model == "" {
-				d.Model = "Emulated SSD"
-				if d.Rotational {
-					d.Model = "Emulated HDD"
-				}
-			}
-			if d.Serial == "" {
-				d.Serial = "EMU-" + strings.ToUpper(hashHex(h.Name + "/disk/" + d.Name)[:12])
-			}
-		}
-		n.uuid = h.UUID
-		if n.uuid == "" {
-			n.uuid = nameUUID(h.Name)
-		}
-		n.UUID = n.uuid
-		n.serial = "EMU-" + strings.ToUpper(hashHex(h.Name)[:10])
-		n.credsKey = credsKey(username, password)
-		out = append(out, n)
+		out = append(out, nz.host(i, h))
 	}
-	return out, errors.Join(errs...)
+	return out, errors.Join(nz.errs...)
+}
+
+// normalizer is one normalize call: the problems found so far and what
+// must be unique across hosts.
+type normalizer struct {
+	cfg   Config
+	errs  []error
+	names map[string]bool
+	// macs: MAC → the host and NIC that has it.
+	macs map[string]string
+}
+
+// badFunc records one problem of a host.
+type badFunc func(format string, args ...any)
+
+// host checks and fills in the i-th host.
+func (nz *normalizer) host(i int, h Host) *host {
+	where := fmt.Sprintf("hosts[%d]", i)
+	if h.Name != "" {
+		where = fmt.Sprintf("hosts[%d] (%s)", i, h.Name)
+	}
+	bad := func(format string, args ...any) {
+		nz.errs = append(nz.errs, fmt.Errorf("%s: %s", where, fmt.Sprintf(format, args...)))
+	}
+	username, password := nz.checkHost(h, bad)
+	n := &host{Host: h, index: i}
+	n.Labels = copyMap(h.Labels)
+	n.NICs = append([]NIC(nil), h.NICs...)
+	n.Disks = append([]Disk(nil), h.Disks...)
+	if n.CPUs == 0 {
+		n.CPUs = DefaultCPUs
+	}
+	if n.CPUModel == "" {
+		n.CPUModel = DefaultCPUModel
+	}
+	if n.MemoryMiB == 0 {
+		n.MemoryMiB = DefaultMemoryMiB
+	}
+	nz.nics(n, bad)
+	disks(n, bad)
+	n.uuid = h.UUID
+	if n.uuid == "" {
+		n.uuid = nameUUID(h.Name)
+	}
+	n.UUID = n.uuid
+	n.serial = "EMU-" + strings.ToUpper(hashHex(h.Name)[:10])
+	n.credsKey = credsKey(username, password)
+	return n
+}
+
+// checkHost checks the host's own fields and returns the credentials its
+// BMC takes: its own, else the Config's.
+func (nz *normalizer) checkHost(h Host, bad badFunc) (username, password string) {
+	for _, m := range validation.IsDNS1123Label(h.Name) {
+		bad("name: %s", m)
+	}
+	if nz.names[h.Name] {
+		bad("name: duplicate")
+	}
+	nz.names[h.Name] = true
+	username, password = nz.cfg.Username, nz.cfg.Password
+	if h.Username != "" {
+		username = h.Username
+	}
+	if h.Password != "" {
+		password = h.Password
+	}
+	if username == "" || password == "" {
+		bad("no credentials: set username and password (top level or per host)")
+	}
+	if h.CPUs < 0 || h.MemoryMiB < 0 {
+		bad("cpus and memoryMiB must not be negative")
+	}
+	for k, v := range h.Labels {
+		for _, m := range validation.IsQualifiedName(k) {
+			bad("labels: key %q: %s", k, m)
+		}
+		for _, m := range validation.IsValidLabelValue(v) {
+			bad("labels[%s]: %s", k, m)
+		}
+	}
+	return username, password
+}
+
+// nics checks and fills in the host's NICs (one by default). A MAC must be
+// unique across all hosts, as the BareMetalHosts are told apart by it.
+func (nz *normalizer) nics(n *host, bad badFunc) {
+	if len(n.NICs) == 0 {
+		n.NICs = []NIC{{Name: "enp1s0"}}
+	}
+	nicNames := map[string]bool{}
+	for j := range n.NICs {
+		nic := &n.NICs[j]
+		if nic.Name == "" {
+			nic.Name = fmt.Sprintf("nic%d", j)
+		}
+		for _, m := range validation.IsDNS1123Label(strings.ToLower(nic.Name)) {
+			bad("nics[%d].name: %s", j, m)
+		}
+		if nicNames[nic.Name] {
+			bad("nics[%d].name: duplicate %q", j, nic.Name)
+		}
+		nicNames[nic.Name] = true
+		if nic.MAC == "" {
+			nic.MAC = nameMAC(n.Name, j)
+		}
+		hw, err := net.ParseMAC(nic.MAC)
+		if err != nil || len(hw) != 6 {
+			bad("nics[%d].mac %q: not a 6-byte MAC address", j, nic.MAC)
+		} else {
+			nic.MAC = hw.String()
+			if other, dup := nz.macs[nic.MAC]; dup {
+				bad("nics[%d].mac %s: also the MAC of %s", j, nic.MAC, other)
+			}
+			nz.macs[nic.MAC] = fmt.Sprintf("%s nics[%d]", n.Name, j)
+		}
+		if nic.IP != "" {
+			if _, err := parseIP(nic.IP); err != nil {
+				bad("nics[%d].ip: %v", j, err)
+			}
+		}
+		if nic.SpeedGbps == 0 {
+			nic.SpeedGbps = DefaultNICSpeed
+		}
+		if nic.SpeedGbps < 0 {
+			bad("nics[%d].speedGbps must not be negative", j)
+		}
+	}
+}
+
+// disks checks and fills in the host's disks (one SSD by default).
+func disks(n *host, bad badFunc) {
+	if len(n.Disks) == 0 {
+		n.Disks = []Disk{{Name: "sda"}}
+	}
+	diskNames := map[string]bool{}
+	for j := range n.Disks {
+		d := &n.Disks[j]
+		if d.Name == "" {
+			d.Name = fmt.Sprintf("disk%d", j)
+		}
+		for _, m := range validation.IsDNS1123Label(strings.ToLower(d.Name)) {
+			bad("disks[%d].name: %s", j, m)
+		}
+		if diskNames[d.Name] {
+			bad("disks[%d].name: duplicate %q", j, d.Name)
+		}
+		diskNames[d.Name] = true
+		if d.SizeGiB == 0 {
+			d.SizeGiB = DefaultDiskGiB
+		}
+		if d.SizeGiB < 0 {
+			bad("disks[%d].sizeGiB must not be negative", j)
+		}
+		if d.Model == "" {
+			d.Model = "Emulated SSD"
+			if d.Rotational {
+				d.Model = "Emulated HDD"
+			}
+		}
+		if d.Serial == "" {
+			d.Serial = "EMU-" + strings.ToUpper(hashHex(n.Name + "/disk/" + d.Name)[:12])
+		}
+	}
 }
 
 // parseIP reads an address with or without a prefix length.
