@@ -277,16 +277,7 @@ func (nz *normalizer) nics(n *host, bad badFunc) {
 	nicNames := map[string]bool{}
 	for j := range n.NICs {
 		nic := &n.NICs[j]
-		if nic.Name == "" {
-			nic.Name = fmt.Sprintf("nic%d", j)
-		}
-		for _, m := range validation.IsDNS1123Label(strings.ToLower(nic.Name)) {
-			bad("nics[%d].name: %s", j, m)
-		}
-		if nicNames[nic.Name] {
-			bad("nics[%d].name: duplicate %q", j, nic.Name)
-		}
-		nicNames[nic.Name] = true
+		itemName(&nic.Name, "nics", "nic", j, nicNames, bad)
 		if nic.MAC == "" {
 			nic.MAC = nameMAC(n.Name, j)
 		}
@@ -314,6 +305,21 @@ func (nz *normalizer) nics(n *host, bad badFunc) {
 	}
 }
 
+// itemName fills in the name of the j-th NIC or disk (prefix and its
+// number by default) and checks it is a DNS label unique among the host's.
+func itemName(name *string, field, prefix string, j int, seen map[string]bool, bad badFunc) {
+	if *name == "" {
+		*name = fmt.Sprintf("%s%d", prefix, j)
+	}
+	for _, m := range validation.IsDNS1123Label(strings.ToLower(*name)) {
+		bad("%s[%d].name: %s", field, j, m)
+	}
+	if seen[*name] {
+		bad("%s[%d].name: duplicate %q", field, j, *name)
+	}
+	seen[*name] = true
+}
+
 // disks checks and fills in the host's disks (one SSD by default).
 func disks(n *host, bad badFunc) {
 	if len(n.Disks) == 0 {
@@ -322,16 +328,7 @@ func disks(n *host, bad badFunc) {
 	diskNames := map[string]bool{}
 	for j := range n.Disks {
 		d := &n.Disks[j]
-		if d.Name == "" {
-			d.Name = fmt.Sprintf("disk%d", j)
-		}
-		for _, m := range validation.IsDNS1123Label(strings.ToLower(d.Name)) {
-			bad("disks[%d].name: %s", j, m)
-		}
-		if diskNames[d.Name] {
-			bad("disks[%d].name: duplicate %q", j, d.Name)
-		}
-		diskNames[d.Name] = true
+		itemName(&d.Name, "disks", "disk", j, diskNames, bad)
 		if d.SizeGiB == 0 {
 			d.SizeGiB = DefaultDiskGiB
 		}
