@@ -193,17 +193,64 @@ var deprecated = map[string]map[string]string{
 // at once, as Problems, each naming the file, the document and the field;
 // there is no result then.
 func Convert(docs []*Document, o Options) (*Result, error) {
-	res := &Result{}
-	var probs Problems
-	type ref struct {
-		doc   *Document
-		field string
-		names []string
+	c := &converter{
+		o:          o,
+		res:        &Result{},
+		names:      map[string]map[string]*Document{"Chart": {}, "ChartGroup": {}, "Manifest": {}},
+		inGroup:    map[string]bool{},
+		inManifest: map[string]bool{},
 	}
-	var refs []ref
-	names := map[string]map[string]*Document{"Chart": {}, "ChartGroup": {}, "Manifest": {}}
-	inGroup := map[string]bool{}
-	inManifest := map[string]bool{}
+	for _, d := range c.index(docs) {
+		switch kind(d.Schema) {
+		case "Chart":
+			c.chart(d)
+		case "ChartGroup":
+			c.chartGroup(d)
+		case "Manifest":
+			c.manifest(d)
+		}
+	}
+	if !o.AllowDangling {
+		c.checkRefs()
+	}
+	if len(c.probs) > 0 {
+		return nil, c.probs
+	}
+	c.markMembers()
+	return c.res, nil
+}
+
+// converter is one Convert call: what it has converted, the problems found
+// and what the references are checked against afterwards.
+type converter struct {
+	o     Options
+	res   *Result
+	probs Problems
+	refs  []ref
+	// names: kind → metadata.name → its document.
+	names map[string]map[string]*Document
+	// inGroup and inManifest are the charts named by a group and the groups
+	// named by a manifest.
+	inGroup, inManifest map[string]bool
+}
+
+// ref is a document's list of names of other documents, checked once every
+// document is known.
+type ref struct {
+	doc   *Document
+	field string
+	names []string
+}
+
+// bad records a problem of document d.
+func (c *converter) bad(d *Document, format string, args ...any) {
+	c.probs = append(c.probs, d.where()+": "+fmt.Sprintf(format, args...))
+}
+
+// index returns the Armada documents among docs, in order, and records
+// their names; a document with an unknown schema, no name or a name its kind
+// already has is a problem and left out.
+func (c *converter) index(docs []*Document) []*Document {
 	var armadaDocs []*Document
 	for _, d := range docs {
 		if !strings.HasPrefix(d.Schema, "armada/") {
@@ -211,125 +258,139 @@ func Convert(docs []*Document, o Options) (*Result, error) {
 		}
 		k := kind(d.Schema)
 		if k == "" {
-			probs = append(probs, fmt.Sprintf("%s: schema: unknown Armada schema (want armada/Chart, armada/ChartGroup or armada/Manifest, version v1 or v2)", d.where()))
+			c.probs = append(c.probs, fmt.Sprintf("%s: schema: unknown Armada schema (want armada/Chart, armada/ChartGroup or armada/Manifest, version v1 or v2)", d.where()))
 			continue
 		}
 		if d.Metadata.Name == "" {
-			probs = append(probs, fmt.Sprintf("%s: metadata.name is required", d.where()))
+			c.probs = append(c.probs, fmt.Sprintf("%s: metadata.name is required", d.where()))
 			continue
 		}
-		if first, dup := names[k][d.Metadata.Name]; dup {
-			probs = append(probs, fmt.Sprintf("%s: metadata.name: a %s named %q is already defined in %s document %d", d.where(), d.Schema, d.Metadata.Name, first.File, first.Index))
+		if first, dup := c.names[k][d.Metadata.Name]; dup {
+			c.probs = append(c.probs, fmt.Sprintf("%s: metadata.name: a %s named %q is already defined in %s document %d", d.where(), d.Schema, d.Metadata.Name, first.File, first.Index))
 			continue
 		}
-		names[k][d.Metadata.Name] = d
+		c.names[k][d.Metadata.Name] = d
 		armadaDocs = append(armadaDocs, d)
 	}
-	for _, d := range armadaDocs {
-		k := kind(d.Schema)
-		meta := metav1.ObjectMeta{Name: d.Metadata.Name, Namespace: o.Namespace}
-		bad := func(format string, args ...any) {
-			probs = append(probs, d.where()+": "+fmt.Sprintf(format, args...))
-		}
-		switch k {
-		case "Chart":
-			data, warnings, err := normalizeChart(d)
-			if err != nil {
-				probs = append(probs, err.Error())
-				continue
+	return armadaDocs
+}
+
+// meta is the object metadata of document d.
+func (c *converter) meta(d *Document) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: d.Metadata.Name, Namespace: c.o.Namespace}
+}
+
+// decode fills spec from data; when it cannot, that is a problem.
+func (c *converter) decode(d *Document, data []byte, spec any) bool {
+	if err := decodeStrict(d, data, spec); err != nil {
+		c.probs = append(c.probs, err.Error())
+		return false
+	}
+	return true
+}
+
+// add keeps the object converted from d, and the names its field refers
+// to for checkRefs.
+func (c *converter) add(d *Document, obj runtime.Object, field string, names []string) {
+	c.refs = append(c.refs, ref{d, field, names})
+	c.res.Objects = append(c.res.Objects, obj)
+}
+
+func typeMeta(kind string) metav1.TypeMeta {
+	return metav1.TypeMeta{APIVersion: armadav1.GroupVersion.String(), Kind: kind}
+}
+
+// chart converts an armada/Chart into an ArmadaChart.
+func (c *converter) chart(d *Document) {
+	data, warnings, err := normalizeChart(d)
+	if err != nil {
+		c.probs = append(c.probs, err.Error())
+		return
+	}
+	c.res.Warnings = append(c.res.Warnings, warnings...)
+	var spec armadav1.ArmadaChartSpec
+	if !c.decode(d, data, &spec) {
+		return
+	}
+	if spec.Release == "" {
+		c.bad(d, "data.release is required")
+	}
+	if spec.Namespace == "" {
+		c.bad(d, "data.namespace is required")
+	}
+	if spec.Source.Location == "" {
+		c.bad(d, "data.source.location is required")
+	}
+	if spec.Source.Type == "" {
+		c.bad(d, "data.source.type is required")
+	}
+	if spec.Values != nil && len(spec.Values.Raw) > 0 && string(spec.Values.Raw) != "null" && !bytes.HasPrefix(bytes.TrimSpace(spec.Values.Raw), []byte("{")) {
+		c.bad(d, "data.values: must be a map of values, got %s", jsonKind(spec.Values.Raw))
+	}
+	c.add(d, &armadav1.ArmadaChart{TypeMeta: typeMeta("ArmadaChart"), ObjectMeta: c.meta(d), Spec: spec}, "data.dependencies", spec.Dependencies)
+}
+
+// chartGroup converts an armada/ChartGroup into an ArmadaChartGroup.
+func (c *converter) chartGroup(d *Document) {
+	var spec armadav1.ArmadaChartGroupSpec
+	if !c.decode(d, d.Data, &spec) {
+		return
+	}
+	if len(spec.ChartGroup) == 0 {
+		c.bad(d, "data.chart_group must list at least one chart")
+	}
+	for _, name := range spec.ChartGroup {
+		c.inGroup[name] = true
+	}
+	c.add(d, &armadav1.ArmadaChartGroup{TypeMeta: typeMeta("ArmadaChartGroup"), ObjectMeta: c.meta(d), Spec: spec}, "data.chart_group", spec.ChartGroup)
+}
+
+// manifest converts an armada/Manifest into an ArmadaManifest.
+func (c *converter) manifest(d *Document) {
+	var spec armadav1.ArmadaManifestSpec
+	if !c.decode(d, d.Data, &spec) {
+		return
+	}
+	if spec.ReleasePrefix == "" {
+		c.bad(d, "data.release_prefix is required")
+	}
+	if len(spec.ChartGroups) == 0 {
+		c.bad(d, "data.chart_groups must list at least one chart group")
+	}
+	for _, g := range spec.ChartGroups {
+		c.inManifest[g] = true
+	}
+	c.add(d, &armadav1.ArmadaManifest{TypeMeta: typeMeta("ArmadaManifest"), ObjectMeta: c.meta(d), Spec: spec}, "data.chart_groups", spec.ChartGroups)
+}
+
+// checkRefs makes a problem of every reference to a chart or group that is
+// not among the documents.
+func (c *converter) checkRefs() {
+	target := map[string]string{"data.dependencies": "Chart", "data.chart_group": "Chart", "data.chart_groups": "ChartGroup"}
+	for _, r := range c.refs {
+		for i, n := range r.names {
+			if _, ok := c.names[target[r.field]][n]; !ok {
+				c.probs = append(c.probs, fmt.Sprintf("%s: %s[%d]: no armada/%s document named %q (--allow-dangling accepts references outside the given files)", r.doc.where(), r.field, i, target[r.field], n))
 			}
-			res.Warnings = append(res.Warnings, warnings...)
-			var spec armadav1.ArmadaChartSpec
-			if err := decodeStrict(d, data, &spec); err != nil {
-				probs = append(probs, err.Error())
-				continue
-			}
-			if spec.Release == "" {
-				bad("data.release is required")
-			}
-			if spec.Namespace == "" {
-				bad("data.namespace is required")
-			}
-			if spec.Source.Location == "" {
-				bad("data.source.location is required")
-			}
-			if spec.Source.Type == "" {
-				bad("data.source.type is required")
-			}
-			if spec.Values != nil && len(spec.Values.Raw) > 0 && string(spec.Values.Raw) != "null" && !bytes.HasPrefix(bytes.TrimSpace(spec.Values.Raw), []byte("{")) {
-				bad("data.values: must be a map of values, got %s", jsonKind(spec.Values.Raw))
-			}
-			refs = append(refs, ref{d, "data.dependencies", spec.Dependencies})
-			res.Objects = append(res.Objects, &armadav1.ArmadaChart{
-				TypeMeta:   metav1.TypeMeta{APIVersion: armadav1.GroupVersion.String(), Kind: "ArmadaChart"},
-				ObjectMeta: meta, Spec: spec,
-			})
-		case "ChartGroup":
-			var spec armadav1.ArmadaChartGroupSpec
-			if err := decodeStrict(d, d.Data, &spec); err != nil {
-				probs = append(probs, err.Error())
-				continue
-			}
-			if len(spec.ChartGroup) == 0 {
-				bad("data.chart_group must list at least one chart")
-			}
-			for _, c := range spec.ChartGroup {
-				inGroup[c] = true
-			}
-			refs = append(refs, ref{d, "data.chart_group", spec.ChartGroup})
-			res.Objects = append(res.Objects, &armadav1.ArmadaChartGroup{
-				TypeMeta:   metav1.TypeMeta{APIVersion: armadav1.GroupVersion.String(), Kind: "ArmadaChartGroup"},
-				ObjectMeta: meta, Spec: spec,
-			})
-		case "Manifest":
-			var spec armadav1.ArmadaManifestSpec
-			if err := decodeStrict(d, d.Data, &spec); err != nil {
-				probs = append(probs, err.Error())
-				continue
-			}
-			if spec.ReleasePrefix == "" {
-				bad("data.release_prefix is required")
-			}
-			if len(spec.ChartGroups) == 0 {
-				bad("data.chart_groups must list at least one chart group")
-			}
-			for _, g := range spec.ChartGroups {
-				inManifest[g] = true
-			}
-			refs = append(refs, ref{d, "data.chart_groups", spec.ChartGroups})
-			res.Objects = append(res.Objects, &armadav1.ArmadaManifest{
-				TypeMeta:   metav1.TypeMeta{APIVersion: armadav1.GroupVersion.String(), Kind: "ArmadaManifest"},
-				ObjectMeta: meta, Spec: spec,
-			})
 		}
 	}
-	if !o.AllowDangling {
-		target := map[string]string{"data.dependencies": "Chart", "data.chart_group": "Chart", "data.chart_groups": "ChartGroup"}
-		for _, r := range refs {
-			for i, n := range r.names {
-				if _, ok := names[target[r.field]][n]; !ok {
-					probs = append(probs, fmt.Sprintf("%s: %s[%d]: no armada/%s document named %q (--allow-dangling accepts references outside the given files)", r.doc.where(), r.field, i, target[r.field], n))
-				}
-			}
-		}
-	}
-	if len(probs) > 0 {
-		return nil, probs
-	}
-	// Members of a group (or manifest) wait for it to enable them.
-	for _, obj := range res.Objects {
+}
+
+// markMembers leaves members of a group (or manifest) uninitialized unless
+// they say otherwise: they wait for the group to enable them.
+func (c *converter) markMembers() {
+	for _, obj := range c.res.Objects {
 		switch x := obj.(type) {
 		case *armadav1.ArmadaChart:
-			if inGroup[x.Name] && x.Spec.TargetState == "" {
+			if c.inGroup[x.Name] && x.Spec.TargetState == "" {
 				x.Spec.TargetState = armadav1.TargetStateUninitialized
 			}
 		case *armadav1.ArmadaChartGroup:
-			if inManifest[x.Name] && x.Spec.TargetState == "" {
+			if c.inManifest[x.Name] && x.Spec.TargetState == "" {
 				x.Spec.TargetState = armadav1.TargetStateUninitialized
 			}
 		}
 	}
-	return res, nil
 }
 
 // decodeStrict fills spec from data; an unknown field or a value of the
