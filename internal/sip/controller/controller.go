@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	sipv1 "github.com/airshipit/airship-go/api/sip/v1"
+	"github.com/airshipit/airship-go/internal/operatorkit"
 	"github.com/airshipit/airship-go/internal/sip/netdata"
 	"github.com/airshipit/airship-go/internal/sip/schedule"
 	"github.com/airshipit/airship-go/internal/sip/services"
@@ -57,7 +58,7 @@ type Reconciler struct {
 }
 
 // +kubebuilder:rbac:groups=airship.airshipit.org,resources=sipclusters,verbs=get;list;watch;patch
-// +kubebuilder:rbac:groups=airship.airshipit.org,resources=sipclusters/status,verbs=update
+// +kubebuilder:rbac:groups=airship.airshipit.org,resources=sipclusters/status,verbs=patch
 // +kubebuilder:rbac:groups=airship.airshipit.org,resources=sipclusters/finalizers,verbs=update
 // Hosts are read and labelled; nothing else of them is changed.
 // +kubebuilder:rbac:groups=metal3.io,resources=baremetalhosts,verbs=get;list;watch;patch
@@ -71,16 +72,15 @@ type Reconciler struct {
 
 // SetupWithManager registers the controller: one SIPCluster at a time,
 // woken by its hosts and its Deployments.
-func (r *Reconciler) SetupWithManager(_ context.Context, mgr manager.Manager, skipNameValidation bool) error {
+func (r *Reconciler) SetupWithManager(_ context.Context, mgr manager.Manager) error {
 	if r.Resync <= 0 {
 		r.Resync = DefaultResync
 	}
-	skip := skipNameValidation
 	return builder.ControllerManagedBy(mgr).
 		For(&sipv1.SIPCluster{}).
 		Owns(&appsv1.Deployment{}).
 		Watches(&metal3v1alpha1.BareMetalHost{}, handler.EnqueueRequestsFromMapFunc(r.clustersOfHost)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: 1, SkipNameValidation: &skip}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: 1}).
 		Named("sipcluster").
 		Complete(r)
 }
@@ -105,55 +105,45 @@ func (r *Reconciler) clustersOfHost(ctx context.Context, o client.Object) []reco
 	return out
 }
 
-// Reconcile runs one pass over one SIPCluster.
-func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+// Reconcile runs one pass over one SIPCluster: decommission a deleted
+// one, or check it, add the finalizer and run the pass. Whatever the pass
+// ends with, finish turns it into the Ready condition and writes the
+// status once.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res reconcile.Result, err error) {
 	c := &sipv1.SIPCluster{}
 	if err := r.Client.Get(ctx, req.NamespacedName, c); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
-	if !c.DeletionTimestamp.IsZero() {
-		return r.decommission(ctx, c)
-	}
-	before := c.Status.DeepCopy()
+	deleting := !c.DeletionTimestamp.IsZero()
 	// Check first: an invalid cluster gets no pass and no finalizer, so
 	// one that never held anything is deleted at once; one that has the
 	// finalizer (it was valid and holds hosts) keeps it and what it holds.
-	sreq, verr := validate(c)
 	var (
-		res reconcile.Result
-		err error
+		sreq schedule.Request
+		verr error
 	)
-	switch {
-	case verr != nil:
-		r.setReady(c, metav1.ConditionFalse, sipv1.ReasonTypeInvalidSpec, verr.Error())
-	case !controllerutil.ContainsFinalizer(c, sipv1.Finalizer):
-		patch := client.MergeFromWithOptions(c.DeepCopy(), client.MergeFromWithOptimisticLock{})
-		controllerutil.AddFinalizer(c, sipv1.Finalizer)
-		if err := r.Client.Patch(ctx, c, patch); err != nil {
-			return reconcile.Result{}, fmt.Errorf("adding the finalizer: %w", err)
+	if !deleting {
+		if sreq, verr = validate(c); verr == nil {
+			if _, err := operatorkit.EnsureFinalizer(ctx, r.Client, c, sipv1.Finalizer); err != nil {
+				return reconcile.Result{}, err
+			}
 		}
-		fallthrough
-	default:
-		res, err = r.pass(ctx, c, sreq)
+	}
+	// Taken after the finalizer's write: the status write is locked on the
+	// resourceVersion that write left.
+	snap := operatorkit.SnapshotStatus(c)
+	var done string
+	defer func() { res, err = r.finish(ctx, c, snap, done, err) }()
+	switch {
+	case deleting:
+		return reconcile.Result{}, r.decommission(ctx, c)
+	case verr != nil:
+		c.Status.ObservedGeneration = c.Generation
+		return reconcile.Result{}, operatorkit.Stall(sipv1.ReasonTypeInvalidSpec, verr)
 	}
 	c.Status.ObservedGeneration = c.Generation
-	if !equalStatus(before, &c.Status) {
-		if uerr := r.Client.Status().Update(ctx, c); uerr != nil {
-			if apierrors.IsConflict(uerr) {
-				// Changed since it was read: the change's event runs the
-				// pass again; this is only a fallback.
-				return reconcile.Result{RequeueAfter: time.Second}, err
-			}
-			return reconcile.Result{}, errors.Join(err, fmt.Errorf("writing status: %w", uerr))
-		}
-	}
-	if err != nil {
-		return reconcile.Result{}, err
-	}
-	if res.RequeueAfter == 0 {
-		res.RequeueAfter = r.Resync
-	}
-	return res, nil
+	done, err = r.pass(ctx, c, sreq)
+	return reconcile.Result{}, err
 }
 
 // validate checks the whole object (its name, spec.nodes and
@@ -168,99 +158,145 @@ func validate(c *sipv1.SIPCluster) (schedule.Request, error) {
 	return req, err
 }
 
-// pass is gather, schedule, extract, deploy services, label, for a valid
-// cluster. It sets the Ready condition; an error is returned only for a
-// retry with backoff.
-func (r *Reconciler) pass(ctx context.Context, c *sipv1.SIPCluster, req schedule.Request) (reconcile.Result, error) {
-	logger := log.FromContext(ctx)
+// pass is gather, schedule, extract, deploy services, label, wait, for a
+// valid cluster. It returns the Ready message of a cluster with every host
+// labelled and every service available, or the outcome that stopped it:
+// a wait (no host fits, a host's data is missing or wrong, a service is
+// not yet available) or a failure to retry with backoff.
+func (r *Reconciler) pass(ctx context.Context, c *sipv1.SIPCluster, req schedule.Request) (string, error) {
+	hosts, err := r.gather(ctx)
+	if err != nil {
+		return "", err
+	}
+	plan, err := r.schedule(ctx, c, req, hosts)
+	if err != nil {
+		return "", err
+	}
+	in, err := r.inputs(ctx, c, plan, hosts)
+	if err != nil {
+		return "", err
+	}
+	statuses, oidc, err := r.deploy(ctx, c, in)
+	if err != nil {
+		return "", err
+	}
+	if err := r.label(ctx, c, plan, hosts.byKey); err != nil {
+		return "", operatorkit.Fail(sipv1.ReasonTypeUnableToApplyLabels, err)
+	}
+	c.Status.Nodes = nodeStatus(req, plan)
+	c.Status.OIDC = oidc
+	if err := r.awaitServices(ctx, c, statuses); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%d hosts labelled, %d services available", len(plan.Picks), len(statuses)), nil
+}
 
-	// Gather.
-	// The cache's own objects, not copies (a copy of 10,000 hosts costs
-	// more than scheduling them): nothing below changes them in place;
-	// setLabels works on a copy.
+// hostIndex is every BareMetalHost as the cache holds it, and the same
+// hosts by namespace/name.
+type hostIndex struct {
+	items []metal3v1alpha1.BareMetalHost
+	byKey map[string]*metal3v1alpha1.BareMetalHost
+}
+
+// gather lists every BareMetalHost. The cache's own objects, not copies
+// (a copy of 10,000 hosts costs more than scheduling them): nothing
+// changes them in place; setLabels works on a copy.
+func (r *Reconciler) gather(ctx context.Context) (hostIndex, error) {
 	var bmhs metal3v1alpha1.BareMetalHostList
 	if err := r.Client.List(ctx, &bmhs, client.UnsafeDisableDeepCopy); err != nil {
-		return reconcile.Result{}, fmt.Errorf("listing BareMetalHosts: %w", err)
+		return hostIndex{}, fmt.Errorf("listing BareMetalHosts: %w", err)
 	}
-	hosts := make([]schedule.Host, len(bmhs.Items))
+	idx := hostIndex{items: bmhs.Items, byKey: make(map[string]*metal3v1alpha1.BareMetalHost, len(bmhs.Items))}
 	for i := range bmhs.Items {
 		b := &bmhs.Items[i]
-		hosts[i] = schedule.Host{Namespace: b.Namespace, Name: b.Name, Labels: b.Labels, Unusable: unusable(b)}
+		idx.byKey[b.Namespace+"/"+b.Name] = b
 	}
+	return idx, nil
+}
 
-	// Schedule.
-	plan, err := schedule.Schedule(req, hosts)
-	if err != nil {
-		var ue *schedule.UnschedulableError
-		if !errors.As(err, &ue) {
-			return reconcile.Result{}, err
-		}
-		msg := err.Error()
-		if len(c.Status.Nodes) == 0 {
-			// Never scheduled: no host stays half-claimed by it.
-			if rerr := r.release(ctx, c, bmhs.Items); rerr != nil {
-				msg += "; releasing its hosts: " + rerr.Error()
-			}
-		}
-		r.setReady(c, metav1.ConditionFalse, sipv1.ReasonTypeUnschedulable, msg)
-		logger.Info("unschedulable", "reason", msg)
-		return reconcile.Result{}, nil
+// schedule picks the cluster's hosts. A cluster no plan fits waits, as
+// Unschedulable, for a host to change; one that was never scheduled
+// first loses the labels an unfinished earlier pass wrote, so that it
+// holds no host while it waits.
+func (r *Reconciler) schedule(ctx context.Context, c *sipv1.SIPCluster, req schedule.Request, hosts hostIndex) (schedule.Plan, error) {
+	candidates := make([]schedule.Host, len(hosts.items))
+	for i := range hosts.items {
+		b := &hosts.items[i]
+		candidates[i] = schedule.Host{Namespace: b.Namespace, Name: b.Name, Labels: b.Labels, Unusable: unusable(b)}
 	}
+	plan, err := schedule.Schedule(req, candidates)
+	var ue *schedule.UnschedulableError
+	if err == nil || !errors.As(err, &ue) {
+		return plan, err
+	}
+	msg := err.Error()
+	if len(c.Status.Nodes) == 0 {
+		if rerr := r.release(ctx, c, hosts.items); rerr != nil {
+			msg += "; releasing its hosts: " + rerr.Error()
+		}
+	}
+	log.FromContext(ctx).Info("unschedulable", "reason", msg)
+	return plan, operatorkit.Wait(sipv1.ReasonTypeUnschedulable, 0, "%s", msg)
+}
 
-	// Extract.
-	byKey := make(map[string]*metal3v1alpha1.BareMetalHost, len(bmhs.Items))
-	for i := range bmhs.Items {
-		b := &bmhs.Items[i]
-		byKey[b.Namespace+"/"+b.Name] = b
-	}
+// inputs reads what the services are built from: each picked host's
+// addresses and BMC credentials, the jump hosts' keys and the Dex
+// connectors' Secrets. A Secret or host datum that is missing or wrong is
+// waited for, as InfraServiceFailure naming it, rather than retried with
+// backoff: Secrets are not watched, and the resync sees the fix.
+func (r *Reconciler) inputs(ctx context.Context, c *sipv1.SIPCluster, plan schedule.Plan, hosts hostIndex) (services.Inputs, error) {
 	in := services.Inputs{Cluster: c}
 	for _, pk := range plan.Picks {
-		h, err := r.extract(ctx, byKey[pk.Host.Key()], pk, c.Spec.Services)
+		h, err := r.extract(ctx, hosts.byKey[pk.Host.Key()], pk, c.Spec.Services)
 		if err != nil {
-			r.setReady(c, metav1.ConditionFalse, sipv1.ReasonTypeInfraServiceFailure, err.Error())
-			return reconcile.Result{}, nil
+			return in, waitForInput(err)
 		}
 		in.Hosts = append(in.Hosts, h)
 	}
 	slices.SortFunc(in.Hosts, func(a, b services.Host) int { return strings.Compare(a.Name, b.Name) })
+	var err error
 	if in.SSHKeys, err = r.sshKeys(ctx, c); err != nil {
-		r.setReady(c, metav1.ConditionFalse, sipv1.ReasonTypeInfraServiceFailure, err.Error())
-		return reconcile.Result{}, nil
+		return in, waitForInput(err)
 	}
 	if in.ConnectorSecrets, err = r.connectorSecrets(ctx, c); err != nil {
-		r.setReady(c, metav1.ConditionFalse, sipv1.ReasonTypeInfraServiceFailure, err.Error())
-		return reconcile.Result{}, nil
+		return in, waitForInput(err)
 	}
+	return in, nil
+}
 
-	// Deploy services.
+// waitForInput is the outcome of a pass whose inputs cannot be used (see
+// inputs).
+func waitForInput(err error) error {
+	return operatorkit.Wait(sipv1.ReasonTypeInfraServiceFailure, 0, "%s", err)
+}
+
+// deploy builds the services' objects, applies them and prunes the
+// cluster's objects no longer wanted. A build error (a host without an
+// address on a service's network, a connector Secret without its key) is
+// waited for as inputs' errors are; an apply or prune error is retried
+// with backoff.
+func (r *Reconciler) deploy(ctx context.Context, c *sipv1.SIPCluster, in services.Inputs) ([]sipv1.ServiceStatus, *sipv1.OIDCStatus, error) {
 	objs, statuses, oidc, err := services.Build(in)
 	if err != nil {
-		r.setReady(c, metav1.ConditionFalse, sipv1.ReasonTypeInfraServiceFailure, err.Error())
-		return reconcile.Result{}, nil
+		return nil, nil, waitForInput(err)
 	}
 	if err := r.applyServices(ctx, c, objs); err != nil {
-		r.setReady(c, metav1.ConditionFalse, sipv1.ReasonTypeInfraServiceFailure, err.Error())
-		return reconcile.Result{}, err
+		return nil, nil, operatorkit.Fail(sipv1.ReasonTypeInfraServiceFailure, err)
 	}
+	return statuses, oidc, nil
+}
 
-	// Label.
-	if err := r.label(ctx, c, plan, byKey); err != nil {
-		r.setReady(c, metav1.ConditionFalse, sipv1.ReasonTypeUnableToApplyLabels, err.Error())
-		return reconcile.Result{}, err
-	}
-	c.Status.Nodes = nodeStatus(req, plan)
-	c.Status.OIDC = oidc
-
-	// Wait for the services.
+// awaitServices records each service's readiness in the status and waits,
+// as Progressing, until every one is available; Deployment events wake
+// the cluster too.
+func (r *Reconciler) awaitServices(ctx context.Context, c *sipv1.SIPCluster, statuses []sipv1.ServiceStatus) error {
 	ready, waiting := r.servicesReady(ctx, c, statuses)
 	c.Status.Services = statuses
 	c.Status.ServicesSummary = fmt.Sprintf("%d/%d", ready, len(statuses))
 	if len(waiting) > 0 {
-		r.setReady(c, metav1.ConditionFalse, sipv1.ReasonTypeProgressing, "waiting for services to be available: "+strings.Join(waiting, ", "))
-		return reconcile.Result{RequeueAfter: servicesPoll}, nil
+		return operatorkit.Wait(sipv1.ReasonTypeProgressing, servicesPoll, "waiting for services to be available: %s", strings.Join(waiting, ", "))
 	}
-	r.setReady(c, metav1.ConditionTrue, sipv1.ReasonTypeReconciliationSucceeded, fmt.Sprintf("%d hosts labelled, %d services available", len(plan.Picks), len(statuses)))
-	return reconcile.Result{}, nil
+	return nil
 }
 
 // unusable says why a host cannot be given to a cluster.
@@ -394,7 +430,7 @@ func (r *Reconciler) connectorSecrets(ctx context.Context, c *sipv1.SIPCluster) 
 func (r *Reconciler) applyServices(ctx context.Context, c *sipv1.SIPCluster, objs []client.Object) error {
 	want := map[string]bool{}
 	for _, o := range objs {
-		gvk, err := apiutilGVK(r.Client, o)
+		gvk, err := gvkOf(r.Client, o)
 		if err != nil {
 			return err
 		}
@@ -427,7 +463,7 @@ func (r *Reconciler) pruneServices(ctx context.Context, c *sipv1.SIPCluster, wan
 		}
 		for _, it := range items {
 			o := it.(client.Object)
-			gvk, err := apiutilGVK(r.Client, o)
+			gvk, err := gvkOf(r.Client, o)
 			if err != nil {
 				return err
 			}
@@ -545,42 +581,41 @@ const DeleteForMoveAnnotation = "clusterctl.cluster.x-k8s.io/delete-for-move"
 
 // decommission removes a deleted cluster's services and releases its
 // hosts, then lets it go. A cluster deleted by a move keeps its hosts:
-// only its services here go.
-func (r *Reconciler) decommission(ctx context.Context, c *sipv1.SIPCluster) (reconcile.Result, error) {
+// only its services here go. A failure is UnableToDecommission, retried
+// with backoff.
+func (r *Reconciler) decommission(ctx context.Context, c *sipv1.SIPCluster) error {
 	if !controllerutil.ContainsFinalizer(c, sipv1.Finalizer) {
-		return reconcile.Result{}, nil
+		return nil
 	}
-	var err error
+	if err := r.releaseAll(ctx, c); err != nil {
+		return operatorkit.Fail(sipv1.ReasonTypeUnableToDecommission, err)
+	}
+	return operatorkit.RemoveFinalizer(ctx, r.Client, c, sipv1.Finalizer)
+}
+
+// releaseAll deletes the cluster's service objects and, unless a move
+// deletes it, removes its labels from its hosts.
+func (r *Reconciler) releaseAll(ctx context.Context, c *sipv1.SIPCluster) error {
 	// A name that is no label value (an object stored before the schema
 	// refused it, finalized by an older operator) is on no host and no
 	// service object: there is nothing to release, and a selector on it
 	// would only fail. Such a cluster just loses its finalizer.
-	labelled := len(validation.IsValidLabelValue(c.Name)) == 0
-	if labelled {
-		err = r.pruneServices(ctx, c, nil)
+	if len(validation.IsValidLabelValue(c.Name)) != 0 {
+		return nil
+	}
+	if err := r.pruneServices(ctx, c, nil); err != nil {
+		return err
 	}
 	// Deleted by clusterctl move (a pivot): the cluster lives on in the
 	// cluster it was moved to, and its hosts keep their labels there.
-	_, moving := c.Annotations[DeleteForMoveAnnotation]
-	if err == nil && labelled && !moving {
-		var bmhs metal3v1alpha1.BareMetalHostList
-		if err = r.Client.List(ctx, &bmhs, client.MatchingLabels{sipv1.ClusterNamespaceLabel: c.Namespace, sipv1.ClusterNameLabel: c.Name}); err == nil {
-			err = r.release(ctx, c, bmhs.Items)
-		}
+	if _, moving := c.Annotations[DeleteForMoveAnnotation]; moving {
+		return nil
 	}
-	if err != nil {
-		r.setReady(c, metav1.ConditionFalse, sipv1.ReasonTypeUnableToDecommission, err.Error())
-		if uerr := r.Client.Status().Update(ctx, c); uerr != nil && !apierrors.IsConflict(uerr) {
-			err = errors.Join(err, uerr)
-		}
-		return reconcile.Result{}, err
+	var bmhs metal3v1alpha1.BareMetalHostList
+	if err := r.Client.List(ctx, &bmhs, client.MatchingLabels{sipv1.ClusterNamespaceLabel: c.Namespace, sipv1.ClusterNameLabel: c.Name}); err != nil {
+		return fmt.Errorf("listing the hosts of SIPCluster %s/%s: %w", c.Namespace, c.Name, err)
 	}
-	patch := client.MergeFromWithOptions(c.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	controllerutil.RemoveFinalizer(c, sipv1.Finalizer)
-	if err := r.Client.Patch(ctx, c, patch); err != nil {
-		return reconcile.Result{}, client.IgnoreNotFound(fmt.Errorf("removing the finalizer: %w", err))
-	}
-	return reconcile.Result{}, nil
+	return r.release(ctx, c, bmhs.Items)
 }
 
 // servicesReady marks each service ready when its Deployment is
@@ -650,42 +685,93 @@ func nodeStatus(req schedule.Request, plan schedule.Plan) map[sipv1.BMHRole]sipv
 // maxMessage bounds a condition's message: the API server refuses a status
 // with one over 32768 characters, and a message listing the faults of
 // thousands of hosts could be longer.
-const maxMessage = 4096
+const maxMessage = operatorkit.MaxMessage
 
-// setReady sets the Ready condition and records an event when it changes.
-func (r *Reconciler) setReady(c *sipv1.SIPCluster, status metav1.ConditionStatus, reason, msg string) {
-	if len(msg) > maxMessage {
-		cut := maxMessage - len(" ...")
-		for cut > 0 && !utf8.RuneStart(msg[cut]) {
-			cut--
-		}
-		msg = msg[:cut] + " ..."
+// finish ends every pass: Ready (and Stalled) from the outcome, an event
+// when Ready changed, the one status write, and when to look again.
+func (r *Reconciler) finish(ctx context.Context, c *sipv1.SIPCluster, snap *operatorkit.StatusSnapshot, done string, err error) (reconcile.Result, error) {
+	o := operatorkit.OutcomeOf(err, "")
+	if status, reason, msg, ok := readyOf(o, done); ok {
+		msg = truncateMessage(msg)
+		setReady(c, status, reason, msg)
+		before := snap.Before().(*sipv1.SIPCluster).Status.Conditions
+		changed := operatorkit.ConditionChanged(before, c.Status.Conditions, sipv1.ConditionTypeReady)
+		operatorkit.Events{Recorder: r.Recorder}.OnTransition(changed, c, eventType(status, reason), reason, "", msg)
 	}
-	old := apimeta.FindStatusCondition(c.Status.Conditions, sipv1.ConditionTypeReady)
-	changed := old == nil || old.Status != status || old.Reason != reason || old.Message != msg
-	apimeta.SetStatusCondition(&c.Status.Conditions, metav1.Condition{Type: sipv1.ConditionTypeReady, Status: status, Reason: reason, Message: msg, ObservedGeneration: c.Generation})
-	// Stalled mirrors an invalid spec: only a change to the spec helps.
-	if reason == sipv1.ReasonTypeInvalidSpec {
-		apimeta.SetStatusCondition(&c.Status.Conditions, metav1.Condition{Type: sipv1.ConditionTypeStalled, Status: metav1.ConditionTrue, Reason: reason, Message: msg, ObservedGeneration: c.Generation})
-	} else {
-		apimeta.RemoveStatusCondition(&c.Status.Conditions, sipv1.ConditionTypeStalled)
-	}
-	if changed && r.Recorder != nil {
-		typ := corev1.EventTypeNormal
-		if status != metav1.ConditionTrue && reason != sipv1.ReasonTypeProgressing {
-			typ = corev1.EventTypeWarning
-		}
-		r.Recorder.Eventf(c, nil, typ, reason, reason, "%s", msg)
+	res, err := r.next(c, o)
+	return operatorkit.Settle(res, err, snap.Patch(ctx, r.Client, c))
+}
+
+// readyOf is the Ready condition an outcome sets: True with done (the
+// pass's summary) when it succeeded, False with the outcome's reason and
+// message otherwise. A plain error (the hosts could not be listed) and a
+// decommission that let the cluster go (done is "") say nothing about
+// the cluster: Ready stays as it was.
+func readyOf(o operatorkit.Outcome, done string) (status metav1.ConditionStatus, reason, msg string, ok bool) {
+	switch {
+	case o.Kind == operatorkit.Succeeded:
+		return metav1.ConditionTrue, sipv1.ReasonTypeReconciliationSucceeded, done, done != ""
+	case o.Reason == "":
+		return "", "", "", false
+	default:
+		return metav1.ConditionFalse, o.Reason, o.Message, true
 	}
 }
 
-// equalStatus compares statuses ignoring condition timestamps.
-func equalStatus(a, b *sipv1.SIPClusterStatus) bool {
-	a, b = a.DeepCopy(), b.DeepCopy()
-	for _, s := range []*sipv1.SIPClusterStatus{a, b} {
-		for i := range s.Conditions {
-			s.Conditions[i].LastTransitionTime = metav1.Time{}
-		}
+// next is when to look at the cluster again: a failure's error goes to
+// the work queue, which retries with backoff; a wait with a delay of its
+// own (services becoming available) looks again then; anything else,
+// stalled too, at the resync (Secrets are not watched). A deleted
+// cluster needs no further look.
+func (r *Reconciler) next(c *sipv1.SIPCluster, o operatorkit.Outcome) (reconcile.Result, error) {
+	switch {
+	case o.Kind == operatorkit.Failed:
+		return reconcile.Result{}, o.Err
+	case !c.DeletionTimestamp.IsZero():
+		return reconcile.Result{}, nil
+	case o.Kind == operatorkit.Waiting && o.After > 0:
+		return reconcile.Result{RequeueAfter: o.After}, nil
+	default:
+		return reconcile.Result{RequeueAfter: r.Resync}, nil
 	}
-	return apiequality(a, b)
+}
+
+// setReady sets the Ready condition, its message cut to maxMessage, and
+// Stalled beside it while the spec is invalid (the API has Stalled for
+// that reason only).
+func setReady(c *sipv1.SIPCluster, status metav1.ConditionStatus, reason, msg string) {
+	msg = truncateMessage(msg)
+	conds := operatorkit.Conditions{List: &c.Status.Conditions, Generation: c.Generation}
+	conds.Set(sipv1.ConditionTypeReady, status, reason, msg)
+	if reason == sipv1.ReasonTypeInvalidSpec {
+		conds.Set(sipv1.ConditionTypeStalled, metav1.ConditionTrue, reason, msg)
+	} else {
+		conds.Remove(sipv1.ConditionTypeStalled)
+	}
+}
+
+// truncateMessage cuts msg to maxMessage bytes at a character boundary,
+// marking the cut.
+//
+// KIT: operatorkit.Truncate cuts at a byte, which can split a multi-byte
+// character and leave a message that is not UTF-8 (the API server
+// refuses it); this cuts at the last character start instead.
+func truncateMessage(msg string) string {
+	if len(msg) <= maxMessage {
+		return msg
+	}
+	cut := maxMessage - len(" ...")
+	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	return msg[:cut] + " ..."
+}
+
+// eventType is Normal for a ready cluster and one progressing as it
+// should, Warning for everything else.
+func eventType(status metav1.ConditionStatus, reason string) string {
+	if status == metav1.ConditionTrue || reason == sipv1.ReasonTypeProgressing {
+		return corev1.EventTypeNormal
+	}
+	return corev1.EventTypeWarning
 }

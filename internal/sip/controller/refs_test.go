@@ -109,7 +109,7 @@ func TestConditionMessageBounded(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			c := &sipv1.SIPCluster{}
-			(&Reconciler{}).setReady(c, metav1.ConditionFalse, sipv1.ReasonTypeInvalidSpec, tc.msg)
+			setReady(c, metav1.ConditionFalse, sipv1.ReasonTypeInvalidSpec, tc.msg)
 			for _, cond := range c.Status.Conditions {
 				if len(cond.Message) != tc.wantLen || !utf8.ValidString(cond.Message) {
 					t.Errorf("%s: message of %d bytes (valid UTF-8: %v), want %d", cond.Type, len(cond.Message), utf8.ValidString(cond.Message), tc.wantLen)
