@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/discovery"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/config"
@@ -92,6 +93,122 @@ func (o Options) RESTConfig(cfg *rest.Config) *rest.Config {
 		cfg.Burst = o.Burst
 	}
 	return cfg
+}
+
+// Operator is what sets one operator process apart: its kinds, the CRDs
+// it waits for, and its reconcilers. Run assembles the process from it.
+type Operator struct {
+	// Name names the process in its start log line.
+	Name string
+	// LeaderElectionID names the Lease replicas compete for.
+	LeaderElectionID string
+	// Options are the shared manager settings.
+	Options Options
+	// Validate checks the operator's own options (operatorkit's among
+	// them) before anything else is done; nil checks only Options.
+	Validate func() error
+	// AddToScheme add the kinds the operator reads and writes, after
+	// client-go's built-in ones (Events, Leases, Secrets, ...).
+	AddToScheme []func(*runtime.Scheme) error
+	// Kinds are waited for, in order, before the manager is built.
+	Kinds []GroupKinds
+	// Reconcilers returns the reconcilers to register, in order, once the
+	// manager exists (they take its client, recorder and config).
+	Reconcilers func(mgr ctrl.Manager, log logr.Logger) []Reconciler
+	// LogValues are logged with the start line, after leaderElection.
+	LogValues []any
+}
+
+// GroupKinds are kinds of one group version.
+type GroupKinds struct {
+	GroupVersion string
+	Kinds        []string
+}
+
+// Reconciler is what an operator registers on its manager. Every
+// reconciler's SetupWithManager fits; SetupFunc adapts a setup function.
+type Reconciler interface {
+	SetupWithManager(ctx context.Context, mgr ctrl.Manager) error
+}
+
+// SetupFunc is a setup function that registers reconcilers, as a
+// Reconciler.
+type SetupFunc func(ctx context.Context, mgr ctrl.Manager) error
+
+// SetupWithManager calls f.
+func (f SetupFunc) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error { return f(ctx, mgr) }
+
+// NewScheme is a scheme with client-go's built-in kinds and those adds
+// add.
+func NewScheme(adds ...func(*runtime.Scheme) error) (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	for _, add := range append([]func(*runtime.Scheme) error{clientgoscheme.AddToScheme}, adds...) {
+		if err := add(s); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// Scheme is the operator's scheme.
+func (op Operator) Scheme() (*runtime.Scheme, error) { return NewScheme(op.AddToScheme...) }
+
+// NewManager builds the operator's manager with its reconcilers
+// registered, without waiting for its CRDs.
+func (op Operator) NewManager(ctx context.Context, cfg *rest.Config, log logr.Logger) (ctrl.Manager, error) {
+	if err := op.validate(); err != nil {
+		return nil, err
+	}
+	return op.build(ctx, cfg, log)
+}
+
+// build is NewManager once the options are checked.
+func (op Operator) build(ctx context.Context, cfg *rest.Config, log logr.Logger) (ctrl.Manager, error) {
+	scheme, err := op.Scheme()
+	if err != nil {
+		return nil, err
+	}
+	mgr, err := NewManager(cfg, scheme, op.Options, op.LeaderElectionID, log)
+	if err != nil {
+		return nil, err
+	}
+	if op.Reconcilers == nil {
+		return mgr, nil
+	}
+	for _, r := range op.Reconcilers(mgr, log) {
+		if err := r.SetupWithManager(ctx, mgr); err != nil {
+			return nil, err
+		}
+	}
+	return mgr, nil
+}
+
+// Run runs the operator until ctx ends: it checks the options, waits for
+// the CRDs of its kinds (an operator started before they are installed, as
+// when the phase installing them runs after it, waits instead of exiting),
+// then builds and starts the manager.
+func (op Operator) Run(ctx context.Context, cfg *rest.Config, log logr.Logger) error {
+	if err := op.validate(); err != nil {
+		return err
+	}
+	for _, gk := range op.Kinds {
+		if err := WaitForKinds(ctx, cfg, gk.GroupVersion, gk.Kinds, log); err != nil {
+			return err
+		}
+	}
+	mgr, err := op.build(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	log.Info("starting "+op.Name, append([]any{"leaderElection", op.Options.LeaderElection}, op.LogValues...)...)
+	return mgr.Start(ctx)
+}
+
+func (op Operator) validate() error {
+	if op.Validate != nil {
+		return op.Validate()
+	}
+	return op.Options.Validate()
 }
 
 // NewManager builds a manager for scheme with metrics, probes, leader

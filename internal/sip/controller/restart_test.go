@@ -84,7 +84,7 @@ func TestKilledMidLabellingThenRestarted(t *testing.T) {
 	}
 	dying := &dyingClient{Client: mgr.GetClient(), after: 5, kill: kill, landed: make(chan struct{})}
 	r := &controller.Reconciler{Client: dying, APIReader: mgr.GetAPIReader()}
-	if err := r.SetupWithManager(ctx, mgr, true); err != nil {
+	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)

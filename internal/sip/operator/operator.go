@@ -9,7 +9,6 @@ import (
 	"github.com/go-logr/logr"
 	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
 	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -49,57 +48,46 @@ func (o Options) Validate() error {
 	return o.Options.Validate()
 }
 
+// addToScheme add the kinds the operator reads and writes besides
+// client-go's.
+var addToScheme = []func(*runtime.Scheme) error{metal3v1alpha1.AddToScheme, sipv1.AddToScheme}
+
 // Scheme returns the kinds the operator reads and writes.
-func Scheme() (*runtime.Scheme, error) {
-	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, metal3v1alpha1.AddToScheme, sipv1.AddToScheme} {
-		if err := add(s); err != nil {
-			return nil, err
-		}
-	}
-	return s, nil
-}
+func Scheme() (*runtime.Scheme, error) { return operatorkit.NewScheme(addToScheme...) }
 
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
 
+// operator is the SIP operator process of o: the SIPCluster controller,
+// after the SIPCluster and BareMetalHost CRDs.
+func (o Options) operator() operatorkit.Operator {
+	return operatorkit.Operator{
+		Name:             "sip-operator",
+		LeaderElectionID: LeaderElectionID,
+		Options:          o.Options,
+		Validate:         o.Validate,
+		AddToScheme:      addToScheme,
+		Kinds: []operatorkit.GroupKinds{
+			{GroupVersion: sipv1.GroupVersion.String(), Kinds: []string{"SIPCluster"}},
+			{GroupVersion: metal3v1alpha1.GroupVersion.String(), Kinds: []string{"BareMetalHost"}},
+		},
+		Reconcilers: func(mgr ctrl.Manager, _ logr.Logger) []operatorkit.Reconciler {
+			return []operatorkit.Reconciler{&controller.Reconciler{
+				Client:    mgr.GetClient(),
+				APIReader: mgr.GetAPIReader(),
+				Recorder:  mgr.GetEventRecorder("sip-operator"),
+				Resync:    o.Resync,
+			}}
+		},
+	}
+}
+
 // NewManager builds the manager with the SIPCluster controller.
 func NewManager(ctx context.Context, cfg *rest.Config, o Options, log logr.Logger) (ctrl.Manager, error) {
-	if err := o.Validate(); err != nil {
-		return nil, err
-	}
-	scheme, err := Scheme()
-	if err != nil {
-		return nil, err
-	}
-	mgr, err := operatorkit.NewManager(cfg, scheme, o.Options, LeaderElectionID, log)
-	if err != nil {
-		return nil, err
-	}
-	r := &controller.Reconciler{
-		Client:    mgr.GetClient(),
-		APIReader: mgr.GetAPIReader(),
-		Recorder:  mgr.GetEventRecorder("sip-operator"),
-		Resync:    o.Resync,
-	}
-	if err := r.SetupWithManager(ctx, mgr, o.SkipControllerNameValidation); err != nil {
-		return nil, err
-	}
-	return mgr, nil
+	return o.operator().NewManager(ctx, cfg, log)
 }
 
 // Run starts the operator and blocks until ctx is done; it waits for the
 // SIPCluster and BareMetalHost CRDs first.
 func Run(ctx context.Context, cfg *rest.Config, o Options, log logr.Logger) error {
-	if err := operatorkit.WaitForKinds(ctx, cfg, sipv1.GroupVersion.String(), []string{"SIPCluster"}, log); err != nil {
-		return err
-	}
-	if err := operatorkit.WaitForKinds(ctx, cfg, metal3v1alpha1.GroupVersion.String(), []string{"BareMetalHost"}, log); err != nil {
-		return err
-	}
-	mgr, err := NewManager(ctx, cfg, o, log)
-	if err != nil {
-		return err
-	}
-	log.Info("starting sip-operator", "leaderElection", o.LeaderElection)
-	return mgr.Start(ctx)
+	return o.operator().Run(ctx, cfg, log)
 }
