@@ -27,4 +27,11 @@
 // and so finishes the same plan, or, when a cluster that was never
 // scheduled can no longer be, removes them. Deleting a SIPCluster deletes
 // its services and releases its hosts before its finalizer goes.
+//
+// Every pass ends in one place, finish: the pass's outcome (operatorkit's
+// wait for hosts, a host's data or the services; stall on an invalid
+// spec; failure, retried with backoff) sets Ready, and Stalled beside
+// InvalidSpec; an event is recorded when Ready changes; and the status is
+// written once, as a patch locked on the version the pass read, only when
+// it changed.
 package controller
