@@ -133,7 +133,10 @@ func (o *Options) emit(t, format string, args ...any) {
 	}
 }
 
-// Apply applies objects as the inventory named in opts.
+// Apply applies objects as the inventory named in opts: it checks the
+// bundle, records it in the inventory, applies it (or, in a dry run, says
+// what would change), prunes what the inventory held but the bundle no
+// longer does, and waits for readiness.
 func (a *Applier) Apply(ctx context.Context, objs []*unstructured.Unstructured, opts Options) (*Result, error) {
 	if opts.Inventory == "" {
 		return nil, errors.New("apply: an inventory name is required")
@@ -145,110 +148,40 @@ func (a *Applier) Apply(ctx context.Context, objs []*unstructured.Unstructured, 
 		opts.PollInterval = time.Second
 	}
 	a.rm.SetConcurrency(opts.Concurrency)
-	seen := map[string]bool{}
-	var dups []string
-	for _, o := range objs {
-		k := RefOf(o).Key()
-		if seen[k] {
-			dups = append(dups, RefOf(o).String())
-		}
-		seen[k] = true
-	}
-	if len(dups) > 0 {
-		return nil, fmt.Errorf("the bundle holds these objects more than once: %s", strings.Join(dups, ", "))
-	}
-
-	inv, _, err := ReadInventory(ctx, a.client, opts.Inventory)
+	p, err := a.prepare(ctx, objs, opts)
 	if err != nil {
 		return nil, err
 	}
-	// The inventory keeps the objects of moved namespaces (they are still
-	// the bundle's, so never pruned); nothing else touches them here.
-	desired := make([]ObjRef, len(objs))
-	for i, o := range objs {
-		desired[i] = RefOf(o)
-	}
-	stale := staleRefs(inv.Objects, desired)
-	objs, moved, gone, err := a.splitMoved(ctx, objs)
-	if err != nil {
-		return nil, err
-	}
-	live, err := a.checkOwnership(ctx, objs, opts)
-	if err != nil {
-		return nil, err
-	}
-
-	if err := normalize.UnstructuredList(objs); err != nil {
-		return nil, fmt.Errorf("normalizing objects: %w", err)
-	}
-	a.rm.SetOwnerLabels(objs, opts.Inventory, InventoryNamespace)
-	res := &Result{DryRun: opts.DryRun, Moved: gone}
-	if len(gone) > 0 {
-		opts.emit("Moved", "%s", movedMessage(moved, len(gone)))
-	}
+	objs = p.objs
+	res := &Result{DryRun: opts.DryRun, Moved: p.gone}
 
 	if opts.DryRun {
-		for _, o := range objs {
-			entry, _, _, err := a.rm.Diff(ctx, o, ssa.DiffOptions{})
-			if err != nil {
-				// A kind whose CRD is created by this same bundle is not known yet.
-				// So is a namespace the bundle creates.
-				if isNoMatch(err) || apierrors.IsNotFound(err) || strings.Contains(err.Error(), "not found") {
-					res.Changes = append(res.Changes, Change{Object: RefOf(o).String(), Action: "created"})
-					continue
-				}
-				return nil, fmt.Errorf("dry run of %s: %w", RefOf(o), err)
-			}
-			res.Changes = append(res.Changes, Change{Object: RefOf(o).String(), Action: string(entry.Action)})
-		}
-		if opts.Prune {
-			for _, r := range stale {
-				res.Pruned = append(res.Pruned, r.String())
-			}
+		if err := a.dryRun(ctx, objs, p.stale, opts, res); err != nil {
+			return nil, err
 		}
 		return res, nil
 	}
 
 	// Record the union first: if this run dies half-way, the next one still
 	// knows every object it may have created.
-	if err := WriteInventory(ctx, a.client, &Inventory{Name: opts.Inventory, Objects: union(inv.Objects, desired)}); err != nil {
+	if err := WriteInventory(ctx, a.client, &Inventory{Name: opts.Inventory, Objects: union(p.inv.Objects, p.desired)}); err != nil {
 		return nil, err
 	}
 	opts.emit("Apply", "applying %d objects", len(objs))
-	if err := a.applyStaged(ctx, objs, live, opts, res); err != nil {
+	if err := a.applyStaged(ctx, objs, p.live, opts, res); err != nil {
 		return res, err
 	}
 	opts.emit("Apply", "%d objects applied: %d created, %d configured, %d unchanged",
 		len(res.Changes), res.Count("created"), res.Count("configured"), res.Count("unchanged"))
 
-	final := desired
-	if opts.Prune && len(stale) > 0 {
-		var del []*unstructured.Unstructured
-		for _, r := range stale {
-			u := &unstructured.Unstructured{}
-			u.SetGroupVersionKind(r.GVK())
-			u.SetNamespace(r.Namespace)
-			u.SetName(r.Name)
-			del = append(del, u)
+	final := p.desired
+	if opts.Prune && len(p.stale) > 0 {
+		if err := a.prune(ctx, p.stale, opts, res); err != nil {
+			return res, err
 		}
-		dcs, err := a.rm.DeleteAll(ctx, del, ssa.DeleteOptions{
-			PropagationPolicy: "Background",
-			Inclusions:        a.rm.GetOwnerLabels(opts.Inventory, InventoryNamespace),
-		})
-		if dcs != nil {
-			for _, e := range dcs.Entries {
-				if e.Action == ssa.DeletedAction {
-					res.Pruned = append(res.Pruned, e.Subject)
-				}
-			}
-		}
-		if err != nil && !isNoMatch(err) {
-			return res, fmt.Errorf("pruning: %w", err)
-		}
-		opts.emit("Prune", "%d objects pruned", len(res.Pruned))
 	} else if !opts.Prune {
 		// Without pruning, objects left out of the bundle stay ours.
-		final = union(stale, desired)
+		final = union(p.stale, p.desired)
 	}
 	if err := WriteInventory(ctx, a.client, &Inventory{Name: opts.Inventory, Objects: final}); err != nil {
 		return res, err
@@ -266,6 +199,129 @@ func (a *Applier) Apply(ctx context.Context, objs []*unstructured.Unstructured, 
 		opts.emit("Ready", "all %d objects are ready", len(objs))
 	}
 	return res, nil
+}
+
+// prepared is the bundle as Apply works it out before it changes anything.
+type prepared struct {
+	inv *Inventory
+	// desired are the bundle's objects, moved ones too; stale are those the
+	// inventory holds and the bundle no longer does.
+	desired, stale []ObjRef
+	// objs are the objects to apply: the bundle less the moved ones,
+	// normalized and labelled with the inventory.
+	objs []*unstructured.Unstructured
+	// live holds the resourceVersion of every object that exists already.
+	live map[string]string
+	// gone are the objects left alone because their namespace moved.
+	gone []string
+}
+
+// prepare checks the bundle against itself and the cluster (duplicates,
+// ownership) and works out what to apply and what is stale.
+func (a *Applier) prepare(ctx context.Context, objs []*unstructured.Unstructured, opts Options) (*prepared, error) {
+	if err := checkDuplicates(objs); err != nil {
+		return nil, err
+	}
+	inv, _, err := ReadInventory(ctx, a.client, opts.Inventory)
+	if err != nil {
+		return nil, err
+	}
+	// The inventory keeps the objects of moved namespaces (they are still
+	// the bundle's, so never pruned); nothing else touches them here.
+	p := &prepared{inv: inv, desired: make([]ObjRef, len(objs))}
+	for i, o := range objs {
+		p.desired[i] = RefOf(o)
+	}
+	p.stale = staleRefs(inv.Objects, p.desired)
+	var moved map[string]string
+	p.objs, moved, p.gone, err = a.splitMoved(ctx, objs)
+	if err != nil {
+		return nil, err
+	}
+	if p.live, err = a.checkOwnership(ctx, p.objs, opts); err != nil {
+		return nil, err
+	}
+	if err := normalize.UnstructuredList(p.objs); err != nil {
+		return nil, fmt.Errorf("normalizing objects: %w", err)
+	}
+	a.rm.SetOwnerLabels(p.objs, opts.Inventory, InventoryNamespace)
+	if len(p.gone) > 0 {
+		opts.emit("Moved", "%s", movedMessage(moved, len(p.gone)))
+	}
+	return p, nil
+}
+
+// checkDuplicates refuses a bundle that holds an object twice: which copy
+// would win is not something to leave to the order of the bundle.
+func checkDuplicates(objs []*unstructured.Unstructured) error {
+	seen := map[string]bool{}
+	var dups []string
+	for _, o := range objs {
+		k := RefOf(o).Key()
+		if seen[k] {
+			dups = append(dups, RefOf(o).String())
+		}
+		seen[k] = true
+	}
+	if len(dups) > 0 {
+		return fmt.Errorf("the bundle holds these objects more than once: %s", strings.Join(dups, ", "))
+	}
+	return nil
+}
+
+// dryRun fills res with what applying objs would change, and what pruning
+// would delete, changing nothing.
+func (a *Applier) dryRun(ctx context.Context, objs []*unstructured.Unstructured, stale []ObjRef, opts Options, res *Result) error {
+	for _, o := range objs {
+		entry, _, _, err := a.rm.Diff(ctx, o, ssa.DiffOptions{})
+		if err != nil {
+			// A kind whose CRD is created by this same bundle is not known yet.
+			// So is a namespace the bundle creates.
+			if isNoMatch(err) || apierrors.IsNotFound(err) || strings.Contains(err.Error(), "not found") {
+				res.Changes = append(res.Changes, Change{Object: RefOf(o).String(), Action: "created"})
+				continue
+			}
+			return fmt.Errorf("dry run of %s: %w", RefOf(o), err)
+		}
+		res.Changes = append(res.Changes, Change{Object: RefOf(o).String(), Action: string(entry.Action)})
+	}
+	if opts.Prune {
+		for _, r := range stale {
+			res.Pruned = append(res.Pruned, r.String())
+		}
+	}
+	return nil
+}
+
+// prune deletes the stale objects that still carry the inventory's owner
+// labels (an object another inventory took over is left alone) and records
+// them in res.
+func (a *Applier) prune(ctx context.Context, stale []ObjRef, opts Options, res *Result) error {
+	var del []*unstructured.Unstructured
+	for _, r := range stale {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(r.GVK())
+		u.SetNamespace(r.Namespace)
+		u.SetName(r.Name)
+		del = append(del, u)
+	}
+	dcs, err := a.rm.DeleteAll(ctx, del, ssa.DeleteOptions{
+		PropagationPolicy: "Background",
+		Inclusions:        a.rm.GetOwnerLabels(opts.Inventory, InventoryNamespace),
+	})
+	if dcs != nil {
+		for _, e := range dcs.Entries {
+			if e.Action == ssa.DeletedAction {
+				res.Pruned = append(res.Pruned, e.Subject)
+			}
+		}
+	}
+	// A kind whose CRD is already gone has nothing left to prune.
+	if err != nil && !isNoMatch(err) {
+		return fmt.Errorf("pruning: %w", err)
+	}
+	opts.emit("Prune", "%d objects pruned", len(res.Pruned))
+	return nil
 }
 
 // applyStaged applies CRDs and Namespaces first and waits until they are
