@@ -16,8 +16,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/airshipit/airship-go/internal/document"
 	"github.com/airshipit/airship-go/internal/redfish/emulator"
+	"github.com/airshipit/airship-go/internal/strictyaml"
 )
 
 // bootDelay is how long an emulated host takes to boot once powered on.
@@ -117,13 +117,13 @@ func decodeManifests(data []byte) ([]*corev1.Secret, []*metal3v1alpha1.BareMetal
 		switch tm.Kind {
 		case "Secret":
 			s := &corev1.Secret{}
-			if err := document.UnmarshalStrict([]byte(doc), s); err != nil {
+			if err := strictyaml.Unmarshal([]byte(doc), s); err != nil {
 				return nil, nil, fmt.Errorf("emulator manifest %d (Secret): %w", i, err)
 			}
 			secrets = append(secrets, s)
 		case "BareMetalHost":
 			h := &metal3v1alpha1.BareMetalHost{}
-			if err := document.UnmarshalStrict([]byte(doc), h); err != nil {
+			if err := strictyaml.Unmarshal([]byte(doc), h); err != nil {
 				return nil, nil, fmt.Errorf("emulator manifest %d (BareMetalHost): %w", i, err)
 			}
 			hosts = append(hosts, h)

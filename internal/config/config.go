@@ -16,9 +16,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	v1 "github.com/airshipit/airship-go/api/airshipit/v1alpha1"
-	"github.com/airshipit/airship-go/internal/document"
 	"github.com/airshipit/airship-go/internal/fileutil"
 	"github.com/airshipit/airship-go/internal/redact"
+	"github.com/airshipit/airship-go/internal/strictyaml"
 )
 
 // EnvConfigPath names the environment variable that points at the config file.
@@ -70,7 +70,7 @@ func Load(path string) (*Config, error) {
 // writes.
 func Parse(data []byte, path string) (*Config, error) {
 	c := &Config{Path: path}
-	if err := document.UnmarshalStrict(data, &c.Config); err != nil {
+	if err := strictyaml.Unmarshal(data, &c.Config); err != nil {
 		return nil, fmt.Errorf("airship config %s: %w", path, err)
 	}
 	if errs := c.Validate(); len(errs) > 0 {
@@ -213,7 +213,7 @@ func validateManifest(p *field.Path, m *v1.Manifest) field.ErrorList {
 		if _, err := RepoDir(r.URL); err != nil {
 			errs = append(errs, field.Invalid(rp.Child("url"), redact.URL(r.URL), err.Error()))
 		}
-		if err := CheckCheckout(r.Checkout); err != nil {
+		if err := r.Checkout.Validate(); err != nil {
 			errs = append(errs, field.Invalid(rp.Child("checkout"), "", err.Error()))
 		}
 		if a := r.Auth; a != nil {
@@ -312,22 +312,4 @@ func (c *Config) Management(contextName string) (*v1.ManagementConfiguration, er
 
 func sortedKeys[V any](m map[string]V) []string {
 	return slices.Sorted(maps.Keys(m))
-}
-
-// CheckCheckout reports a repository checkout naming more than one
-// revision (nil names none, the default branch).
-func CheckCheckout(co *v1.RepoCheckout) error {
-	if co == nil {
-		return nil
-	}
-	set := 0
-	for _, v := range []string{co.Branch, co.Tag, co.CommitHash, co.RemoteRef} {
-		if v != "" {
-			set++
-		}
-	}
-	if set > 1 {
-		return errors.New("branch, tag, commitHash and remoteRef are mutually exclusive")
-	}
-	return nil
 }

@@ -12,7 +12,7 @@ import (
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 
 	v1 "github.com/airshipit/airship-go/api/airshipit/v1alpha1"
-	"github.com/airshipit/airship-go/internal/document"
+	"github.com/airshipit/airship-go/internal/strictyaml"
 )
 
 // Site is the manifest of a context, with the path rules applied.
@@ -148,7 +148,7 @@ func parseMetadata(data []byte) (*v1.ManifestMetadata, string, error) {
 	}
 	if len(docs) == 0 {
 		meta := &v1.ManifestMetadata{}
-		if err := document.UnmarshalStrict(data, meta); err != nil {
+		if err := strictyaml.Unmarshal(data, meta); err != nil {
 			return nil, "", err
 		}
 		return meta, "phase.path", nil
@@ -170,7 +170,7 @@ func parseMetadata(data []byte) (*v1.ManifestMetadata, string, error) {
 		return nil, "", err
 	}
 	doc := &metadataDocument{}
-	if err := document.UnmarshalStrict([]byte(text), doc); err != nil {
+	if err := strictyaml.Unmarshal([]byte(text), doc); err != nil {
 		return nil, "", fmt.Errorf("ManifestMetadata %s: %w", found[0].GetName(), err)
 	}
 	return &v1.ManifestMetadata{TypeMeta: doc.TypeMeta, ObjectMeta: doc.ObjectMeta, Phase: doc.Spec.Phase, Inventory: doc.Spec.Inventory},

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	v1 "github.com/airshipit/airship-go/api/airshipit/v1alpha1"
+	"github.com/airshipit/airship-go/internal/strictyaml"
 )
 
 // strictKinds are the airshipit.org document kinds a site holds, each with
@@ -22,7 +23,7 @@ var strictKinds = map[string]func() any{
 
 // FuzzDecodeStrict reads arbitrary YAML as a bundle and decodes each
 // document strictly as the airshipit.org kind it names (and, through
-// UnmarshalStrict, the whole input as each kind and as the airship
+// strictyaml.Unmarshal, the whole input as each kind and as the airship
 // config): an error or a value, never a panic.
 func FuzzDecodeStrict(f *testing.F) {
 	f.Add("apiVersion: airshipit.org/v1alpha1\nkind: Phase\nmetadata: {name: x, clusterName: c}\nconfig: {executorRef: {kind: K, name: n}, documentEntryPoint: p}\n")
@@ -35,9 +36,9 @@ func FuzzDecodeStrict(f *testing.F) {
 	f.Add("apiVersion: airshipit.org/v1alpha1\nkind: Phase\nmetadata: {name: x}\nconfig: {executorRef: [1]}\n---\nkind: Phase\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		for _, newValue := range strictKinds {
-			_ = UnmarshalStrict([]byte(in), newValue())
+			_ = strictyaml.Unmarshal([]byte(in), newValue())
 		}
-		_ = UnmarshalStrict([]byte(in), &v1.Config{})
+		_ = strictyaml.Unmarshal([]byte(in), &v1.Config{})
 		b, err := FromYAML("fuzz.yaml", []byte(in))
 		if err != nil {
 			return

@@ -7,12 +7,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	v1 "github.com/airshipit/airship-go/api/airshipit/v1alpha1"
+	"github.com/airshipit/airship-go/internal/strictyaml"
 )
 
 // TestAirshipDocumentsDecodeStrictly feeds every airshipit.org document
 // kind of a bundle one unknown field, nested where the kind nests: Decode
 // must refuse it, naming the document and the field's full path. (The
-// airship config and metadata.yaml, read with UnmarshalStrict, are tested
+// airship config and metadata.yaml, read with strictyaml.Unmarshal, are tested
 // in internal/config.)
 func TestAirshipDocumentsDecodeStrictly(t *testing.T) {
 	tests := []struct {
@@ -57,8 +58,8 @@ func TestAirshipDocumentsDecodeStrictly(t *testing.T) {
 			t.Fatalf("ConfigMap: %v %v", err, cm.Data)
 		}
 	})
-	t.Run("UnmarshalStrict names the path", func(t *testing.T) {
-		err := UnmarshalStrict([]byte("phase:\n  path: p\n  docEntryPointPrefx: e\n"), &v1.ManifestMetadata{})
+	t.Run("strictyaml.Unmarshal names the path", func(t *testing.T) {
+		err := strictyaml.Unmarshal([]byte("phase:\n  path: p\n  docEntryPointPrefx: e\n"), &v1.ManifestMetadata{})
 		if err == nil || err.Error() != `unknown field "phase.docEntryPointPrefx"` {
 			t.Fatalf("got %v", err)
 		}

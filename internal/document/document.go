@@ -3,17 +3,16 @@ package document
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	kjson "sigs.k8s.io/json"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 	"sigs.k8s.io/yaml"
 
 	airshipv1 "github.com/airshipit/airship-go/api/airshipit/v1alpha1"
+	"github.com/airshipit/airship-go/internal/strictyaml"
 )
 
 // DeployToK8sLabel set to "false" keeps a document out of what is applied.
@@ -147,37 +146,19 @@ func (d *Document) DecodeStrict(into any) error {
 	if err != nil {
 		return err
 	}
-	if err := strictJSON(data, into); err != nil {
+	if err := strictyaml.UnmarshalJSON(data, into); err != nil {
 		return fmt.Errorf("%s: %w", d.ID(), err)
 	}
 	return nil
 }
 
-// UnmarshalStrict decodes YAML (or JSON) into a Go type with JSON tags,
-// failing on unknown or duplicate fields, each named by its full path
-// (unknown field "phase.pth"). Airship's own files (the airship config,
-// metadata.yaml) are read with it.
+// UnmarshalStrict is strictyaml.Unmarshal, kept until its last caller
+// (internal/redfish/emulator/config.go, being edited elsewhere) uses
+// strictyaml directly.
+//
+// Deprecated: use strictyaml.Unmarshal.
 func UnmarshalStrict(data []byte, into any) error {
-	j, err := yaml.YAMLToJSON(data)
-	if err != nil {
-		return err
-	}
-	return strictJSON(j, into)
-}
-
-func strictJSON(data []byte, into any) error {
-	strict, err := kjson.UnmarshalStrict(data, into)
-	if err != nil {
-		return err
-	}
-	if len(strict) > 0 {
-		msgs := make([]string, len(strict))
-		for i, e := range strict {
-			msgs[i] = e.Error()
-		}
-		return errors.New(strings.Join(msgs, "; "))
-	}
-	return nil
+	return strictyaml.Unmarshal(data, into)
 }
 
 // Copy returns a deep copy.

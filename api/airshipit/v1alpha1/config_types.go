@@ -16,7 +16,11 @@ limitations under the License.
 
 package v1alpha1
 
-import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+import (
+	"errors"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
 
 // +kubebuilder:object:root=true
 
@@ -137,6 +141,25 @@ type RepoCheckout struct {
 	// localBranch says branch is local.
 	// +optional
 	LocalBranch bool `json:"localBranch,omitempty"`
+}
+
+// Validate reports a checkout naming more than one revision; nil names
+// none, the default branch. Both the airship config's validation and
+// document pull check it, so it lives with the type.
+func (c *RepoCheckout) Validate() error {
+	if c == nil {
+		return nil
+	}
+	set := 0
+	for _, v := range []string{c.Branch, c.Tag, c.CommitHash, c.RemoteRef} {
+		if v != "" {
+			set++
+		}
+	}
+	if set > 1 {
+		return errors.New("branch, tag, commitHash and remoteRef are mutually exclusive")
+	}
+	return nil
 }
 
 // ManagementConfiguration says how to reach BMCs.

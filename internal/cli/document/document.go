@@ -9,8 +9,8 @@ import (
 
 	"github.com/airshipit/airship-go/internal/cli"
 	"github.com/airshipit/airship-go/internal/cli/siteflags"
-	"github.com/airshipit/airship-go/internal/document/pull"
 	"github.com/airshipit/airship-go/internal/redact"
+	"github.com/airshipit/airship-go/internal/repository"
 )
 
 // NewCmd returns `airshipctl document`.
@@ -22,7 +22,7 @@ func NewCmd(streams cli.IOStreams, g *siteflags.Options) *cobra.Command {
 
 func newPull(streams cli.IOStreams, g *siteflags.Options) *cobra.Command {
 	var noCheckout bool
-	opts := pull.Options{}
+	opts := repository.Options{}
 	cmd := &cobra.Command{
 		Use:   "pull",
 		Short: "Clone or update every repository of the current manifest into its target path",
@@ -56,7 +56,7 @@ REDACTED.`,
 			}
 			dirs := map[string]string{}
 			for _, name := range names {
-				if err := pull.Check(name, site.Manifest.Repositories[name]); err != nil {
+				if err := repository.Check(name, site.Manifest.Repositories[name]); err != nil {
 					return fmt.Errorf("manifest %q: %w", site.Name, err)
 				}
 				if dirs[name], err = site.RepositoryDir(name); err != nil {
@@ -66,7 +66,7 @@ REDACTED.`,
 			for _, name := range names {
 				r := site.Manifest.Repositories[name]
 				opts.NoCheckout = noCheckout
-				res, err := pull.Pull(cmd.Context(), name, r, dirs[name], opts)
+				res, err := repository.Pull(cmd.Context(), name, r, dirs[name], opts)
 				if err != nil {
 					return fmt.Errorf("manifest %q: %w", site.Name, err)
 				}
@@ -80,7 +80,7 @@ REDACTED.`,
 		},
 	}
 	cmd.Flags().BoolVar(&noCheckout, "no-checkout", false, "fetch only: leave the working trees as they are")
-	cmd.Flags().DurationVar(&opts.Timeout, "timeout", pull.DefaultTimeout, "time limit of each repository's pull")
-	cmd.Flags().Int64Var(&opts.MaxFetchBytes, "max-fetch-bytes", pull.DefaultMaxFetchBytes, "cap on the bytes each repository's pull receives (HTTP(S) or ssh)")
+	cmd.Flags().DurationVar(&opts.Timeout, "timeout", repository.DefaultTimeout, "time limit of each repository's pull")
+	cmd.Flags().Int64Var(&opts.MaxFetchBytes, "max-fetch-bytes", repository.DefaultMaxFetchBytes, "cap on the bytes each repository's pull receives (HTTP(S) or ssh)")
 	return cmd
 }

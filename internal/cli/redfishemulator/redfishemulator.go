@@ -14,9 +14,9 @@ import (
 
 	"github.com/airshipit/airship-go/internal/cli"
 	versioncmd "github.com/airshipit/airship-go/internal/cli/version"
-	"github.com/airshipit/airship-go/internal/document"
 	"github.com/airshipit/airship-go/internal/fileutil"
 	"github.com/airshipit/airship-go/internal/redfish/emulator"
+	"github.com/airshipit/airship-go/internal/strictyaml"
 )
 
 // Binary is the command's name.
@@ -199,7 +199,7 @@ func (o *Options) config(cmd *cobra.Command) (emulator.Config, error) {
 			return cfg, fmt.Errorf("--credentials-file: %w", err)
 		}
 		var c credentials
-		if err := document.UnmarshalStrict(data, &c); err != nil {
+		if err := strictyaml.Unmarshal(data, &c); err != nil {
 			return cfg, fmt.Errorf("--credentials-file %s: %w", o.CredentialsFile, err)
 		}
 		if c.Password == "" {

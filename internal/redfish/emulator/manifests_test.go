@@ -9,8 +9,8 @@ import (
 	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/airshipit/airship-go/internal/document"
 	"github.com/airshipit/airship-go/internal/metal3/bmc"
+	"github.com/airshipit/airship-go/internal/strictyaml"
 )
 
 func TestWriteManifests(t *testing.T) {
@@ -36,7 +36,7 @@ func TestWriteManifests(t *testing.T) {
 		var bmcSecret, ndSecret corev1.Secret
 		var bmh metal3v1alpha1.BareMetalHost
 		for j, into := range []any{&bmcSecret, &ndSecret, &bmh} {
-			if err := document.UnmarshalStrict([]byte(docs[3*i+j]), into); err != nil {
+			if err := strictyaml.Unmarshal([]byte(docs[3*i+j]), into); err != nil {
 				t.Fatalf("%s document %d: %v\n%s", h.Name, j, err, docs[3*i+j])
 			}
 		}

@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	sipv1 "github.com/airshipit/airship-go/api/sip/v1"
-	"github.com/airshipit/airship-go/internal/document"
+	"github.com/airshipit/airship-go/internal/strictyaml"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/<case>/expected.yaml from the actual output")
@@ -53,7 +53,7 @@ func loadInputs(t testing.TB, name string) Inputs {
 		t.Fatal(err)
 	}
 	var ti testInput
-	if err := document.UnmarshalStrict(data, &ti); err != nil {
+	if err := strictyaml.Unmarshal(data, &ti); err != nil {
 		t.Fatalf("testdata/%s/input.yaml: %v", name, err)
 	}
 	in := Inputs{Cluster: ti.Cluster}

@@ -1,11 +1,13 @@
-// Package pull clones or updates a manifest's Git repositories into its
-// target path, as `airshipctl document pull` does, with go-git: no git
-// binary is needed.
+// Package repository clones or updates a manifest's Git repositories into
+// its target path, as `airshipctl document pull` does, with go-git: no git
+// binary is needed. It is not part of the document model (internal/document
+// reads what it leaves on disk) and needs nothing of the airship config but
+// the API types: the caller passes each repository's directory.
 //
-// A repository is cloned into targetPath/<directory named after its URL>
-// (the path rule of internal/config) or, when that directory already holds
-// a clone of the same URL, fetched and moved to the revision its checkout
-// names: a branch (kept as a local branch at the remote's commit), a tag, a
+// A repository is cloned into the directory it is given (the caller takes
+// targetPath/<directory named after its URL>, the path rule of
+// internal/config) or, when that directory already holds a clone of the
+// same URL, fetched and moved to the revision its checkout names: a branch (kept as a local branch at the remote's commit), a tag, a
 // commit hash or a remote ref such as refs/changes/04/691202/5; with none,
 // the remote's default branch. A working tree with local changes is left
 // alone unless checkout.force is set; a clone made with NoCheckout that
@@ -27,4 +29,4 @@
 // passes (ending a handshake that never completes) and counts what it
 // reads against the cap. Messages and errors show a repository's URL
 // through redact.URL, and go-git's errors through redact.Error.
-package pull
+package repository

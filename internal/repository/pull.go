@@ -1,4 +1,4 @@
-package pull
+package repository
 
 import (
 	"context"
@@ -17,7 +17,6 @@ import (
 	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
 
 	v1 "github.com/airshipit/airship-go/api/airshipit/v1alpha1"
-	"github.com/airshipit/airship-go/internal/config"
 	"github.com/airshipit/airship-go/internal/redact"
 )
 
@@ -190,7 +189,7 @@ func Check(name string, r *v1.Repository) error {
 	if r == nil || r.URL == "" {
 		return fmt.Errorf("repository %s: url is required", name)
 	}
-	if err := config.CheckCheckout(r.Checkout); err != nil {
+	if err := r.Checkout.Validate(); err != nil {
 		return fmt.Errorf("repository %s (%s): checkout: %w", name, redact.URL(r.URL), err)
 	}
 	if _, err := authMethod(r.Auth); err != nil {
