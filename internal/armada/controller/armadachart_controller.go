@@ -11,7 +11,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -31,6 +30,7 @@ import (
 	armadav1 "github.com/airshipit/airship-go/api/armada/v1alpha1"
 	"github.com/airshipit/airship-go/internal/armada/chartsource"
 	"github.com/airshipit/airship-go/internal/armada/helm"
+	"github.com/airshipit/airship-go/internal/operatorkit"
 )
 
 // Finalizer keeps an ArmadaChart until its release is uninstalled.
@@ -303,12 +303,8 @@ func (r *ArmadaChartReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		return r.reconcileDelete(ctx, obj)
 	}
 
-	if !controllerutil.ContainsFinalizer(obj, Finalizer) {
-		patch := client.MergeFrom(obj.DeepCopy())
-		controllerutil.AddFinalizer(obj, Finalizer)
-		if err := r.Client.Patch(ctx, obj, patch); err != nil {
-			return ctrl.Result{}, fmt.Errorf("adding finalizer to ArmadaChart %s/%s: %w", obj.Namespace, obj.Name, err)
-		}
+	if _, err := operatorkit.EnsureFinalizer(ctx, r.Client, obj, Finalizer); err != nil {
+		return ctrl.Result{}, err
 	}
 
 	target, terr := chartTarget(obj)
@@ -316,7 +312,7 @@ func (r *ArmadaChartReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		return ctrl.Result{RequeueAfter: d}, nil
 	}
 
-	base := obj.DeepCopy()
+	snap := operatorkit.SnapshotStatus(obj)
 	if obj.Status.ObservedGeneration != obj.Generation || obj.Status.TargetState != target {
 		// The counters are per generation and target state: a new spec, or
 		// a new target from the chart's group, starts afresh, and so does
@@ -333,10 +329,10 @@ func (r *ArmadaChartReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	}
 	scrub := newScrubber(values)
 	defer func() {
-		res, retErr = r.finish(ctx, obj, base, res, retErr, scrub)
+		res, retErr = r.finish(ctx, obj, snap, retErr, scrub)
 	}()
 	if terr != nil {
-		return ctrl.Result{}, stall(ReasonInvalidTargetState, fmt.Errorf("ArmadaChart %s/%s: %w", obj.Namespace, obj.Name, terr))
+		return ctrl.Result{}, operatorkit.Stall(ReasonInvalidTargetState, fmt.Errorf("ArmadaChart %s/%s: %w", obj.Namespace, obj.Name, terr))
 	}
 	if verr != nil {
 		return ctrl.Result{}, verr
@@ -352,7 +348,7 @@ func (r *ArmadaChartReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	case armadav1.TargetStateUninstalled:
 		return ctrl.Result{}, r.reconcileUninstalled(ctx, obj)
 	default:
-		return r.reconcileDeployed(ctx, obj, values)
+		return ctrl.Result{}, r.reconcileDeployed(ctx, obj, values)
 	}
 }
 
@@ -369,7 +365,7 @@ func valuesOf(c *armadav1.ArmadaChart) (map[string]any, error) {
 	}
 	var v map[string]any
 	if err := json.Unmarshal(c.Spec.Values.Raw, &v); err != nil {
-		return nil, stall(ReasonInvalidValues, fmt.Errorf("ArmadaChart %s/%s: spec.values: must be an object", c.Namespace, c.Name))
+		return nil, operatorkit.Stall(ReasonInvalidValues, fmt.Errorf("ArmadaChart %s/%s: spec.values: must be an object", c.Namespace, c.Name))
 	}
 	if v == nil {
 		v = map[string]any{}
@@ -377,156 +373,130 @@ func valuesOf(c *armadav1.ArmadaChart) (map[string]any, error) {
 	return v, nil
 }
 
-// finish writes conditions, counters and observedGeneration from the
-// outcome of the steps, patches status, and turns stalled and waiting
-// outcomes into results the controller should not retry with backoff.
-func (r *ArmadaChartReconciler) finish(ctx context.Context, obj, base *armadav1.ArmadaChart, res ctrl.Result, err error, scrub scrubber) (ctrl.Result, error) {
-	log := ctrl.LoggerFrom(ctx)
-	st := &obj.Status
-	st.ObservedGeneration = obj.Generation
-	gen := obj.Generation
-	set := func(t string, s metav1.ConditionStatus, reason, msg string) {
-		apimeta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: t, Status: s, Reason: reason, Message: truncate(msg), ObservedGeneration: gen})
+// finish writes the pass's outcome into status (conditions, counters,
+// observedGeneration), records the events of a change, and patches status
+// once. No outcome is returned as an error: a failure is retried after the
+// backoff its status.failures gives, logged here without values, rather
+// than after the work queue's own backoff, which every successful poll of a
+// wait would reset.
+func (r *ArmadaChartReconciler) finish(ctx context.Context, obj *armadav1.ArmadaChart, snap *operatorkit.StatusSnapshot, err error, scrub scrubber) (ctrl.Result, error) {
+	base := snap.Before().(*armadav1.ArmadaChart)
+	obj.Status.ObservedGeneration = obj.Generation
+	o := operatorkit.OutcomeOf(err, ReasonFailed)
+	var res ctrl.Result
+	switch o.Kind {
+	case operatorkit.Succeeded:
+		r.succeeded(obj, base)
+	case operatorkit.Waiting:
+		res = r.waiting(obj, base, o, scrub)
+	case operatorkit.Stalled:
+		r.stalled(ctx, obj, base, o, scrub)
+	default:
+		res = r.failed(ctx, obj, o, scrub)
 	}
-	var waiting *waitingError
-	var fetching *fetchingError
-	stalled, isStalled := asStalled(err)
-	failed := err != nil && !errors.As(err, &waiting) && !errors.As(err, &fetching) && !isStalled
-	switch {
-	case errors.As(err, &fetching):
-		err = nil
-		// The fetch notifies the chart; this is only a safety net.
-		res = ctrl.Result{RequeueAfter: r.Loader.Fetcher.Timeout() + r.PollInterval}
-		if ready := apimeta.FindStatusCondition(base.Status.Conditions, armadav1.ReadyCondition); ready != nil && ready.Status == metav1.ConditionTrue &&
-			base.Status.ObservedGeneration == obj.Generation && base.Status.TargetState == st.TargetState {
+	if o.Kind != operatorkit.Failed {
+		r.setRetry(client.ObjectKeyFromObject(obj), obj.Generation, obj.Status.TargetState, 0)
+	}
+	// On a conflict the pass starts over from the new version: Helm's
+	// records, not this status, are the source of truth for what was done.
+	return operatorkit.Settle(res, nil, snap.Patch(ctx, r.Client, obj))
+}
+
+// conditions writes the chart's conditions for its current generation.
+func conditions(obj *armadav1.ArmadaChart) operatorkit.Conditions {
+	return operatorkit.Conditions{List: &obj.Status.Conditions, Generation: obj.Generation}
+}
+
+// succeeded reports a pass that did all it had to: Ready, and a Satisfied
+// event when the release newly reached its target state.
+func (r *ArmadaChartReconciler) succeeded(obj, base *armadav1.ArmadaChart) {
+	st := &obj.Status
+	st.Satisfied = string(st.State) == string(st.TargetState)
+	st.Failures = 0
+	reason, msg := ReasonSucceeded, fmt.Sprintf("release %s is %s", st.ReleaseName, st.State)
+	switch st.TargetState {
+	case armadav1.TargetStateUninitialized:
+		reason, msg = ReasonUninitialized, "target_state is uninitialized; the release is left alone"
+	case armadav1.TargetStateUninstalled:
+		reason = ReasonUninstalled
+	}
+	conditions(obj).SetOutcome(operatorkit.Outcome{Kind: operatorkit.Succeeded}, reason, msg, nil, "")
+	newly := !base.Status.Satisfied || base.Status.State != st.State || base.Status.HelmRevision != st.HelmRevision
+	r.events().OnTransition(st.Satisfied && st.TargetState != armadav1.TargetStateUninitialized && newly,
+		obj, corev1.EventTypeNormal, ReasonSatisfied, "Reconcile", msg)
+}
+
+// waiting reports a release whose workloads (or source archive) are not
+// ready yet, and when to look again.
+func (r *ArmadaChartReconciler) waiting(obj, base *armadav1.ArmadaChart, o operatorkit.Outcome, scrub scrubber) ctrl.Result {
+	after := o.After
+	if after == 0 {
+		after = r.PollInterval
+	}
+	st := &obj.Status
+	if o.Reason == ReasonFetchingSource {
+		if stillDeployed(obj, base) {
 			// A deployed release whose archive is fetched again (the
 			// operator restarted, the cache expired) stays Ready.
 			obj.Status = *base.Status.DeepCopy()
-			break
+			return ctrl.Result{RequeueAfter: after}
 		}
-		st.Satisfied = false
 		if st.State != armadav1.StateDeployed && st.State != armadav1.StateFailed {
 			st.State = armadav1.StatePending
 		}
-		msg := scrub.clean(fetching.Error())
-		set(armadav1.ReadyCondition, metav1.ConditionFalse, ReasonFetchingSource, msg)
-		set(armadav1.ReconcilingCondition, metav1.ConditionTrue, ReasonFetchingSource, msg)
-		apimeta.RemoveStatusCondition(&st.Conditions, armadav1.StalledCondition)
-	case err == nil:
-		st.Satisfied = string(st.State) == string(st.TargetState)
-		st.Failures = 0
-		reason, msg := ReasonSucceeded, fmt.Sprintf("release %s is %s", st.ReleaseName, st.State)
-		switch st.TargetState {
-		case armadav1.TargetStateUninitialized:
-			reason, msg = ReasonUninitialized, "target_state is uninitialized; the release is left alone"
-		case armadav1.TargetStateUninstalled:
-			reason = ReasonUninstalled
-		}
-		set(armadav1.ReadyCondition, metav1.ConditionTrue, reason, msg)
-		apimeta.RemoveStatusCondition(&st.Conditions, armadav1.ReconcilingCondition)
-		apimeta.RemoveStatusCondition(&st.Conditions, armadav1.StalledCondition)
-		if st.Satisfied && st.TargetState != armadav1.TargetStateUninitialized && (!base.Status.Satisfied || base.Status.State != st.State || base.Status.HelmRevision != st.HelmRevision) {
-			r.event(obj, corev1.EventTypeNormal, ReasonSatisfied, "Reconcile", msg)
-		}
-	case errors.As(err, &waiting):
-		st.Satisfied = false
-		msg := scrub.clean(waiting.msg)
-		set(armadav1.ReadyCondition, metav1.ConditionFalse, ReasonWaiting, msg)
-		set(armadav1.ReconcilingCondition, metav1.ConditionTrue, ReasonWaiting, msg)
-		apimeta.RemoveStatusCondition(&st.Conditions, armadav1.StalledCondition)
-		err = nil
-		if res.RequeueAfter == 0 {
-			res.RequeueAfter = r.PollInterval
-		}
-	case isStalled:
-		st.Satisfied = false
-		if stalled.reason != ReasonProtected {
-			st.State = armadav1.StateError
-		}
-		msg := scrub.clean(stalled.Error())
-		set(armadav1.ReadyCondition, metav1.ConditionFalse, stalled.reason, msg)
-		set(armadav1.StalledCondition, metav1.ConditionTrue, stalled.reason, msg)
-		apimeta.RemoveStatusCondition(&st.Conditions, armadav1.ReconcilingCondition)
-		if base.Status.State != armadav1.StateError || !sameCondition(base.Status.Conditions, st.Conditions, armadav1.StalledCondition) {
-			r.event(obj, corev1.EventTypeWarning, stalled.reason, "Stall", msg)
-		}
-		log.Info("stalled: needs a spec change", "reason", stalled.reason, "message", msg)
-		err = nil
-		res = ctrl.Result{}
-	default:
-		st.Satisfied = false
-		st.Failures++
-		msg := scrub.clean(err.Error())
-		reason := ReasonFailed
-		var re *reasonError
-		if errors.As(err, &re) {
-			reason = re.reason
-		}
-		delay := r.retryDelay(st.Failures)
-		set(armadav1.ReadyCondition, metav1.ConditionFalse, reason, msg)
-		set(armadav1.ReconcilingCondition, metav1.ConditionTrue, reason, fmt.Sprintf("retrying in %s after failure %d", delay, st.Failures))
-		apimeta.RemoveStatusCondition(&st.Conditions, armadav1.StalledCondition)
-		// The backoff follows status.failures rather than the work queue's
-		// own, which every successful poll of a wait would reset. The error
-		// is logged here, without values, instead of being returned.
-		log.Error(errors.New(msg), "reconcile failed", "failures", st.Failures, "retryIn", delay)
-		err = nil
-		res = ctrl.Result{RequeueAfter: delay}
-		r.setRetry(client.ObjectKeyFromObject(obj), obj.Generation, st.TargetState, delay)
 	}
-	if !failed {
-		r.setRetry(client.ObjectKeyFromObject(obj), obj.Generation, st.TargetState, 0)
-	}
-	if equality.Semantic.DeepEqual(base.Status, obj.Status) {
-		// Most polls of a wait change nothing; a write would only cost the
-		// API server a request.
-		return res, err
-	}
-	if perr := r.Client.Status().Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); perr != nil && !apierrors.IsNotFound(perr) {
-		if apierrors.IsConflict(perr) {
-			// Someone wrote the object since it was read: start over from
-			// the new version (Helm's records, not this status, are the
-			// source of truth for what was done).
-			return ctrl.Result{Requeue: true}, nil
-		}
-		return res, errors.Join(err, fmt.Errorf("patching status of ArmadaChart %s/%s: %w", obj.Namespace, obj.Name, perr))
-	}
-	return res, err
+	st.Satisfied = false
+	conditions(obj).SetOutcome(o, "", "", scrub.clean, "")
+	return ctrl.Result{RequeueAfter: after}
 }
 
-// retryDelay is RetryInterval doubled for each failure after the first,
-// capped at MaxRetryInterval.
-func (r *ArmadaChartReconciler) retryDelay(failures int64) time.Duration {
-	d := r.RetryInterval
-	for i := int64(1); i < failures && d < r.MaxRetryInterval; i++ {
-		d *= 2
-	}
-	return min(d, r.MaxRetryInterval)
+// stillDeployed reports whether base, the chart as the pass read it, was
+// Ready for the generation and target state obj has.
+func stillDeployed(obj, base *armadav1.ArmadaChart) bool {
+	return apimeta.IsStatusConditionTrue(base.Status.Conditions, armadav1.ReadyCondition) &&
+		base.Status.ObservedGeneration == obj.Generation && base.Status.TargetState == obj.Status.TargetState
 }
 
-func sameCondition(a, b []metav1.Condition, t string) bool {
-	x, y := apimeta.FindStatusCondition(a, t), apimeta.FindStatusCondition(b, t)
-	if x == nil || y == nil {
-		return x == y
+// stalled reports a chart that needs a spec change. It is not requeued: a
+// new spec, or a change to an object it reads, brings it back.
+func (r *ArmadaChartReconciler) stalled(ctx context.Context, obj, base *armadav1.ArmadaChart, o operatorkit.Outcome, scrub scrubber) {
+	st := &obj.Status
+	st.Satisfied = false
+	if o.Reason != ReasonProtected {
+		st.State = armadav1.StateError
 	}
-	return x.Status == y.Status && x.Reason == y.Reason && x.Message == y.Message
+	conditions(obj).SetOutcome(o, "", "", scrub.clean, "")
+	msg := scrub.clean(o.Message)
+	r.events().OnTransition(base.Status.State != armadav1.StateError || operatorkit.ConditionChanged(base.Status.Conditions, st.Conditions, armadav1.StalledCondition),
+		obj, corev1.EventTypeWarning, o.Reason, "Stall", msg)
+	ctrl.LoggerFrom(ctx).Info("stalled: needs a spec change", "reason", o.Reason, "message", msg)
 }
 
-// maxMessage bounds condition messages; the API server rejects over 32768.
-const maxMessage = 4096
-
-func truncate(s string) string {
-	if len(s) > maxMessage {
-		return s[:maxMessage-3] + "..."
-	}
-	return s
+// failed counts a failure and retries after the backoff the count gives.
+// The retry is remembered too, so events of the release's own workloads do
+// not start the next attempt earlier.
+func (r *ArmadaChartReconciler) failed(ctx context.Context, obj *armadav1.ArmadaChart, o operatorkit.Outcome, scrub scrubber) ctrl.Result {
+	st := &obj.Status
+	st.Satisfied = false
+	st.Failures++
+	msg := scrub.clean(o.Message)
+	delay := operatorkit.Backoff{Base: r.RetryInterval, Max: r.MaxRetryInterval}.Delay(st.Failures)
+	conditions(obj).SetOutcome(o, "", "", scrub.clean, fmt.Sprintf("retrying in %s after failure %d", delay, st.Failures))
+	ctrl.LoggerFrom(ctx).Error(errors.New(msg), "reconcile failed", "failures", st.Failures, "retryIn", delay)
+	r.setRetry(client.ObjectKeyFromObject(obj), obj.Generation, st.TargetState, delay)
+	return ctrl.Result{RequeueAfter: delay}
 }
 
-func (r *ArmadaChartReconciler) event(obj *armadav1.ArmadaChart, eventType, reason, action, note string) {
-	if r.Recorder == nil {
-		return
-	}
-	r.Recorder.Eventf(obj, nil, eventType, reason, action, "%s", truncate(note))
+// fetching is the outcome of a pass whose chart (or dependency) archive is
+// being fetched in the background: waiting, with reason FetchingSource. The
+// fetch enqueues the chart when it ends; the requeue is only a safety net.
+func (r *ArmadaChartReconciler) fetching(err error) error {
+	return &operatorkit.WaitingError{Reason: ReasonFetchingSource, Message: err.Error(), After: r.Loader.Fetcher.Timeout() + r.PollInterval}
+}
+
+// events records the reconciler's events.
+func (r *ArmadaChartReconciler) events() operatorkit.Events {
+	return operatorkit.Events{Recorder: r.Recorder}
 }
 
 // reconcileDelete uninstalls the release, bounded by delete.timeout, and
@@ -537,16 +507,11 @@ func (r *ArmadaChartReconciler) reconcileDelete(ctx context.Context, obj *armada
 	}
 	name := ReleaseName(obj)
 	if err := r.Helm.Uninstall(obj.Spec.Namespace, name, deleteTimeout(obj)); err != nil {
-		r.event(obj, corev1.EventTypeWarning, ReasonUninstallFailed, "Uninstall", err.Error())
+		r.events().Record(obj, corev1.EventTypeWarning, ReasonUninstallFailed, "Uninstall", err.Error())
 		return ctrl.Result{}, fmt.Errorf("ArmadaChart %s/%s: %w", obj.Namespace, obj.Name, err)
 	}
-	r.event(obj, corev1.EventTypeNormal, ReasonUninstalled, "Uninstall", fmt.Sprintf("release %s/%s uninstalled", obj.Spec.Namespace, name))
-	patch := client.MergeFrom(obj.DeepCopy())
-	controllerutil.RemoveFinalizer(obj, Finalizer)
-	if err := r.Client.Patch(ctx, obj, patch); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(fmt.Errorf("removing finalizer from ArmadaChart %s/%s: %w", obj.Namespace, obj.Name, err))
-	}
-	return ctrl.Result{}, nil
+	r.events().Record(obj, corev1.EventTypeNormal, ReasonUninstalled, "Uninstall", fmt.Sprintf("release %s/%s uninstalled", obj.Spec.Namespace, name))
+	return ctrl.Result{}, operatorkit.RemoveFinalizer(ctx, r.Client, obj, Finalizer)
 }
 
 func seconds(v, def int64) time.Duration {
@@ -590,7 +555,7 @@ func (r *ArmadaChartReconciler) reconcileUninstalled(ctx context.Context, obj *a
 		if err := r.Helm.Uninstall(obj.Spec.Namespace, obj.Status.ReleaseName, deleteTimeout(obj)); err != nil {
 			return err
 		}
-		r.event(obj, corev1.EventTypeNormal, ReasonUninstalled, "Uninstall", fmt.Sprintf("release %s/%s uninstalled (target_state uninstalled)", obj.Spec.Namespace, obj.Status.ReleaseName))
+		r.events().Record(obj, corev1.EventTypeNormal, ReasonUninstalled, "Uninstall", fmt.Sprintf("release %s/%s uninstalled (target_state uninstalled)", obj.Spec.Namespace, obj.Status.ReleaseName))
 	}
 	obj.Status.State = armadav1.StateUninstalled
 	obj.Status.HelmRevision = 0

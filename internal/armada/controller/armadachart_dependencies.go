@@ -16,6 +16,7 @@ import (
 
 	armadav1 "github.com/airshipit/airship-go/api/armada/v1alpha1"
 	"github.com/airshipit/airship-go/internal/armada/chartsource"
+	"github.com/airshipit/airship-go/internal/operatorkit"
 )
 
 // Dependency condition reasons.
@@ -63,25 +64,25 @@ func (r *ArmadaChartReconciler) inject(ctx context.Context, waiter types.Namespa
 	for i, name := range obj.Spec.Dependencies {
 		for _, p := range path {
 			if p == name {
-				return stall(ReasonDependencyCycle, fmt.Errorf("ArmadaChart %s/%s: spec.dependencies[%d]: cycle %s -> %s", obj.Namespace, obj.Name, i, strings.Join(path, " -> "), name))
+				return operatorkit.Stall(ReasonDependencyCycle, fmt.Errorf("ArmadaChart %s/%s: spec.dependencies[%d]: cycle %s -> %s", obj.Namespace, obj.Name, i, strings.Join(path, " -> "), name))
 			}
 		}
 		dep := &armadav1.ArmadaChart{}
 		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: obj.Namespace, Name: name}, dep); err != nil {
 			if apierrors.IsNotFound(err) {
-				return stall(ReasonDependencyMissing, fmt.Errorf("ArmadaChart %s/%s: spec.dependencies[%d]: ArmadaChart %s/%s not found", obj.Namespace, obj.Name, i, obj.Namespace, name))
+				return operatorkit.Stall(ReasonDependencyMissing, fmt.Errorf("ArmadaChart %s/%s: spec.dependencies[%d]: ArmadaChart %s/%s not found", obj.Namespace, obj.Name, i, obj.Namespace, name))
 			}
 			return fmt.Errorf("ArmadaChart %s/%s: spec.dependencies[%d]: %w", obj.Namespace, obj.Name, i, err)
 		}
 		depChart, err := r.Loader.LoadFor(ctx, dep.Spec.Source, waiter)
 		if errors.Is(err, chartsource.ErrFetching) {
-			return &fetchingError{fmt.Errorf("ArmadaChart %s/%s: spec.dependencies[%d] (%s): spec.source: %w", obj.Namespace, obj.Name, i, name, err)}
+			return r.fetching(fmt.Errorf("ArmadaChart %s/%s: spec.dependencies[%d] (%s): spec.source: %w", obj.Namespace, obj.Name, i, name, err))
 		}
 		if err != nil {
 			if errors.Is(err, chartsource.ErrNotFound) || errors.Is(err, chartsource.ErrInvalid) {
-				return stall(ReasonDependencyMissing, fmt.Errorf("ArmadaChart %s/%s: spec.dependencies[%d] (%s): spec.source: %w", obj.Namespace, obj.Name, i, name, err))
+				return operatorkit.Stall(ReasonDependencyMissing, fmt.Errorf("ArmadaChart %s/%s: spec.dependencies[%d] (%s): spec.source: %w", obj.Namespace, obj.Name, i, name, err))
 			}
-			return failWith(ReasonSourceFetchFailed, fmt.Errorf("ArmadaChart %s/%s: spec.dependencies[%d] (%s): %w", obj.Namespace, obj.Name, i, name, err))
+			return operatorkit.Fail(ReasonSourceFetchFailed, fmt.Errorf("ArmadaChart %s/%s: spec.dependencies[%d] (%s): %w", obj.Namespace, obj.Name, i, name, err))
 		}
 		if err := r.inject(ctx, waiter, dep, depChart, append(path, name)); err != nil {
 			return err

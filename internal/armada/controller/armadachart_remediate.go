@@ -13,6 +13,7 @@ import (
 
 	armadav1 "github.com/airshipit/airship-go/api/armada/v1alpha1"
 	"github.com/airshipit/airship-go/internal/armada/helm"
+	"github.com/airshipit/airship-go/internal/operatorkit"
 )
 
 // Remediation reasons and events.
@@ -39,7 +40,6 @@ const (
 // count is true when the caller has not counted the failure in
 // installFailures/upgradeFailures yet. The returned error carries cause.
 func (r *ArmadaChartReconciler) remediate(ctx context.Context, obj *armadav1.ArmadaChart, rel *release.Release, cause error, count bool) error {
-	log := ctrl.LoggerFrom(ctx)
 	ns, name := obj.Spec.Namespace, obj.Status.ReleaseName
 	obj.Status.State = armadav1.StateFailed
 	if statusOf(rel) != releasecommon.StatusFailed {
@@ -61,21 +61,28 @@ func (r *ArmadaChartReconciler) remediate(ctx context.Context, obj *armadav1.Arm
 		}
 	}
 
-	if p := obj.Spec.Protected; p != nil {
-		return stall(ReasonProtected, fmt.Errorf("%w; spec.protected is set, so release %s/%s revision %d is left failed, neither rolled back nor purged (spec.protected.continue_processing=%t)",
-			cause, ns, name, rel.Version, p.ContinueProcessing))
+	switch remedyFor(obj.Spec.Protected != nil, good) {
+	case remedyLeave:
+		return operatorkit.Stall(ReasonProtected, fmt.Errorf("%w; spec.protected is set, so release %s/%s revision %d is left failed, neither rolled back nor purged (spec.protected.continue_processing=%t)",
+			cause, ns, name, rel.Version, obj.Spec.Protected.ContinueProcessing))
+	case remedyReinstall:
+		return operatorkit.Fail(reasonOf(cause), fmt.Errorf("%w; no revision of release %s/%s ever succeeded, so it is purged and installed again on the next attempt", cause, ns, name))
+	default:
+		return r.rollback(ctx, obj, rel, good, cause)
 	}
-	if good == 0 {
-		return failWith(reasonOf(cause), fmt.Errorf("%w; no revision of release %s/%s ever succeeded, so it is purged and installed again on the next attempt", cause, ns, name))
-	}
+}
 
+// rollback rolls the release back from the failed revision rel to the
+// revision good. The returned error carries cause and says what was done.
+func (r *ArmadaChartReconciler) rollback(ctx context.Context, obj *armadav1.ArmadaChart, rel *release.Release, good int, cause error) error {
+	ns, name := obj.Spec.Namespace, obj.Status.ReleaseName
 	rb, err := r.Helm.Rollback(ns, name, good, waitTimeout(obj))
 	if rb != nil {
 		setRelease(obj, rb)
 	}
 	if err != nil {
-		r.event(obj, corev1.EventTypeWarning, ReasonRollbackFailed, "Rollback", fmt.Sprintf("rollback of release %s/%s to revision %d failed", ns, name, good))
-		return failWith(ReasonRollbackFailed, fmt.Errorf("%w; rolling back to revision %d: %w", cause, good, err))
+		r.events().Record(obj, corev1.EventTypeWarning, ReasonRollbackFailed, "Rollback", fmt.Sprintf("rollback of release %s/%s to revision %d failed", ns, name, good))
+		return operatorkit.Fail(ReasonRollbackFailed, fmt.Errorf("%w; rolling back to revision %d: %w", cause, good, err))
 	}
 	if d := rb.Labels[helm.DigestLabel]; d != "" {
 		obj.Status.LastAppliedValuesChecksum = "sha256:" + d
@@ -83,19 +90,10 @@ func (r *ArmadaChartReconciler) remediate(ctx context.Context, obj *armadav1.Arm
 	obj.Status.WaitCompleted = false
 	obj.Status.Tested = false
 	msg := fmt.Sprintf("release %s/%s revision %d failed (%s); rolled back to revision %d as revision %d", ns, name, rel.Version, reasonOf(cause), good, rb.Version)
-	r.event(obj, corev1.EventTypeWarning, ReasonRolledBack, "Rollback", msg)
-	log.Info("rolled back failed revision", "failedRevision", rel.Version, "to", good, "revision", rb.Version)
-	return failWith(ReasonRolledBack, fmt.Errorf("%w; rolled back to revision %d (now revision %d), retrying", cause, good, rb.Version))
+	r.events().Record(obj, corev1.EventTypeWarning, ReasonRolledBack, "Rollback", msg)
+	ctrl.LoggerFrom(ctx).Info("rolled back failed revision", "failedRevision", rel.Version, "to", good, "revision", rb.Version)
+	return operatorkit.Fail(ReasonRolledBack, fmt.Errorf("%w; rolled back to revision %d (now revision %d), retrying", cause, good, rb.Version))
 }
 
 // reasonOf is the condition reason an error carries, Failed when none.
-func reasonOf(err error) string {
-	var re *reasonError
-	if errors.As(err, &re) {
-		return re.reason
-	}
-	if s, ok := asStalled(err); ok {
-		return s.reason
-	}
-	return ReasonFailed
-}
+func reasonOf(err error) string { return operatorkit.OutcomeOf(err, ReasonFailed).Reason }

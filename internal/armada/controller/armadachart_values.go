@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	armadav1 "github.com/airshipit/airship-go/api/armada/v1alpha1"
+	"github.com/airshipit/airship-go/internal/operatorkit"
 )
 
 // ReasonValuesNotFound: an object or key spec.valuesFrom names is missing.
@@ -84,29 +85,29 @@ func (r *ArmadaChartReconciler) chartValues(ctx context.Context, c *armadav1.Arm
 			str, found = cm.Data[key]
 			data = []byte(str)
 		default:
-			return nil, stall(ReasonInvalidValues, fmt.Errorf("%s: kind must be Secret or ConfigMap", field))
+			return nil, operatorkit.Stall(ReasonInvalidValues, fmt.Errorf("%s: kind must be Secret or ConfigMap", field))
 		}
 		switch {
 		case apierrors.IsNotFound(err):
 			if ref.Optional {
 				continue
 			}
-			return nil, stall(ReasonValuesNotFound, fmt.Errorf("%s not found", field))
+			return nil, operatorkit.Stall(ReasonValuesNotFound, fmt.Errorf("%s not found", field))
 		case err != nil:
 			return nil, fmt.Errorf("%s: %w", field, err)
 		case !found:
 			if ref.Optional {
 				continue
 			}
-			return nil, stall(ReasonValuesNotFound, fmt.Errorf("%s has no key %s", field, key))
+			return nil, operatorkit.Stall(ReasonValuesNotFound, fmt.Errorf("%s has no key %s", field, key))
 		}
 		var v map[string]any
 		if err := yaml.Unmarshal(data, &v); err != nil {
 			if ref.Kind == "Secret" {
 				// The parser's message may quote the content.
-				return nil, stall(ReasonInvalidValues, fmt.Errorf("%s: key %s is not a YAML map", field, key))
+				return nil, operatorkit.Stall(ReasonInvalidValues, fmt.Errorf("%s: key %s is not a YAML map", field, key))
 			}
-			return nil, stall(ReasonInvalidValues, fmt.Errorf("%s: key %s is not a YAML map: %v", field, key, err))
+			return nil, operatorkit.Stall(ReasonInvalidValues, fmt.Errorf("%s: key %s is not a YAML map: %v", field, key, err))
 		}
 		mergeValues(out, v)
 	}

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	armadav1 "github.com/airshipit/airship-go/api/armada/v1alpha1"
+	"github.com/airshipit/airship-go/internal/operatorkit"
 )
 
 // groupChartIndex indexes ArmadaChartGroups by the chart names they list,
@@ -78,7 +79,7 @@ func (r *ArmadaChartGroupReconciler) reconcileCharts(ctx context.Context, g *arm
 	defer func() { st.Summary = fmt.Sprintf("%d/%d", st.SatisfiedCharts, st.TotalCharts) }()
 	target, err := groupTarget(g)
 	if err != nil {
-		return stepResult{outcomeStalled, ReasonInvalidTargetState, fmt.Sprintf("%s: %v", idOf(g), err)}, nil
+		return stepResult{operatorkit.Stalled, ReasonInvalidTargetState, fmt.Sprintf("%s: %v", idOf(g), err)}, nil
 	}
 	st.TargetState = target
 	tc := ""
@@ -96,7 +97,7 @@ func (r *ArmadaChartGroupReconciler) reconcileCharts(ctx context.Context, g *arm
 		},
 	})
 	st.SatisfiedCharts, st.UnsatisfiedCharts = res.satisfied, res.unsatisfied
-	st.Satisfied = err == nil && target != armadav1.TargetStateUninitialized && res.outcome == outcomeReady && len(res.unsatisfied) == 0
+	st.Satisfied = err == nil && target != armadav1.TargetStateUninitialized && res.outcome == operatorkit.Succeeded && len(res.unsatisfied) == 0
 	return res.stepResult, err
 }
 

@@ -14,6 +14,7 @@ import (
 
 	armadav1 "github.com/airshipit/airship-go/api/armada/v1alpha1"
 	"github.com/airshipit/airship-go/internal/armada/helm"
+	"github.com/airshipit/airship-go/internal/operatorkit"
 )
 
 // manifestGroupIndex indexes ArmadaManifests by the group names they list.
@@ -76,7 +77,7 @@ func (r *ArmadaManifestReconciler) reconcileGroups(ctx context.Context, m *armad
 		target = armadav1.TargetStateDeployed
 	}
 	if m.Spec.EnableChartCleanup && r.Helm == nil {
-		return stepResult{outcomeStalled, ReasonNotImplemented, id + ": spec.enable_chart_cleanup needs the operator's Helm client, which this reconciler was built without"}, nil
+		return stepResult{operatorkit.Stalled, ReasonNotImplemented, id + ": spec.enable_chart_cleanup needs the operator's Helm client, which this reconciler was built without"}, nil
 	}
 	res, err := groups.enable(ctx, r.Client, r.Recorder, enablement{
 		owner:       m,
@@ -86,7 +87,7 @@ func (r *ArmadaManifestReconciler) reconcileGroups(ctx context.Context, m *armad
 		annotations: map[string]string{ReleasePrefixAnnotation: m.Spec.ReleasePrefix},
 	})
 	st.SatisfiedGroups, st.UnsatisfiedGroups, st.CurrentGroup = res.satisfied, res.unsatisfied, res.current
-	if err != nil || res.outcome != outcomeReady || target == armadav1.TargetStateUninitialized {
+	if err != nil || res.outcome != operatorkit.Succeeded || target == armadav1.TargetStateUninitialized {
 		return res.stepResult, err
 	}
 	if m.Spec.EnableChartCleanup && target == armadav1.TargetStateDeployed {
@@ -138,9 +139,8 @@ func (r *ArmadaManifestReconciler) cleanupCharts(ctx context.Context, m *armadav
 		if err := r.Helm.Uninstall(s.Namespace, name, time.Duration(armadav1.DefaultDeleteTimeoutSeconds)*time.Second); err != nil {
 			return fmt.Errorf("%s: spec.enable_chart_cleanup: %w", id, err)
 		}
-		if r.Recorder != nil {
-			r.Recorder.Eventf(m, nil, corev1.EventTypeNormal, "ChartCleanup", "Uninstall", "release %s no longer belongs to the manifest; uninstalled", key)
-		}
+		operatorkit.Events{Recorder: r.Recorder}.Record(m, corev1.EventTypeNormal, "ChartCleanup", "Uninstall",
+			fmt.Sprintf("release %s no longer belongs to the manifest; uninstalled", key))
 	}
 	return nil
 }

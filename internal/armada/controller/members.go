@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -19,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	armadav1 "github.com/airshipit/airship-go/api/armada/v1alpha1"
+	"github.com/airshipit/airship-go/internal/operatorkit"
 )
 
 // TargetStateAnnotation is where an ArmadaChartGroup records the target
@@ -65,9 +67,10 @@ type ownerStatus struct {
 	satisfied          *bool
 }
 
-// stepResult is what an owner's own step decided.
+// stepResult is what an owner's own step decided: the kind of outcome and
+// the reason and message its conditions carry (for Succeeded, Ready's).
 type stepResult struct {
-	outcome outcome
+	outcome operatorkit.OutcomeKind
 	reason  string
 	msg     string
 }
@@ -85,31 +88,22 @@ func reconcileOwner[O client.Object](ctx context.Context, cl client.Client, api 
 	if !obj.GetDeletionTimestamp().IsZero() {
 		return ctrl.Result{}, nil
 	}
-	base := obj.DeepCopyObject().(O)
+	snap := operatorkit.SnapshotStatus(obj)
 	res, err := step(ctx, obj)
 	if err != nil {
-		res = stepResult{outcomeFailed, ReasonFailed, err.Error()}
+		res = stepResult{operatorkit.Failed, ReasonFailed, err.Error()}
 	}
-	st, was := status(obj), status(base)
+	st, was := status(obj), status(snap.Before().(O))
 	*st.observedGeneration = obj.GetGeneration()
-	setConditions(st.conditions, obj.GetGeneration(), res.outcome, res.reason, res.msg)
-	if rec != nil {
-		if res.outcome == outcomeStalled && !sameCondition(*was.conditions, *st.conditions, armadav1.StalledCondition) {
-			rec.Eventf(obj, nil, corev1.EventTypeWarning, res.reason, "Reconcile", "%s", truncate(res.msg))
-		}
-		if *st.satisfied && !*was.satisfied {
-			rec.Eventf(obj, nil, corev1.EventTypeNormal, ReasonSatisfied, "Reconcile", "%s", truncate(res.msg))
-		}
-	}
-	if perr := cl.Status().Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); perr != nil && !apierrors.IsNotFound(perr) {
-		if apierrors.IsConflict(perr) {
-			// The object changed since it was read; the watch event of that
-			// change reconciles it again from the new version.
-			return ctrl.Result{}, err
-		}
-		return ctrl.Result{}, fmt.Errorf("patching status of %s: %w", idOf(obj), perr)
-	}
-	return ctrl.Result{}, err
+	o := operatorkit.Outcome{Kind: res.outcome, Reason: res.reason, Message: res.msg}
+	operatorkit.Conditions{List: st.conditions, Generation: obj.GetGeneration()}.SetOutcome(o, res.reason, res.msg, nil, "")
+	ev := operatorkit.Events{Recorder: rec}
+	ev.OnTransition(res.outcome == operatorkit.Stalled && operatorkit.ConditionChanged(*was.conditions, *st.conditions, armadav1.StalledCondition),
+		obj, corev1.EventTypeWarning, res.reason, "Reconcile", res.msg)
+	ev.OnTransition(*st.satisfied && !*was.satisfied, obj, corev1.EventTypeNormal, ReasonSatisfied, "Reconcile", res.msg)
+	// A step error is returned as it is, so the work queue's backoff
+	// retries it; the owners keep no failure count of their own.
+	return operatorkit.Settle(ctrl.Result{}, err, snap.Patch(ctx, cl, obj))
 }
 
 // memberState is what a member's own controller last recorded about it.
@@ -231,7 +225,7 @@ func (k memberKind[M]) enable(ctx context.Context, cl client.Client, rec recorde
 				out.unsatisfied = append(out.unsatisfied, m.GetName())
 			}
 		}
-		out.stepResult = stepResult{outcomeReady, ReasonUninitialized, fmt.Sprintf("%s: target_state is uninitialized; its %ss are left alone", id, k.kind)}
+		out.stepResult = stepResult{operatorkit.Succeeded, ReasonUninitialized, fmt.Sprintf("%s: target_state is uninitialized; its %ss are left alone", id, k.kind)}
 		return out, nil
 	}
 
@@ -248,7 +242,7 @@ func (k memberKind[M]) enable(ctx context.Context, cl client.Client, rec recorde
 		out.unsatisfied = append(out.unsatisfied, m.GetName())
 		if s.target == e.target && s.stalled != "" && !s.passable {
 			out.current = m.GetName()
-			out.stepResult = stepResult{outcomeStalled, k.reasons.stalled, fmt.Sprintf("%s: %s[%d]: %s %s is stalled: %s", id, k.field, i, k.kind, m.GetName(), s.stalled)}
+			out.stepResult = stepResult{operatorkit.Stalled, k.reasons.stalled, fmt.Sprintf("%s: %s[%d]: %s %s is stalled: %s", id, k.field, i, k.kind, m.GetName(), s.stalled)}
 			return out, nil
 		}
 		if s.target == e.target && s.passable {
@@ -270,12 +264,12 @@ func (k memberKind[M]) enable(ctx context.Context, cl client.Client, rec recorde
 	switch {
 	case len(waitingOn) > 0:
 		out.current = waitingOn[0]
-		out.stepResult = stepResult{outcomeProgressing, k.reasons.pending, fmt.Sprintf("%s: waiting for %s %s", id, k.kind, strings.Join(waitingOn, ", "))}
+		out.stepResult = stepResult{operatorkit.Waiting, k.reasons.pending, fmt.Sprintf("%s: waiting for %s %s", id, k.kind, strings.Join(waitingOn, ", "))}
 	case len(out.unsatisfied) > 0:
 		// Only passable members are left.
-		out.stepResult = stepResult{outcomeReady, ReasonSucceeded, fmt.Sprintf("%s: done; failed protected %ss left alone: %s", id, k.kind, strings.Join(out.unsatisfied, ", "))}
+		out.stepResult = stepResult{operatorkit.Succeeded, ReasonSucceeded, fmt.Sprintf("%s: done; failed protected %ss left alone: %s", id, k.kind, strings.Join(out.unsatisfied, ", "))}
 	default:
-		out.stepResult = stepResult{outcomeReady, ReasonSucceeded, fmt.Sprintf("%s: all %d %ss satisfied", id, len(members), k.kind)}
+		out.stepResult = stepResult{operatorkit.Succeeded, ReasonSucceeded, fmt.Sprintf("%s: all %d %ss satisfied", id, len(members), k.kind)}
 	}
 	return out, nil
 }
@@ -291,7 +285,7 @@ func (k memberKind[M]) fetch(ctx context.Context, cl client.Client, e enablement
 	var missing, problems []string
 	for i, name := range e.names {
 		if j, dup := seen[name]; dup {
-			return nil, nil, &stepResult{outcomeStalled, ReasonListedTwice, fmt.Sprintf("%s: %s[%d]: %q is listed twice (also at [%d])", id, k.field, i, name, j)}, nil
+			return nil, nil, &stepResult{operatorkit.Stalled, ReasonListedTwice, fmt.Sprintf("%s: %s[%d]: %q is listed twice (also at [%d])", id, k.field, i, name, j)}, nil
 		}
 		seen[name] = i
 		m := k.newMember()
@@ -306,7 +300,7 @@ func (k memberKind[M]) fetch(ctx context.Context, cl client.Client, e enablement
 		members[i] = m
 	}
 	if len(missing) > 0 {
-		return nil, missing, &stepResult{outcomeStalled, k.reasons.missing, id + ": " + strings.Join(problems, "; ")}, nil
+		return nil, missing, &stepResult{operatorkit.Stalled, k.reasons.missing, id + ": " + strings.Join(problems, "; ")}, nil
 	}
 	return members, nil, nil, nil
 }
@@ -319,8 +313,8 @@ func (k memberKind[M]) adopt(ctx context.Context, cl client.Client, e enablement
 		before := m.DeepCopyObject().(M)
 		if err := controllerutil.SetControllerReference(e.owner, m, cl.Scheme()); err != nil {
 			var already *controllerutil.AlreadyOwnedError
-			if asAlreadyOwned(err, &already) {
-				return &stepResult{outcomeStalled, k.reasons.owned, fmt.Sprintf("%s: %s[%d]: %s %s already belongs to %s %s", id, k.field, i, k.kind, m.GetName(), already.Owner.Kind, already.Owner.Name)}, nil
+			if errors.As(err, &already) {
+				return &stepResult{operatorkit.Stalled, k.reasons.owned, fmt.Sprintf("%s: %s[%d]: %s %s already belongs to %s %s", id, k.field, i, k.kind, m.GetName(), already.Owner.Kind, already.Owner.Name)}, nil
 			}
 			return nil, fmt.Errorf("%s: %s[%d]: %w", id, k.field, i, err)
 		}

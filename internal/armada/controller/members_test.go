@@ -20,6 +20,7 @@ import (
 	armadav1 "github.com/airshipit/airship-go/api/armada/v1alpha1"
 	"github.com/airshipit/airship-go/internal/apply"
 	"github.com/airshipit/airship-go/internal/armada/helm"
+	"github.com/airshipit/airship-go/internal/operatorkit"
 )
 
 func TestEffectiveTarget(t *testing.T) {
@@ -86,25 +87,25 @@ func TestEnablePass(t *testing.T) {
 		target      armadav1.TargetState
 		sequenced   bool
 		wantPatches int // first pass
-		wantOutcome outcome
+		wantOutcome operatorkit.OutcomeKind
 		wantReason  string
 		wantMsg     string
 		wantTargets map[string]string // annotation per chart after the pass
 	}{
 		{name: "parallel enables every chart", names: []string{"a", "b"}, target: armadav1.TargetStateDeployed,
-			wantPatches: 4, wantOutcome: outcomeProgressing, wantReason: ReasonChartsPending, wantMsg: "waiting for ArmadaChart a, b",
+			wantPatches: 4, wantOutcome: operatorkit.Waiting, wantReason: ReasonChartsPending, wantMsg: "waiting for ArmadaChart a, b",
 			wantTargets: map[string]string{"a": "deployed", "b": "deployed"}},
 		{name: "sequenced enables the first chart only", names: []string{"a", "b"}, target: armadav1.TargetStateDeployed, sequenced: true,
-			wantPatches: 3, wantOutcome: outcomeProgressing, wantReason: ReasonChartsPending, wantMsg: "waiting for ArmadaChart a",
+			wantPatches: 3, wantOutcome: operatorkit.Waiting, wantReason: ReasonChartsPending, wantMsg: "waiting for ArmadaChart a",
 			wantTargets: map[string]string{"a": "deployed", "b": ""}},
 		{name: "uninitialized leaves the charts alone", names: []string{"a", "b"}, target: armadav1.TargetStateUninitialized,
-			wantPatches: 2, wantOutcome: outcomeReady, wantReason: ReasonUninitialized,
+			wantPatches: 2, wantOutcome: operatorkit.Succeeded, wantReason: ReasonUninitialized,
 			wantTargets: map[string]string{"a": "", "b": ""}},
 		{name: "listed twice stalls before any patch", names: []string{"a", "b", "a"}, target: armadav1.TargetStateDeployed,
-			wantPatches: 0, wantOutcome: outcomeStalled, wantReason: ReasonListedTwice, wantMsg: `spec.chart_group[2]: "a" is listed twice (also at [0])`,
+			wantPatches: 0, wantOutcome: operatorkit.Stalled, wantReason: ReasonListedTwice, wantMsg: `spec.chart_group[2]: "a" is listed twice (also at [0])`,
 			wantTargets: map[string]string{"a": "", "b": ""}},
 		{name: "missing stalls before any patch", names: []string{"a", "ghost"}, target: armadav1.TargetStateDeployed,
-			wantPatches: 0, wantOutcome: outcomeStalled, wantReason: ReasonChartMissing, wantMsg: "spec.chart_group[1]: ArmadaChart site/ghost not found",
+			wantPatches: 0, wantOutcome: operatorkit.Stalled, wantReason: ReasonChartMissing, wantMsg: "spec.chart_group[1]: ArmadaChart site/ghost not found",
 			wantTargets: map[string]string{"a": "", "b": ""}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
