@@ -1,0 +1,62 @@
+package capi
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/airshipit/airship-go/internal/operatorkit"
+)
+
+// KIT: AddFinalizer and RemoveFinalizer are operatorkit.EnsureFinalizer
+// and operatorkit.RemoveFinalizer with the optimistic lock. A JSON merge
+// patch (the only kind a custom resource takes besides JSON patch)
+// replaces metadata.finalizers whole, so without the lock a pass that read
+// an old version drops a finalizer someone else added since. A conflict
+// is returned (apierrors.IsConflict): the reconcilers here either retry or
+// leave the object to the watch event that its change brings.
+
+// AddFinalizer adds finalizer f to obj when it is missing, and reports
+// whether it wrote.
+func AddFinalizer(ctx context.Context, c client.Client, obj client.Object, f string) (bool, error) {
+	if controllerutil.ContainsFinalizer(obj, f) {
+		return false, nil
+	}
+	patch := client.MergeFromWithOptions(obj.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
+	controllerutil.AddFinalizer(obj, f)
+	if err := c.Patch(ctx, obj, patch); err != nil {
+		return false, fmt.Errorf("adding the finalizer %s to %s: %w", f, operatorkit.ObjectName(obj), err)
+	}
+	return true, nil
+}
+
+// RemoveFinalizer drops finalizer f from obj when it is there. An object
+// already gone is not an error.
+func RemoveFinalizer(ctx context.Context, c client.Client, obj client.Object, f string) error {
+	if !controllerutil.ContainsFinalizer(obj, f) {
+		return nil
+	}
+	patch := client.MergeFromWithOptions(obj.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
+	controllerutil.RemoveFinalizer(obj, f)
+	if err := c.Patch(ctx, obj, patch); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("removing the finalizer %s from %s: %w", f, operatorkit.ObjectName(obj), err)
+	}
+	return nil
+}
+
+// KIT: Rebase is snap moved past the pass's own write of obj's metadata or
+// spec. operatorkit.StatusSnapshot.Patch locks on the resourceVersion the
+// pass read, so after such a write the pass's own status write would
+// conflict with itself. Rebase keeps the status as read and takes obj's
+// new resourceVersion. It is only sound after a write made with the
+// optimistic lock (nothing else can have come between the read and that
+// write) — which every metadata and spec write of these reconcilers is.
+// ignore repeats the snapshot's ignored fields.
+func Rebase(snap *operatorkit.StatusSnapshot, obj client.Object, ignore ...string) *operatorkit.StatusSnapshot {
+	before := snap.Before().DeepCopyObject().(client.Object)
+	before.SetResourceVersion(obj.GetResourceVersion())
+	return operatorkit.SnapshotStatus(before, ignore...)
+}
