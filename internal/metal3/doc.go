@@ -1,7 +1,17 @@
-// Package metal3 is the bare-metal part of the project: BareMetalHosts
-// (metal3.io/v1alpha1, the upstream types) driven over Redfish by this
-// project's own controller, with no Ironic. Its packages, from the bottom:
-// bmc (BMC addresses), provisioner (what the controller asks of a BMC, with a
-// Redfish implementation in provisioner/redfish), baremetalhost (the host state
-// machine) and operator (the manager cmd/metal3-operator runs).
+// Package metal3 is the metal3-operator: BareMetalHosts (metal3.io/v1alpha1,
+// the upstream types) driven over Redfish by this project's own controller,
+// with no Ironic, and the Cluster API infrastructure provider for bare metal
+// beside it. Its packages, from the bottom:
+//
+//   - refs: the namespace rule every reference between objects follows;
+//   - provisioner: what is asked of a BMC, with a Redfish implementation in
+//     provisioner/redfish (airshipctl's host operations use it too);
+//   - baremetalhost: the BareMetalHost state machine;
+//   - capm3: the Metal3Cluster and Metal3Machine controllers;
+//   - data: Metal3DataTemplates rendered into meta-data and network-data;
+//   - ipam: IPClaims served from IPPools;
+//   - operator: the manager cmd/metal3-operator runs.
+//
+// BMC addresses are parsed by internal/bmc, outside this tree, because
+// airshipctl and SIP read them too.
 package metal3

@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/airshipit/airship-go/api/airshipit/v1alpha1"
-	"github.com/airshipit/airship-go/internal/metal3/bmc"
+	"github.com/airshipit/airship-go/internal/bmc"
 	"github.com/airshipit/airship-go/internal/metal3/provisioner"
 	urlredact "github.com/airshipit/airship-go/internal/redact"
 )

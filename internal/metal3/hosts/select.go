@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/airshipit/airship-go/internal/metal3/bmc"
+	"github.com/airshipit/airship-go/internal/bmc"
 )
 
 // Selector picks BareMetalHosts: every field set must match, and an empty

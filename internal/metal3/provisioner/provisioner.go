@@ -6,7 +6,7 @@ import (
 
 	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
 
-	"github.com/airshipit/airship-go/internal/metal3/bmc"
+	"github.com/airshipit/airship-go/internal/bmc"
 )
 
 // Errors a Provisioner wraps so callers can tell what went wrong.

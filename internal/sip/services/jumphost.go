@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	sipv1 "github.com/airshipit/airship-go/api/sip/v1"
-	"github.com/airshipit/airship-go/internal/metal3/bmc"
+	"github.com/airshipit/airship-go/internal/bmc"
 )
 
 // The jump-host image's contract (upstream SIP's image layout): sshd on

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/airshipit/airship-go/internal/metal3/bmc"
+	"github.com/airshipit/airship-go/internal/bmc"
 	"github.com/airshipit/airship-go/internal/metal3/provisioner"
 )
 

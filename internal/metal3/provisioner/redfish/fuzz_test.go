@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airshipit/airship-go/internal/bmc"
 	"github.com/airshipit/airship-go/internal/httplimit"
-	"github.com/airshipit/airship-go/internal/metal3/bmc"
 	"github.com/airshipit/airship-go/internal/metal3/provisioner"
 )
 
