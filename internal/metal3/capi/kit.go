@@ -47,16 +47,21 @@ func RemoveFinalizer(ctx context.Context, c client.Client, obj client.Object, f 
 	return nil
 }
 
-// KIT: Rebase is snap moved past the pass's own write of obj's metadata or
+// KIT: Rebase moves snap past the pass's own writes of obj's metadata or
 // spec. operatorkit.StatusSnapshot.Patch locks on the resourceVersion the
-// pass read, so after such a write the pass's own status write would
-// conflict with itself. Rebase keeps the status as read and takes obj's
-// new resourceVersion. It is only sound after a write made with the
-// optimistic lock (nothing else can have come between the read and that
-// write) — which every metadata and spec write of these reconcilers is.
+// pass read, so after such a write the pass's status write would conflict
+// with the pass itself. When obj's resourceVersion is not the snapshot's,
+// Rebase returns a snapshot of the status as read at obj's
+// resourceVersion; otherwise snap. That is only sound because every
+// metadata and spec write of these reconcilers carries the optimistic
+// lock: nothing else can have come between the read and that write.
 // ignore repeats the snapshot's ignored fields.
 func Rebase(snap *operatorkit.StatusSnapshot, obj client.Object, ignore ...string) *operatorkit.StatusSnapshot {
+	rv := obj.GetResourceVersion()
+	if rv == snap.Before().GetResourceVersion() {
+		return snap
+	}
 	before := snap.Before().DeepCopyObject().(client.Object)
-	before.SetResourceVersion(obj.GetResourceVersion())
+	before.SetResourceVersion(rv)
 	return operatorkit.SnapshotStatus(before, ignore...)
 }
