@@ -2,15 +2,21 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -329,5 +335,82 @@ func TestInvalidTargetStateAnnotationStalls(t *testing.T) {
 	})
 	if msg := apimeta.FindStatusCondition(g.Status.Conditions, armadav1.StalledCondition).Message; !strings.Contains(msg, field) || !strings.Contains(msg, "ArmadaChartGroup "+ns+"/g") {
 		t.Errorf("group Stalled message %q does not name the group and the annotation", msg)
+	}
+}
+
+// TestReconcileOwner covers the pass groups and manifests share, with a
+// fake client: a Stalled warning or a Satisfied event once per transition,
+// no status write when nothing changed, and a status write that conflicts
+// retried soon rather than reported.
+func TestReconcileOwner(t *testing.T) {
+	const ns = "site"
+	for _, tc := range []struct {
+		name       string
+		charts     []string
+		conflict   bool
+		wantResult ctrl.Result
+		wantEvents []string // first pass; a second pass records none
+		wantWrites int      // first pass; a second pass writes none
+	}{
+		{name: "stalled warns once", charts: []string{"ghost"},
+			wantEvents: []string{"Warning " + ReasonChartMissing}, wantWrites: 1},
+		{name: "satisfied is announced once", charts: nil,
+			wantEvents: []string{"Normal " + ReasonSatisfied}, wantWrites: 1},
+		{name: "a conflicting status write is retried soon", charts: []string{"ghost"}, conflict: true,
+			wantResult: ctrl.Result{RequeueAfter: operatorkit.ConflictRetry}, wantEvents: []string{"Warning " + ReasonChartMissing}, wantWrites: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := &armadav1.ArmadaChartGroup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "g"}, Spec: armadav1.ArmadaChartGroupSpec{ChartGroup: tc.charts}}
+			s := runtime.NewScheme()
+			if err := armadav1.AddToScheme(s); err != nil {
+				t.Fatal(err)
+			}
+			var writes int
+			cl := fake.NewClientBuilder().WithScheme(s).WithObjects(g).WithStatusSubresource(g).
+				WithInterceptorFuncs(interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
+					writes++
+					if tc.conflict {
+						return apierrors.NewConflict(schema.GroupResource{Group: armadav1.GroupVersion.Group, Resource: "armadachartgroups"}, obj.GetName(), errors.New("changed"))
+					}
+					return c.SubResource(sub).Patch(ctx, obj, p, opts...)
+				}}).Build()
+			rec := events.NewFakeRecorder(10)
+			r := &ArmadaChartGroupReconciler{Client: cl, Recorder: rec}
+			req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(g)}
+			res, err := r.Reconcile(context.Background(), req)
+			if err != nil || res != tc.wantResult {
+				t.Fatalf("first pass: %+v, %v; want %+v, no error", res, err, tc.wantResult)
+			}
+			if got := recorded(rec); !slices.Equal(got, tc.wantEvents) {
+				t.Errorf("first pass recorded %q, want %q", got, tc.wantEvents)
+			}
+			if writes != tc.wantWrites {
+				t.Errorf("first pass wrote status %d times, want %d", writes, tc.wantWrites)
+			}
+			if tc.conflict {
+				return
+			}
+			writes = 0
+			if _, err := r.Reconcile(context.Background(), req); err != nil {
+				t.Fatal(err)
+			}
+			if got := recorded(rec); len(got) != 0 || writes != 0 {
+				t.Errorf("second pass recorded %q and wrote status %d times, want nothing", got, writes)
+			}
+		})
+	}
+}
+
+// recorded drains rec into "<type> <reason>" strings.
+func recorded(rec *events.FakeRecorder) []string {
+	var out []string
+	for {
+		select {
+		case e := <-rec.Events:
+			f := strings.Fields(e)
+			out = append(out, strings.Join(f[:min(2, len(f))], " "))
+		default:
+			return out
+		}
 	}
 }
