@@ -13,12 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/yaml"
 
 	"github.com/airshipit/airship-go/bench/internal/harness"
@@ -94,19 +92,12 @@ func writeDocs(tb testing.TB, path string, docs []string) string {
 	return path
 }
 
-// childEnv selects the child mode of this test binary (see TestMain).
-const childEnv = "BENCH_CHILD"
+// applyChildName is the child mode of this test binary that is our side
+// of BenchmarkApply (see TestMain).
+const applyChildName = "apply"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(childEnv) == "apply" {
-		if err := applyChild(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
-	ctrllog.SetLogger(logr.Discard())
-	os.Exit(m.Run())
+	harness.Main(m, map[string]func() error{applyChildName: applyChild})
 }
 
 // childReport is what the apply child prints on stdout.
@@ -194,7 +185,7 @@ func BenchmarkApply(b *testing.B) {
 		// Ours.
 		withCluster(b, nodes, func(env *testenv.Env) {
 			cmd := exec.Command(os.Args[0])
-			cmd.Env = append(os.Environ(), childEnv+"=apply",
+			cmd.Env = append(os.Environ(), harness.ChildEnv+"="+applyChildName,
 				"BENCH_APPLY_KUBECONFIG="+env.Kubeconfig, "BENCH_APPLY_FILE="+allFile,
 				"BENCH_APPLY_INVENTORY=bench", fmt.Sprintf("BENCH_APPLY_CONCURRENCY=%d", applyConcurrency))
 			var out strings.Builder

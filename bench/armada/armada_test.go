@@ -134,7 +134,7 @@ func runOperator(b *testing.B, env *testenv.Env, bin, chartPath string, args []s
 	if err != nil {
 		b.Fatal(err)
 	}
-	reqBefore, err := requestCounts(ctx, fast)
+	reqBefore, err := harness.APIRequests(ctx, fast)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -167,8 +167,8 @@ func runOperator(b *testing.B, env *testenv.Env, bin, chartPath string, args []s
 	}
 	run := operatorRun{wall: time.Since(start)}
 	b.Logf("operator timeline: %s", tl.summary())
-	if reqAfter, err := requestCounts(ctx, fast); err == nil {
-		b.Logf("API server (all clients, during the run): %s", requestDelta(reqBefore, reqAfter, 14))
+	if reqAfter, err := harness.APIRequests(ctx, fast); err == nil {
+		b.Logf("API server (all clients, during the run): %s", reqAfter.Since(reqBefore).Top(14))
 	}
 	if stopInProcess != nil {
 		stopInProcess()

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -137,66 +135,4 @@ func (tl *timeline) summary() string {
 		}
 	}
 	return fmt.Sprintf("released %s | available %s | satisfied %s | available->satisfied %s", q(tl.released), q(tl.available), q(tl.satisfied), q(lag))
-}
-
-// requestCounts reads the API server's apiserver_request_total counters,
-// summed by "verb resource".
-func requestCounts(ctx context.Context, cfg *rest.Config) (map[string]float64, error) {
-	kc, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	raw, err := kc.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]float64{}
-	for _, line := range strings.Split(string(raw), "\n") {
-		rest, ok := strings.CutPrefix(line, "apiserver_request_total{")
-		if !ok {
-			continue
-		}
-		end := strings.LastIndexByte(rest, '}')
-		if end < 0 {
-			continue
-		}
-		labels := map[string]string{}
-		for _, kv := range strings.Split(rest[:end], ",") {
-			if k, v, ok := strings.Cut(kv, "="); ok {
-				labels[k] = strings.Trim(v, `"`)
-			}
-		}
-		v, err := strconv.ParseFloat(strings.TrimSpace(rest[end+1:]), 64)
-		if err != nil {
-			continue
-		}
-		out[labels["verb"]+" "+labels["resource"]+labels["subresource"]] += v
-	}
-	return out, nil
-}
-
-// requestDelta lists the largest increases between two requestCounts.
-func requestDelta(before, after map[string]float64, top int) string {
-	type kv struct {
-		k string
-		v float64
-	}
-	var d []kv
-	total := 0.0
-	for k, v := range after {
-		if x := v - before[k]; x > 0 {
-			d = append(d, kv{k, x})
-			total += x
-		}
-	}
-	slices.SortFunc(d, func(a, b kv) int { return int(b.v - a.v) })
-	var sb strings.Builder
-	fmt.Fprintf(&sb, "%.0f requests:", total)
-	for i, e := range d {
-		if i == top {
-			break
-		}
-		fmt.Fprintf(&sb, " %s=%.0f", e.k, e.v)
-	}
-	return sb.String()
 }

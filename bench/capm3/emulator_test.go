@@ -32,7 +32,6 @@ import (
 // The child mode of this test binary that serves the emulator, and what
 // it is handed.
 const (
-	childEnv      = "BENCH_CHILD"
 	emulatorChild = "capm3-emulator"
 	// emuHostsEnv is how many hosts to serve.
 	emuHostsEnv = "CAPM3_EMU_HOSTS"
@@ -157,7 +156,7 @@ type emulatorProc struct {
 // reads its manifests, pointing each host at its own endpoint.
 func startEmulator(n int, targetKubeconfig, dir string) (*emulatorProc, error) {
 	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), childEnv+"="+emulatorChild, emuHostsEnv+"="+strconv.Itoa(n),
+	cmd.Env = append(os.Environ(), harness.ChildEnv+"="+emulatorChild, emuHostsEnv+"="+strconv.Itoa(n),
 		emuTargetEnv+"="+targetKubeconfig, emuDirEnv+"="+dir)
 	stderr, err := os.Create(filepath.Join(dir, "emulator.stderr"))
 	if err != nil {

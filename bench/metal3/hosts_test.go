@@ -163,7 +163,7 @@ func runSide(b *testing.B, name, bin string, args []string, n int) sideRun {
 	if err != nil {
 		b.Fatal(err)
 	}
-	reqBefore, err := apiRequests(ctx, fast)
+	reqBefore, err := harness.APIRequests(ctx, fast)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -195,8 +195,8 @@ func runSide(b *testing.B, name, bin string, args []string, n int) sideRun {
 	run.provisioned = time.Since(start)
 	b.Logf("%s, available -> provisioned: %s (setting the images took %s); %s", name, harness.Seconds(run.provisioned.Seconds()), harness.Seconds(patched.Seconds()), tl.summary(start, provisioningToProvisioned...))
 
-	if reqAfter, err := apiRequests(ctx, fast); err == nil {
-		b.Logf("%s, API server requests during the run (all clients): %s", name, requestDelta(reqBefore, reqAfter, 10))
+	if reqAfter, err := harness.APIRequests(ctx, fast); err == nil {
+		b.Logf("%s, API server requests during the run (all clients): %s", name, reqAfter.Since(reqBefore).Top(10))
 	}
 	if run.peakRSSMiB, err = harness.VmHWMMiB(op.Process.Pid); err != nil {
 		b.Fatal(err)

@@ -2,17 +2,12 @@ package metal3
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"regexp"
 	"slices"
 	"strings"
-
-	"k8s.io/client-go/rest"
-
-	"github.com/airshipit/airship-go/bench/internal/harness"
 )
 
 var quoted = regexp.MustCompile(`"[^"]*"`)
@@ -70,37 +65,4 @@ func logSummary(path string) string {
 		out += fmt.Sprintf("; %dx %q", e.n, e.msg)
 	}
 	return out
-}
-
-// apiRequests reads the API server's apiserver_request_total counters,
-// summed by "verb resource[/subresource] code".
-func apiRequests(ctx context.Context, cfg *rest.Config) (map[string]float64, error) {
-	r, err := harness.APIRequests(ctx, cfg)
-	return map[string]float64(r), err
-}
-
-// requestDelta lists the largest increases between two apiRequests.
-func requestDelta(before, after map[string]float64, top int) string {
-	type kv struct {
-		k string
-		v float64
-	}
-	var d []kv
-	total := 0.0
-	for k, v := range after {
-		if x := v - before[k]; x > 0 {
-			d = append(d, kv{k, x})
-			total += x
-		}
-	}
-	slices.SortFunc(d, func(a, b kv) int { return int(b.v - a.v) })
-	var sb strings.Builder
-	fmt.Fprintf(&sb, "%.0f requests:", total)
-	for i, e := range d {
-		if i == top {
-			break
-		}
-		fmt.Fprintf(&sb, " %s=%.0f", e.k, e.v)
-	}
-	return sb.String()
 }

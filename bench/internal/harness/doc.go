@@ -1,7 +1,9 @@
 // Package harness is what every benchmark of bench/ shares: the Row a
 // benchmark records for the closing table, the one table printer, sizes
-// and binaries handed down by `make bench`, and peak RSS of a finished
-// process.
+// and binaries handed down by `make bench`, peak RSS and CPU of a process,
+// the API server's request counters read around a run, and Main, the
+// TestMain of every benchmark package (quiet client logs, and the child
+// modes a test binary is re-executed in).
 //
 // A benchmark measures inside testing.B and, once its loop is done, calls
 // Record with one Row per comparison. When $BENCH_RESULTS names a file (as
