@@ -17,14 +17,14 @@ import (
 	"github.com/airshipit/airship-go/internal/cli/siteflags"
 	"github.com/airshipit/airship-go/internal/cluster/kubeconfig"
 	"github.com/airshipit/airship-go/internal/config"
-	"github.com/airshipit/airship-go/internal/metal3/hosts"
+	"github.com/airshipit/airship-go/internal/hostops"
 	"github.com/airshipit/airship-go/internal/metal3/provisioner"
 )
 
 // DefaultFactory reaches, over Redfish, BMCs when NewCmd is given none, as
 // the airship config's managementConfiguration mc says (nil: directly,
 // certificates verified).
-var DefaultFactory = hosts.NewFactory
+var DefaultFactory = hostops.NewFactory
 
 // StatusTimeout is the --timeout default of listhosts and powerstatus.
 const StatusTimeout = time.Minute
@@ -83,7 +83,7 @@ func (a *access) client(ctx context.Context) (client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return hosts.NewClient(rc)
+	return hostops.NewClient(rc)
 }
 
 // NewCmd returns `baremetal`. BMCs are reached through f; nil means DefaultFactory.
@@ -169,7 +169,7 @@ its spec.online by it.`,
 }
 
 // addSelector registers -l, --name and -n.
-func addSelector(cmd *cobra.Command, sel *hosts.Selector) {
+func addSelector(cmd *cobra.Command, sel *hostops.Selector) {
 	fs := cmd.Flags()
 	fs.StringVarP(&sel.LabelSelector, "selector", "l", "", "label selector over the hosts' labels (a=b,c!=d, rack in (r1,r2))")
 	fs.StringVar(&sel.LabelSelector, "labels", "", "label selector (the upstream name of -l)")
@@ -179,7 +179,7 @@ func addSelector(cmd *cobra.Command, sel *hosts.Selector) {
 }
 
 func newListHosts(streams cli.IOStreams, a *access) *cobra.Command {
-	var sel hosts.Selector
+	var sel hostops.Selector
 	var format string
 	var timeout time.Duration
 	cmd := &cobra.Command{
@@ -204,7 +204,7 @@ contacted: powerstatus asks them. No host picked is an error.`,
 			if err != nil {
 				return err
 			}
-			selected, err := hosts.Select(ctx, c, sel)
+			selected, err := hostops.Select(ctx, c, sel)
 			if err != nil {
 				return err
 			}
@@ -218,7 +218,7 @@ contacted: powerstatus asks them. No host picked is an error.`,
 }
 
 func newPowerStatus(streams cli.IOStreams, a *access, factory func() (provisioner.Factory, error)) *cobra.Command {
-	var sel hosts.Selector
+	var sel hostops.Selector
 	var format string
 	var timeout time.Duration
 	cmd := &cobra.Command{
@@ -242,7 +242,7 @@ func newPowerStatus(streams cli.IOStreams, a *access, factory func() (provisione
 			if err != nil {
 				return err
 			}
-			r := &hosts.Runner{Client: c, Factory: f, Timeout: timeout}
+			r := &hostops.Runner{Client: c, Factory: f, Timeout: timeout}
 			results, err := r.Status(cmd.Context(), sel, nil)
 			if err != nil {
 				return err
@@ -250,7 +250,7 @@ func newPowerStatus(streams cli.IOStreams, a *access, factory func() (provisione
 			if err := printResults(streams.Out, format, results); err != nil {
 				return err
 			}
-			return hosts.Failed(results)
+			return hostops.Failed(results)
 		},
 	}
 	addSelector(cmd, &sel)
@@ -268,11 +268,11 @@ type opSpec struct {
 }
 
 func newOperation(streams cli.IOStreams, a *access, factory func() (provisioner.Factory, error), s opSpec) *cobra.Command {
-	var sel hosts.Selector
+	var sel hostops.Selector
 	var all bool
 	var format string
-	req := hosts.Request{Operation: s.op}
-	r := &hosts.Runner{}
+	req := hostops.Request{Operation: s.op}
+	r := &hostops.Runner{}
 	cmd := &cobra.Command{
 		Use:     s.use,
 		Short:   s.short,
@@ -301,7 +301,7 @@ func newOperation(streams cli.IOStreams, a *access, factory func() (provisioner.
 				return err
 			}
 			r.Client, r.Factory = c, f
-			r.Progress = func(p hosts.Progress) { fmt.Fprintf(streams.ErrOut, "[%s] %s\n", p.Host, p.Message) }
+			r.Progress = func(p hostops.Progress) { fmt.Fprintf(streams.ErrOut, "[%s] %s\n", p.Host, p.Message) }
 			results, runErr := r.Run(cmd.Context(), sel, req)
 			if results != nil {
 				if err := printResults(streams.Out, format, results); err != nil {
@@ -314,8 +314,8 @@ func newOperation(streams cli.IOStreams, a *access, factory func() (provisioner.
 	addSelector(cmd, &sel)
 	cmd.Flags().BoolVar(&all, "all", false, "act on every host (of the -n namespace when given)")
 	output.AddFlag(cmd, &format)
-	cli.AddTimeoutFlag(cmd.Flags(), &r.Timeout, hosts.DefaultTimeout, "how long to wait for every host to be done")
-	cmd.Flags().IntVar(&r.Parallelism, "parallel", hosts.DefaultParallelism, "how many hosts to work on at once")
+	cli.AddTimeoutFlag(cmd.Flags(), &r.Timeout, hostops.DefaultTimeout, "how long to wait for every host to be done")
+	cmd.Flags().IntVar(&r.Parallelism, "parallel", hostops.DefaultParallelism, "how many hosts to work on at once")
 	if s.graceful {
 		cmd.Flags().BoolVar(&req.Graceful, "graceful", false, "ask the host's OS to shut down or restart instead of forcing it")
 	}

@@ -25,8 +25,8 @@ import (
 	"github.com/airshipit/airship-go/internal/cli"
 	"github.com/airshipit/airship-go/internal/cli/clitest"
 	"github.com/airshipit/airship-go/internal/cli/siteflags"
-	"github.com/airshipit/airship-go/internal/metal3/hosts"
-	"github.com/airshipit/airship-go/internal/metal3/hosts/hoststest"
+	"github.com/airshipit/airship-go/internal/hostops"
+	"github.com/airshipit/airship-go/internal/hostops/hostopstest"
 	"github.com/airshipit/airship-go/internal/metal3/provisioner"
 	"github.com/airshipit/airship-go/internal/test/testenv"
 )
@@ -93,17 +93,17 @@ type hostSpec struct {
 
 // setup creates namespace ns with the hosts, their Secrets, a status as
 // the controller would write it, and a fake BMC for each.
-func setup(t *testing.T, ns string, specs ...hostSpec) *hoststest.Factory {
+func setup(t *testing.T, ns string, specs ...hostSpec) *hostopstest.Factory {
 	t.Helper()
 	ctx := context.Background()
 	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		t.Fatal(err)
 	}
-	f := hoststest.NewFactory()
+	f := hostopstest.NewFactory()
 	for _, s := range specs {
-		h := hoststest.BareMetalHost(ns, s.name, "redfish-virtualmedia+http://bmc.test:8000/redfish/v1/Systems/"+ns+"-"+s.name, map[string]string{"rack": s.rack})
+		h := hostopstest.BareMetalHost(ns, s.name, "redfish-virtualmedia+http://bmc.test:8000/redfish/v1/Systems/"+ns+"-"+s.name, map[string]string{"rack": s.rack})
 		h.Spec.Online = s.online
-		for _, o := range []client.Object{h, hoststest.Secret(ns, hoststest.CredentialsName(s.name), user, password)} {
+		for _, o := range []client.Object{h, hostopstest.Secret(ns, hostopstest.CredentialsName(s.name), user, password)} {
 			if err := env.Client.Create(ctx, o); err != nil {
 				t.Fatal(err)
 			}
@@ -120,7 +120,7 @@ func setup(t *testing.T, ns string, specs ...hostSpec) *hoststest.Factory {
 		if s.online {
 			power = provisioner.PowerOn
 		}
-		f.Add(bmcAddr(ns, s.name), &hoststest.Host{Username: user, Password: password, Power: power})
+		f.Add(bmcAddr(ns, s.name), &hostopstest.Host{Username: user, Password: password, Power: power})
 	}
 	return f
 }
@@ -180,7 +180,7 @@ func TestListHosts(t *testing.T) {
 
 func TestPowerStatus(t *testing.T) {
 	f := setup(t, "status", threeHosts...)
-	f.Add(bmcAddr("status", "node-1"), &hoststest.Host{Username: user, Password: password, Power: provisioner.PowerOn,
+	f.Add(bmcAddr("status", "node-1"), &hostopstest.Host{Username: user, Password: password, Power: provisioner.PowerOn,
 		Media: provisioner.MediaState{Inserted: true, Image: "http://images.test/ubuntu.iso"}})
 	kc := "--kubeconfig=" + env.Kubeconfig
 
@@ -191,12 +191,12 @@ func TestPowerStatus(t *testing.T) {
 	checkGolden(t, "powerstatus.txt", out)
 
 	// A host whose BMC does not answer: its row says why, and the exit code is 1.
-	f.Add(bmcAddr("status", "node-2"), &hoststest.Host{Username: user, Password: password, Fail: map[string]error{"PowerState": provisioner.ErrUnreachable}})
+	f.Add(bmcAddr("status", "node-2"), &hostopstest.Host{Username: user, Password: password, Fail: map[string]error{"PowerState": provisioner.ErrUnreachable}})
 	out, errOut, code = run(t, f, kc, "baremetal", "powerstatus", "-n", "status", "-o", "json")
 	if code != 1 || !strings.Contains(errOut, "1 of 3 hosts failed") || !strings.Contains(errOut, "status/node-2: reading the power state: the BMC is unreachable") {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	var results []hosts.Result
+	var results []hostops.Result
 	if err := json.Unmarshal([]byte(out), &results); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
@@ -227,7 +227,7 @@ func TestOperations(t *testing.T) {
 			ns := fmt.Sprintf("op-%d", i)
 			// node-1 and node-3 are in rack r1; node-1 is on with media inserted.
 			f := setup(t, ns, threeHosts...)
-			f.Add(bmcAddr(ns, "node-1"), &hoststest.Host{Username: user, Password: password, Power: provisioner.PowerOn,
+			f.Add(bmcAddr(ns, "node-1"), &hostopstest.Host{Username: user, Password: password, Power: provisioner.PowerOn,
 				Media: provisioner.MediaState{Inserted: true, Image: "http://images.test/old.iso"}})
 			args := append([]string{"--kubeconfig=" + env.Kubeconfig, "baremetal"}, tt.args...)
 			args = append(args, "-l", "rack=r1", "-n", ns, "-o", "json")
@@ -235,7 +235,7 @@ func TestOperations(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("exit %d: %s%s", code, out, errOut)
 			}
-			var results []hosts.Result
+			var results []hostops.Result
 			if err := json.Unmarshal([]byte(out), &results); err != nil {
 				t.Fatalf("%v\n%s", err, out)
 			}
@@ -271,10 +271,10 @@ func TestOperations(t *testing.T) {
 
 func TestOperationTableAndFailures(t *testing.T) {
 	f := setup(t, "fail", threeHosts...)
-	f.Add(bmcAddr("fail", "node-3"), &hoststest.Host{Username: user, Password: password,
+	f.Add(bmcAddr("fail", "node-3"), &hostopstest.Host{Username: user, Password: password,
 		Fail: map[string]error{"PowerOff": fmt.Errorf("session for %s/%s: %w", user, password, provisioner.ErrRefused)}})
 	// A host whose address carries credentials.
-	bad := hoststest.BareMetalHost("fail", "inline", "redfish+http://admin:"+password+"@bmc.test/redfish/v1/Systems/x", map[string]string{"rack": "r2"})
+	bad := hostopstest.BareMetalHost("fail", "inline", "redfish+http://admin:"+password+"@bmc.test/redfish/v1/Systems/x", map[string]string{"rack": "r2"})
 	if err := env.Client.Create(context.Background(), bad); err != nil {
 		t.Fatal(err)
 	}
@@ -302,7 +302,7 @@ func TestOperationTableAndFailures(t *testing.T) {
 }
 
 func TestUsageErrors(t *testing.T) {
-	f := hoststest.NewFactory()
+	f := hostopstest.NewFactory()
 	kc := "--kubeconfig=" + env.Kubeconfig
 	tests := []struct {
 		args []string

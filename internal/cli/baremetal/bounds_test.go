@@ -17,8 +17,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/airshipit/airship-go/internal/metal3/hosts"
-	"github.com/airshipit/airship-go/internal/metal3/hosts/hoststest"
+	"github.com/airshipit/airship-go/internal/hostops"
+	"github.com/airshipit/airship-go/internal/hostops/hostopstest"
 	"github.com/airshipit/airship-go/internal/metal3/provisioner/redfish"
 )
 
@@ -26,8 +26,8 @@ import (
 func adopt(t *testing.T, ns, address string) {
 	t.Helper()
 	ctx := context.Background()
-	h := hoststest.BareMetalHost(ns, "host-0000", address, nil)
-	for _, o := range []client.Object{&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, h, hoststest.Secret(ns, hoststest.CredentialsName("host-0000"), user, password)} {
+	h := hostopstest.BareMetalHost(ns, "host-0000", address, nil)
+	for _, o := range []client.Object{&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, h, hostopstest.Secret(ns, hostopstest.CredentialsName("host-0000"), user, password)} {
 		if err := env.Client.Create(ctx, o); err != nil {
 			t.Fatal(err)
 		}
@@ -73,7 +73,7 @@ func TestPowerStatusManagementConfiguration(t *testing.T) {
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ns := fmt.Sprintf("mgmt-%d", i)
-			bmc := &hoststest.Recorder{Next: hoststest.EmulatedBMC(t, user, password)}
+			bmc := &hostopstest.Recorder{Next: hostopstest.EmulatedBMC(t, user, password)}
 			bmcSrv := httptest.NewUnstartedServer(bmc)
 			bmcSrv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake
 			if tt.tls {
@@ -82,7 +82,7 @@ func TestPowerStatusManagementConfiguration(t *testing.T) {
 				bmcSrv.Start()
 			}
 			t.Cleanup(bmcSrv.Close)
-			proxy := &hoststest.Recorder{Next: hoststest.EmulatedBMC(t, user, password)}
+			proxy := &hostopstest.Recorder{Next: hostopstest.EmulatedBMC(t, user, password)}
 			proxySrv := httptest.NewServer(proxy)
 			t.Cleanup(proxySrv.Close)
 			t.Setenv("HTTP_PROXY", proxySrv.URL)
@@ -106,7 +106,7 @@ func TestPowerStatusManagementConfiguration(t *testing.T) {
 			if code != tt.wantCode {
 				t.Fatalf("exit %d, want %d: %s%s", code, tt.wantCode, out, errOut)
 			}
-			var results []hosts.Result
+			var results []hostops.Result
 			if err := json.Unmarshal([]byte(out), &results); err != nil || len(results) != 1 {
 				t.Fatalf("%v: %s", err, out)
 			}
@@ -150,7 +150,7 @@ func TestPowerStatusHostileBMC(t *testing.T) {
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ns := fmt.Sprintf("hostile-%d", i)
-			emu := hoststest.EmulatedBMC(t, user, password)
+			emu := hostopstest.EmulatedBMC(t, user, password)
 			release := make(chan struct{})
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				if r.URL.Path != system {
@@ -180,7 +180,7 @@ func TestPowerStatusHostileBMC(t *testing.T) {
 			if code != 1 {
 				t.Fatalf("exit %d: %s%s", code, out, errOut)
 			}
-			var results []hosts.Result
+			var results []hostops.Result
 			if err := json.Unmarshal([]byte(out), &results); err != nil || len(results) != 1 {
 				t.Fatalf("%v: %s", err, out)
 			}

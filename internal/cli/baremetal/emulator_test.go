@@ -9,8 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/airshipit/airship-go/internal/metal3/hosts"
-	"github.com/airshipit/airship-go/internal/metal3/hosts/hoststest"
+	"github.com/airshipit/airship-go/internal/hostops"
+	"github.com/airshipit/airship-go/internal/hostops/hostopstest"
 	"github.com/airshipit/airship-go/internal/metal3/provisioner"
 	"github.com/airshipit/airship-go/internal/redfish/emulator"
 )
@@ -22,7 +22,7 @@ func TestEmulator(t *testing.T) {
 	if err := env.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		t.Fatal(err)
 	}
-	srv := hoststest.StartEmulator(t, env.Client, ns, 4, 2, user, password)
+	srv := hostopstest.StartEmulator(t, env.Client, ns, 4, 2, user, password)
 	kc := "--kubeconfig=" + env.Kubeconfig
 	selected, other := []string{"host-0001", "host-0003"}, "host-0000"
 	const iso = "http://images.test/ephemeral.iso"
@@ -74,7 +74,7 @@ func TestEmulator(t *testing.T) {
 	}
 	srv.SetFault("host-0003", emulator.Fault{WrongCredentials: true})
 	out, errOut, code = run(t, nil, kc, "baremetal", "powerstatus", "-n", ns, "-o", "json")
-	var results []hosts.Result
+	var results []hostops.Result
 	if code != 1 || json.Unmarshal([]byte(out), &results) != nil || len(results) != 4 {
 		t.Fatalf("powerstatus: exit %d: %s%s", code, out, errOut)
 	}

@@ -9,7 +9,7 @@ import (
 	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
 
 	"github.com/airshipit/airship-go/internal/cli/output"
-	"github.com/airshipit/airship-go/internal/metal3/hosts"
+	"github.com/airshipit/airship-go/internal/hostops"
 )
 
 // hostRow is one host of listhosts.
@@ -32,7 +32,7 @@ func printHosts(w io.Writer, format string, list []metal3v1alpha1.BareMetalHost)
 			State:             string(h.Status.Provisioning.State),
 			OperationalStatus: string(h.Status.OperationalStatus),
 			Online:            h.Spec.Online, PoweredOn: h.Status.PoweredOn,
-			BMC: hosts.SafeAddress(h.Spec.BMC.Address), Labels: h.Labels,
+			BMC: hostops.SafeAddress(h.Spec.BMC.Address), Labels: h.Labels,
 		})
 	}
 	return output.Print(w, format, rows, func(tw *tabwriter.Writer) {
@@ -43,7 +43,7 @@ func printHosts(w io.Writer, format string, list []metal3v1alpha1.BareMetalHost)
 	})
 }
 
-func printResults(w io.Writer, format string, results []hosts.Result) error {
+func printResults(w io.Writer, format string, results []hostops.Result) error {
 	return output.Print(w, format, results, func(tw *tabwriter.Writer) {
 		output.Row(tw, "NAMESPACE", "NAME", "POWER", "MEDIA", "BMC", "ERROR")
 		for _, r := range results {

@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/airshipit/airship-go/internal/metal3/hosts/hoststest"
+	"github.com/airshipit/airship-go/internal/hostops/hostopstest"
 	"github.com/airshipit/airship-go/internal/metal3/provisioner"
 	"github.com/airshipit/airship-go/internal/test/testenv"
 )
@@ -112,11 +112,11 @@ func TestHostReferencesToOtherNamespaces(t *testing.T) {
 			})
 
 			name := "host-" + string(rune('a'+i))
-			sec := hoststest.Secret("tenant", hoststest.CredentialsName(name), "admin", "pw")
+			sec := hostopstest.Secret("tenant", hostopstest.CredentialsName(name), "admin", "pw")
 			if err := env.Client.Create(ctx, sec); err != nil {
 				t.Fatal(err)
 			}
-			h := hoststest.BareMetalHost("tenant", name, unitAddress, nil)
+			h := hostopstest.BareMetalHost("tenant", name, unitAddress, nil)
 			h.Spec.Image = &metal3v1alpha1.Image{URL: "http://img.test/os.qcow2", Checksum: "http://img.test/os.qcow2.sha256"}
 			h.Spec.Online = true
 			tt.set(h, &corev1.SecretReference{Name: "victim", Namespace: tt.ns})
@@ -133,8 +133,8 @@ func TestHostReferencesToOtherNamespaces(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			f := hoststest.NewFactory()
-			f.Add(unitBMC, &hoststest.Host{Username: "admin", Password: "pw", Power: provisioner.PowerOff})
+			f := hostopstest.NewFactory()
+			f.Add(unitBMC, &hostopstest.Host{Username: "admin", Password: "pw", Power: provisioner.PowerOff})
 			r := &Reconciler{Client: c, Factory: f, Clock: clocktesting.NewFakePassiveClock(now), PowerPollInterval: time.Minute, MaxBackoff: time.Minute}
 			req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(h)}
 			for range 3 {

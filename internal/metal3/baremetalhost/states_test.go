@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
-	"github.com/airshipit/airship-go/internal/metal3/hosts/hoststest"
+	"github.com/airshipit/airship-go/internal/hostops/hostopstest"
 	"github.com/airshipit/airship-go/internal/metal3/provisioner"
 )
 
@@ -35,15 +35,15 @@ var (
 
 // unitHost is a registered host in state, with a fake BMC in power whose
 // methods named in fail fail.
-func unitHost(t *testing.T, state metal3v1alpha1.ProvisioningState, power provisioner.PowerState, fail map[string]error, mutate func(*metal3v1alpha1.BareMetalHost)) (*step, *hoststest.Factory) {
+func unitHost(t *testing.T, state metal3v1alpha1.ProvisioningState, power provisioner.PowerState, fail map[string]error, mutate func(*metal3v1alpha1.BareMetalHost)) (*step, *hostopstest.Factory) {
 	t.Helper()
 	scheme := runtime.NewScheme()
 	if err := corev1.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
-	h := hoststest.BareMetalHost("metal3", "node-1", unitAddress, nil)
+	h := hostopstest.BareMetalHost("metal3", "node-1", unitAddress, nil)
 	h.UID = "uid-1"
-	sec := hoststest.Secret("metal3", hoststest.CredentialsName("node-1"), "admin", "pw")
+	sec := hostopstest.Secret("metal3", hostopstest.CredentialsName("node-1"), "admin", "pw")
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(sec).Build()
 	if err := c.Get(context.Background(), client.ObjectKeyFromObject(sec), sec); err != nil {
 		t.Fatal(err)
@@ -54,8 +54,8 @@ func unitHost(t *testing.T, state metal3v1alpha1.ProvisioningState, power provis
 	if mutate != nil {
 		mutate(h)
 	}
-	f := hoststest.NewFactory()
-	f.Add(unitBMC, &hoststest.Host{Username: "admin", Password: "pw", Power: power, Fail: fail})
+	f := hostopstest.NewFactory()
+	f.Add(unitBMC, &hostopstest.Host{Username: "admin", Password: "pw", Power: power, Fail: fail})
 	r := &Reconciler{Client: c, Factory: f, Clock: clocktesting.NewFakePassiveClock(now), PowerPollInterval: time.Minute, MaxBackoff: time.Minute}
 	return &step{r: r, host: h, ctx: context.Background()}, f
 }
@@ -69,7 +69,7 @@ func reasons(events []hostEvent) []string {
 }
 
 // calls returns the operations the fake BMC was asked for.
-func calls(f *hoststest.Factory) []string {
+func calls(f *hostopstest.Factory) []string {
 	_, _, c, _ := f.State(unitBMC)
 	return c
 }

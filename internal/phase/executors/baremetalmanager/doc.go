@@ -7,6 +7,6 @@
 // asked for, up to spec.timeout (default 300 s). Status reports each
 // host's power state and, where it boots from virtual media, its virtual CD.
 // BMCs are reached as the airship config context's managementConfiguration
-// says (executor.Config.Management, through hosts.NewFactory): no proxy
+// says (executor.Config.Management, through hostops.NewFactory): no proxy
 // unless useproxy, certificates verified unless insecure.
 package baremetalmanager

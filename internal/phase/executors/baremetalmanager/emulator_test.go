@@ -8,7 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/airshipit/airship-go/internal/metal3/hosts/hoststest"
+	"github.com/airshipit/airship-go/internal/hostops/hostopstest"
 	"github.com/airshipit/airship-go/internal/metal3/provisioner/redfish"
 	"github.com/airshipit/airship-go/internal/phase/executor"
 	"github.com/airshipit/airship-go/internal/redfish/emulator"
@@ -21,7 +21,7 @@ func TestEmulator(t *testing.T) {
 	if err := env.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		t.Fatal(err)
 	}
-	srv := hoststest.StartEmulator(t, env.Client, ns, 4, 2, user, password)
+	srv := hostopstest.StartEmulator(t, env.Client, ns, 4, 2, user, password)
 	f := redfish.New(redfish.Options{})
 	selected, other := []string{"host-0001", "host-0003"}, "host-0000"
 	const iso = "http://images.test/ephemeral.iso"

@@ -13,7 +13,7 @@ import (
 	v1 "github.com/airshipit/airship-go/api/airshipit/v1alpha1"
 	"github.com/airshipit/airship-go/internal/apply"
 	"github.com/airshipit/airship-go/internal/cluster/kubeconfig"
-	"github.com/airshipit/airship-go/internal/metal3/hosts"
+	"github.com/airshipit/airship-go/internal/hostops"
 	"github.com/airshipit/airship-go/internal/metal3/provisioner"
 	"github.com/airshipit/airship-go/internal/phase/executor"
 )
@@ -29,7 +29,7 @@ func init() { executor.Register(GVK, New) }
 // DefaultFactory reaches, over Redfish, the BMCs of executors made by New,
 // as the airship config's managementConfiguration mc says (nil: directly,
 // certificates verified).
-var DefaultFactory = hosts.NewFactory
+var DefaultFactory = hostops.NewFactory
 
 // Executor is a BaremetalManager executor for one phase.
 type Executor struct {
@@ -93,14 +93,14 @@ func (e *Executor) Render(_ context.Context, w io.Writer, _ executor.RenderOptio
 	return err
 }
 
-func (e *Executor) selector() hosts.Selector {
+func (e *Executor) selector() hostops.Selector {
 	s := e.api.Spec.HostSelector
-	return hosts.Selector{LabelSelector: s.LabelSelector, Name: s.Name, Namespace: s.Namespace}
+	return hostops.Selector{LabelSelector: s.LabelSelector, Name: s.Name, Namespace: s.Namespace}
 }
 
-func (e *Executor) request() hosts.Request {
+func (e *Executor) request() hostops.Request {
 	// Forced, as upstream: a host's OS may not answer a graceful request.
-	return hosts.Request{Operation: e.api.Spec.Operation, ISOURL: e.api.Spec.OperationOptions.RemoteDirect.ISOURL}
+	return hostops.Request{Operation: e.api.Spec.Operation, ISOURL: e.api.Spec.OperationOptions.RemoteDirect.ISOURL}
 }
 
 func (e *Executor) timeout(override time.Duration) time.Duration {
@@ -126,10 +126,10 @@ func (e *Executor) client(ctx context.Context) (client.Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("phase %q: %w", e.cfg.PhaseName, err)
 	}
-	return hosts.NewClient(rc)
+	return hostops.NewClient(rc)
 }
 
-func (e *Executor) runner(ctx context.Context, timeout time.Duration) (*hosts.Runner, error) {
+func (e *Executor) runner(ctx context.Context, timeout time.Duration) (*hostops.Runner, error) {
 	if e.factory == nil {
 		return nil, fmt.Errorf("phase %q: BaremetalManager: no BMC provisioner in this build", e.cfg.PhaseName)
 	}
@@ -137,7 +137,7 @@ func (e *Executor) runner(ctx context.Context, timeout time.Duration) (*hosts.Ru
 	if err != nil {
 		return nil, err
 	}
-	return &hosts.Runner{Client: c, Factory: e.factory, Timeout: e.timeout(timeout), PollInterval: e.pollInterval}, nil
+	return &hostops.Runner{Client: c, Factory: e.factory, Timeout: e.timeout(timeout), PollInterval: e.pollInterval}, nil
 }
 
 func hostID(id string) string { return "BareMetalHost " + id }
@@ -187,16 +187,16 @@ func (e *Executor) Run(ctx context.Context, opts executor.RunOptions) error {
 	if opts.DryRun {
 		ctx, cancel := context.WithTimeout(ctx, r.Timeout)
 		defer cancel()
-		selected, err := hosts.Select(ctx, r.Client, e.selector())
+		selected, err := hostops.Select(ctx, r.Client, e.selector())
 		if err != nil {
 			return fail(err)
 		}
 		for _, h := range selected {
-			send(executor.Event{Type: "DryRun", Object: hostID(h.Namespace + "/" + h.Name), Message: fmt.Sprintf("would %s (BMC %s)", req.Operation, hosts.SafeAddress(h.Spec.BMC.Address))})
+			send(executor.Event{Type: "DryRun", Object: hostID(h.Namespace + "/" + h.Name), Message: fmt.Sprintf("would %s (BMC %s)", req.Operation, hostops.SafeAddress(h.Spec.BMC.Address))})
 		}
 		return nil
 	}
-	r.Progress = func(p hosts.Progress) {
+	r.Progress = func(p hostops.Progress) {
 		send(executor.Event{Type: "Host", Object: hostID(p.Host), Message: p.Message})
 	}
 	if _, err := r.Run(ctx, e.selector(), req); err != nil {

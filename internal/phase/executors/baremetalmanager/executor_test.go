@@ -21,7 +21,7 @@ import (
 	"github.com/airshipit/airship-go/internal/apply"
 	"github.com/airshipit/airship-go/internal/cluster/kubeconfig"
 	"github.com/airshipit/airship-go/internal/document"
-	"github.com/airshipit/airship-go/internal/metal3/hosts/hoststest"
+	"github.com/airshipit/airship-go/internal/hostops/hostopstest"
 	"github.com/airshipit/airship-go/internal/metal3/provisioner"
 	"github.com/airshipit/airship-go/internal/phase/executor"
 	"github.com/airshipit/airship-go/internal/test/testenv"
@@ -46,26 +46,26 @@ const (
 
 // setup creates a namespace with hosts node-1..n (label rack=r<i%2>), their
 // Secrets and fake BMCs, and returns the Factory and the namespace.
-func setup(t *testing.T, n int) (*hoststest.Factory, string) {
+func setup(t *testing.T, n int) (*hostopstest.Factory, string) {
 	t.Helper()
 	ns := strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))
 	ctx := context.Background()
 	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		t.Fatal(err)
 	}
-	f := hoststest.NewFactory()
+	f := hostopstest.NewFactory()
 	for i := 1; i <= n; i++ {
 		name := fmt.Sprintf("node-%d", i)
 		objs := []client.Object{
-			hoststest.BareMetalHost(ns, name, "redfish-virtualmedia+http://bmc.test:8000/redfish/v1/Systems/"+ns+"-"+name, map[string]string{"rack": fmt.Sprintf("r%d", i%2)}),
-			hoststest.Secret(ns, hoststest.CredentialsName(name), user, password),
+			hostopstest.BareMetalHost(ns, name, "redfish-virtualmedia+http://bmc.test:8000/redfish/v1/Systems/"+ns+"-"+name, map[string]string{"rack": fmt.Sprintf("r%d", i%2)}),
+			hostopstest.Secret(ns, hostopstest.CredentialsName(name), user, password),
 		}
 		for _, o := range objs {
 			if err := env.Client.Create(ctx, o); err != nil {
 				t.Fatal(err)
 			}
 		}
-		f.Add(bmcAddr(ns, name), &hoststest.Host{Username: user, Password: password})
+		f.Add(bmcAddr(ns, name), &hostopstest.Host{Username: user, Password: password})
 	}
 	return f, ns
 }
@@ -174,8 +174,8 @@ func TestRun(t *testing.T) {
 
 func TestRunFailsNamingHosts(t *testing.T) {
 	f, ns := setup(t, 3)
-	f.Add(bmcAddr(ns, "node-2"), &hoststest.Host{Username: user, Password: password, Fail: map[string]error{"PowerOn": provisioner.ErrRefused}})
-	if err := env.Client.Delete(context.Background(), hoststest.Secret(ns, hoststest.CredentialsName("node-3"), "", "")); err != nil {
+	f.Add(bmcAddr(ns, "node-2"), &hostopstest.Host{Username: user, Password: password, Fail: map[string]error{"PowerOn": provisioner.ErrRefused}})
+	if err := env.Client.Delete(context.Background(), hostopstest.Secret(ns, hostopstest.CredentialsName("node-3"), "", "")); err != nil {
 		t.Fatal(err)
 	}
 	e := newExecutor(t, f, "  operation: power-on\n  hostSelector: {namespace: "+ns+", labelSelector: rack}\n")
@@ -237,7 +237,7 @@ func TestDryRun(t *testing.T) {
 
 func TestTimeout(t *testing.T) {
 	f, ns := setup(t, 1)
-	f.Add(bmcAddr(ns, "node-1"), &hoststest.Host{Username: user, Password: password, Ignore: map[string]bool{"PowerOn": true}})
+	f.Add(bmcAddr(ns, "node-1"), &hostopstest.Host{Username: user, Password: password, Ignore: map[string]bool{"PowerOn": true}})
 	e := newExecutor(t, f, "  operation: power-on\n  timeout: 1\n  hostSelector: {namespace: "+ns+", name: node-1}\n")
 	if got := e.timeout(0); got != time.Second {
 		t.Fatalf("timeout %v, want spec.timeout 1s", got)

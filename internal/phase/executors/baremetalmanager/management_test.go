@@ -18,7 +18,7 @@ import (
 	v1 "github.com/airshipit/airship-go/api/airshipit/v1alpha1"
 	"github.com/airshipit/airship-go/internal/cluster/kubeconfig"
 	"github.com/airshipit/airship-go/internal/document"
-	"github.com/airshipit/airship-go/internal/metal3/hosts/hoststest"
+	"github.com/airshipit/airship-go/internal/hostops/hostopstest"
 	"github.com/airshipit/airship-go/internal/phase/executor"
 )
 
@@ -42,7 +42,7 @@ func TestManagementConfiguration(t *testing.T) {
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ns := fmt.Sprintf("mgmt-%d", i)
-			bmc := &hoststest.Recorder{Next: hoststest.EmulatedBMC(t, user, password)}
+			bmc := &hostopstest.Recorder{Next: hostopstest.EmulatedBMC(t, user, password)}
 			bmcSrv := httptest.NewUnstartedServer(bmc)
 			bmcSrv.Config.ErrorLog = log.New(io.Discard, "", 0)
 			scheme := "redfish+http://"
@@ -53,7 +53,7 @@ func TestManagementConfiguration(t *testing.T) {
 				bmcSrv.Start()
 			}
 			t.Cleanup(bmcSrv.Close)
-			proxy := &hoststest.Recorder{Next: hoststest.EmulatedBMC(t, user, password)}
+			proxy := &hostopstest.Recorder{Next: hostopstest.EmulatedBMC(t, user, password)}
 			proxySrv := httptest.NewServer(proxy)
 			t.Cleanup(proxySrv.Close)
 			t.Setenv("HTTP_PROXY", proxySrv.URL)
@@ -66,8 +66,8 @@ func TestManagementConfiguration(t *testing.T) {
 			}
 			for _, o := range []client.Object{
 				&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
-				hoststest.BareMetalHost(ns, "host-0000", scheme+host+"/redfish/v1/Systems/host-0000", nil),
-				hoststest.Secret(ns, hoststest.CredentialsName("host-0000"), user, password),
+				hostopstest.BareMetalHost(ns, "host-0000", scheme+host+"/redfish/v1/Systems/host-0000", nil),
+				hostopstest.Secret(ns, hostopstest.CredentialsName("host-0000"), user, password),
 			} {
 				if err := env.Client.Create(context.Background(), o); err != nil {
 					t.Fatal(err)

@@ -1,11 +1,11 @@
-package hosts_test
+package hostops_test
 
 import (
 	"strings"
 	"testing"
 
 	v1 "github.com/airshipit/airship-go/api/airshipit/v1alpha1"
-	"github.com/airshipit/airship-go/internal/metal3/hosts"
+	"github.com/airshipit/airship-go/internal/hostops"
 )
 
 // TestTargetRedactsISOURL: the state a remote-direct waits for, which is
@@ -19,7 +19,7 @@ func TestTargetRedactsISOURL(t *testing.T) {
 		{"http://images.example/node.iso", "", "power On with http://images.example/node.iso inserted"},
 	}
 	for _, tt := range tests {
-		got := hosts.Request{Operation: v1.BaremetalOperationRemoteDirect, ISOURL: tt.url}.Target()
+		got := hostops.Request{Operation: v1.BaremetalOperationRemoteDirect, ISOURL: tt.url}.Target()
 		if got != tt.want || (tt.secret != "" && strings.Contains(got, tt.secret)) {
 			t.Errorf("Target() = %q, want %q", got, tt.want)
 		}

@@ -1,4 +1,4 @@
-package hosts_test
+package hostops_test
 
 import (
 	"context"
@@ -17,8 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	v1 "github.com/airshipit/airship-go/api/airshipit/v1alpha1"
-	"github.com/airshipit/airship-go/internal/metal3/hosts"
-	"github.com/airshipit/airship-go/internal/metal3/hosts/hoststest"
+	"github.com/airshipit/airship-go/internal/hostops"
+	"github.com/airshipit/airship-go/internal/hostops/hostopstest"
 	"github.com/airshipit/airship-go/internal/metal3/provisioner"
 )
 
@@ -30,7 +30,7 @@ const (
 func addr(name string) string { return "http://bmc.test:8000/redfish/v1/Systems/" + name }
 
 // site is three hosts in two namespaces, each with its Secret and a fake BMC.
-func site(t *testing.T, extra ...client.Object) (client.Client, *hoststest.Factory) {
+func site(t *testing.T, extra ...client.Object) (client.Client, *hostopstest.Factory) {
 	t.Helper()
 	scheme := runtime.NewScheme()
 	if err := corev1.AddToScheme(scheme); err != nil {
@@ -39,20 +39,20 @@ func site(t *testing.T, extra ...client.Object) (client.Client, *hoststest.Facto
 	if err := metal3v1alpha1.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
-	f := hoststest.NewFactory()
+	f := hostopstest.NewFactory()
 	var objs []client.Object
 	for _, h := range []struct{ ns, name, rack string }{{"metal3", "node-1", "r1"}, {"metal3", "node-2", "r2"}, {"other", "node-1", "r1"}} {
 		id := h.ns + "-" + h.name
 		objs = append(objs,
-			hoststest.BareMetalHost(h.ns, h.name, "redfish-virtualmedia+http://bmc.test:8000/redfish/v1/Systems/"+id, map[string]string{"rack": h.rack}),
-			hoststest.Secret(h.ns, hoststest.CredentialsName(h.name), user, password))
-		f.Add(addr(id), &hoststest.Host{Username: user, Password: password})
+			hostopstest.BareMetalHost(h.ns, h.name, "redfish-virtualmedia+http://bmc.test:8000/redfish/v1/Systems/"+id, map[string]string{"rack": h.rack}),
+			hostopstest.Secret(h.ns, hostopstest.CredentialsName(h.name), user, password))
+		f.Add(addr(id), &hostopstest.Host{Username: user, Password: password})
 	}
 	objs = append(objs, extra...)
 	return fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).Build(), f
 }
 
-func ids(results []hosts.Result) []string {
+func ids(results []hostops.Result) []string {
 	var out []string
 	for _, r := range results {
 		out = append(out, r.ID())
@@ -63,24 +63,24 @@ func ids(results []hosts.Result) []string {
 func TestSelect(t *testing.T) {
 	c, _ := site(t)
 	tests := []struct {
-		sel  hosts.Selector
+		sel  hostops.Selector
 		want []string
 		err  string
 	}{
-		{sel: hosts.Selector{}, want: []string{"metal3/node-1", "metal3/node-2", "other/node-1"}},
-		{sel: hosts.Selector{Name: "node-1"}, want: []string{"metal3/node-1", "other/node-1"}},
-		{sel: hosts.Selector{Name: "node-1", Namespace: "other"}, want: []string{"other/node-1"}},
-		{sel: hosts.Selector{Namespace: "metal3"}, want: []string{"metal3/node-1", "metal3/node-2"}},
-		{sel: hosts.Selector{LabelSelector: "rack=r1"}, want: []string{"metal3/node-1", "other/node-1"}},
-		{sel: hosts.Selector{LabelSelector: "rack in (r1,r2)", Namespace: "metal3"}, want: []string{"metal3/node-1", "metal3/node-2"}},
-		{sel: hosts.Selector{Name: "node-2", Namespace: "metal3", LabelSelector: "rack=r1"}, err: `no BareMetalHost matches name "node-2", labels "rack=r1", in namespace "metal3"`},
-		{sel: hosts.Selector{Name: "node-9"}, err: `no BareMetalHost matches name "node-9", in all namespaces`},
-		{sel: hosts.Selector{Namespace: "empty"}, err: `no BareMetalHost matches any name and labels, in namespace "empty"`},
-		{sel: hosts.Selector{LabelSelector: "rack in ("}, err: `label selector "rack in ("`},
+		{sel: hostops.Selector{}, want: []string{"metal3/node-1", "metal3/node-2", "other/node-1"}},
+		{sel: hostops.Selector{Name: "node-1"}, want: []string{"metal3/node-1", "other/node-1"}},
+		{sel: hostops.Selector{Name: "node-1", Namespace: "other"}, want: []string{"other/node-1"}},
+		{sel: hostops.Selector{Namespace: "metal3"}, want: []string{"metal3/node-1", "metal3/node-2"}},
+		{sel: hostops.Selector{LabelSelector: "rack=r1"}, want: []string{"metal3/node-1", "other/node-1"}},
+		{sel: hostops.Selector{LabelSelector: "rack in (r1,r2)", Namespace: "metal3"}, want: []string{"metal3/node-1", "metal3/node-2"}},
+		{sel: hostops.Selector{Name: "node-2", Namespace: "metal3", LabelSelector: "rack=r1"}, err: `no BareMetalHost matches name "node-2", labels "rack=r1", in namespace "metal3"`},
+		{sel: hostops.Selector{Name: "node-9"}, err: `no BareMetalHost matches name "node-9", in all namespaces`},
+		{sel: hostops.Selector{Namespace: "empty"}, err: `no BareMetalHost matches any name and labels, in namespace "empty"`},
+		{sel: hostops.Selector{LabelSelector: "rack in ("}, err: `label selector "rack in ("`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.sel.String(), func(t *testing.T) {
-			got, err := hosts.Select(context.Background(), c, tt.sel)
+			got, err := hostops.Select(context.Background(), c, tt.sel)
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Fatalf("Select() error %v, want one containing %q", err, tt.err)
@@ -104,26 +104,26 @@ func TestSelect(t *testing.T) {
 func TestRunOperations(t *testing.T) {
 	const iso = "http://images.test/ephemeral.iso"
 	tests := []struct {
-		req       hosts.Request
-		before    func(h *hoststest.Host)
+		req       hostops.Request
+		before    func(h *hostopstest.Host)
 		wantPower provisioner.PowerState
 		wantMedia provisioner.MediaState
 		wantCalls []string
 		wantForce []bool
 	}{
-		{req: hosts.Request{Operation: v1.BaremetalOperationPowerOn}, wantPower: provisioner.PowerOn, wantCalls: []string{"PowerOn"}},
-		{req: hosts.Request{Operation: v1.BaremetalOperationPowerOff}, before: func(h *hoststest.Host) { h.Power = provisioner.PowerOn },
+		{req: hostops.Request{Operation: v1.BaremetalOperationPowerOn}, wantPower: provisioner.PowerOn, wantCalls: []string{"PowerOn"}},
+		{req: hostops.Request{Operation: v1.BaremetalOperationPowerOff}, before: func(h *hostopstest.Host) { h.Power = provisioner.PowerOn },
 			wantPower: provisioner.PowerOff, wantCalls: []string{"PowerOff"}, wantForce: []bool{true}},
-		{req: hosts.Request{Operation: v1.BaremetalOperationPowerOff, Graceful: true}, before: func(h *hoststest.Host) { h.Power = provisioner.PowerOn },
+		{req: hostops.Request{Operation: v1.BaremetalOperationPowerOff, Graceful: true}, before: func(h *hostopstest.Host) { h.Power = provisioner.PowerOn },
 			wantPower: provisioner.PowerOff, wantCalls: []string{"PowerOff"}, wantForce: []bool{false}},
-		{req: hosts.Request{Operation: v1.BaremetalOperationReboot}, wantPower: provisioner.PowerOn, wantCalls: []string{"Reboot"}, wantForce: []bool{true}},
-		{req: hosts.Request{Operation: v1.BaremetalOperationRemoteDirect, ISOURL: iso}, wantPower: provisioner.PowerOn,
+		{req: hostops.Request{Operation: v1.BaremetalOperationReboot}, wantPower: provisioner.PowerOn, wantCalls: []string{"Reboot"}, wantForce: []bool{true}},
+		{req: hostops.Request{Operation: v1.BaremetalOperationRemoteDirect, ISOURL: iso}, wantPower: provisioner.PowerOn,
 			wantMedia: provisioner.MediaState{Inserted: true, Image: iso}, wantCalls: []string{"Boot"}},
-		{req: hosts.Request{Operation: v1.BaremetalOperationEjectVirtualMedia},
-			before:    func(h *hoststest.Host) { h.Media = provisioner.MediaState{Inserted: true, Image: iso} },
+		{req: hostops.Request{Operation: v1.BaremetalOperationEjectVirtualMedia},
+			before:    func(h *hostopstest.Host) { h.Media = provisioner.MediaState{Inserted: true, Image: iso} },
 			wantPower: provisioner.PowerOff, wantCalls: []string{"EjectMedia"}},
 		// A slow BMC: the new power state shows only after a few reads.
-		{req: hosts.Request{Operation: v1.BaremetalOperationPowerOn}, before: func(h *hoststest.Host) { h.Lag = 3 },
+		{req: hostops.Request{Operation: v1.BaremetalOperationPowerOn}, before: func(h *hostopstest.Host) { h.Lag = 3 },
 			wantPower: provisioner.PowerOn, wantCalls: []string{"PowerOn"}},
 	}
 	for _, tt := range tests {
@@ -131,20 +131,20 @@ func TestRunOperations(t *testing.T) {
 			c, f := site(t)
 			target := addr("metal3-node-1")
 			if tt.before != nil {
-				f.Add(target, func() *hoststest.Host {
-					h := &hoststest.Host{Username: user, Password: password}
+				f.Add(target, func() *hostopstest.Host {
+					h := &hostopstest.Host{Username: user, Password: password}
 					tt.before(h)
 					return h
 				}())
 			}
 			var mu sync.Mutex
 			var progress []string
-			r := &hosts.Runner{Client: c, Factory: f, PollInterval: time.Millisecond, Progress: func(p hosts.Progress) {
+			r := &hostops.Runner{Client: c, Factory: f, PollInterval: time.Millisecond, Progress: func(p hostops.Progress) {
 				mu.Lock()
 				defer mu.Unlock()
 				progress = append(progress, p.Host+": "+p.Message)
 			}}
-			res, err := r.Run(context.Background(), hosts.Selector{Name: "node-1", Namespace: "metal3"}, tt.req)
+			res, err := r.Run(context.Background(), hostops.Selector{Name: "node-1", Namespace: "metal3"}, tt.req)
 			if err != nil {
 				t.Fatalf("Run(): %v", err)
 			}
@@ -188,22 +188,22 @@ func TestRunOperations(t *testing.T) {
 func TestRunFailures(t *testing.T) {
 	boom := errors.New("BMC said no")
 	c, f := site(t,
-		hoststest.BareMetalHost("metal3", "ipmi", "ipmi://10.0.0.1:623", nil),
-		hoststest.BareMetalHost("metal3", "no-secret", "redfish+http://bmc.test:8000/x", nil),
-		hoststest.BareMetalHost("metal3", "no-password", "redfish+http://bmc.test:8000/x", nil),
-		hoststest.Secret("metal3", hoststest.CredentialsName("no-password"), user, ""),
-		hoststest.BareMetalHost("metal3", "wrong-password", "redfish+http://bmc.test:8000/redfish/v1/Systems/wrong", nil),
-		hoststest.Secret("metal3", hoststest.CredentialsName("wrong-password"), user, "not-"+password),
-		hoststest.BareMetalHost("metal3", "unknown", "redfish+http://bmc.test:8000/redfish/v1/Systems/unknown", nil),
-		hoststest.Secret("metal3", hoststest.CredentialsName("unknown"), user, password),
+		hostopstest.BareMetalHost("metal3", "ipmi", "ipmi://10.0.0.1:623", nil),
+		hostopstest.BareMetalHost("metal3", "no-secret", "redfish+http://bmc.test:8000/x", nil),
+		hostopstest.BareMetalHost("metal3", "no-password", "redfish+http://bmc.test:8000/x", nil),
+		hostopstest.Secret("metal3", hostopstest.CredentialsName("no-password"), user, ""),
+		hostopstest.BareMetalHost("metal3", "wrong-password", "redfish+http://bmc.test:8000/redfish/v1/Systems/wrong", nil),
+		hostopstest.Secret("metal3", hostopstest.CredentialsName("wrong-password"), user, "not-"+password),
+		hostopstest.BareMetalHost("metal3", "unknown", "redfish+http://bmc.test:8000/redfish/v1/Systems/unknown", nil),
+		hostopstest.Secret("metal3", hostopstest.CredentialsName("unknown"), user, password),
 	)
-	f.Add(addr("wrong"), &hoststest.Host{Username: user, Password: password})
+	f.Add(addr("wrong"), &hostopstest.Host{Username: user, Password: password})
 	// A BMC whose error repeats the password it was sent.
-	f.Add(addr("metal3-node-2"), &hoststest.Host{Username: user, Password: password,
+	f.Add(addr("metal3-node-2"), &hostopstest.Host{Username: user, Password: password,
 		Fail: map[string]error{"PowerOff": fmt.Errorf("login %s:%s: %w", user, password, boom)}})
 	var progress []string
-	r := &hosts.Runner{Client: c, Factory: f, PollInterval: time.Millisecond, Progress: func(p hosts.Progress) { progress = append(progress, p.Message) }}
-	res, err := r.Run(context.Background(), hosts.Selector{Namespace: "metal3"}, hosts.Request{Operation: v1.BaremetalOperationPowerOff})
+	r := &hostops.Runner{Client: c, Factory: f, PollInterval: time.Millisecond, Progress: func(p hostops.Progress) { progress = append(progress, p.Message) }}
+	res, err := r.Run(context.Background(), hostops.Selector{Namespace: "metal3"}, hostops.Request{Operation: v1.BaremetalOperationPowerOff})
 	if !slices.Contains(progress, "failed: power-off: login admin:***: BMC said no") {
 		t.Errorf("progress %q lacks the redacted failure", progress)
 	}
@@ -258,9 +258,9 @@ func TestRunFailures(t *testing.T) {
 
 func TestRunValidates(t *testing.T) {
 	c, f := site(t)
-	r := &hosts.Runner{Client: c, Factory: f}
-	for _, req := range []hosts.Request{{Operation: "explode"}, {Operation: v1.BaremetalOperationRemoteDirect}} {
-		if _, err := r.Run(context.Background(), hosts.Selector{}, req); err == nil {
+	r := &hostops.Runner{Client: c, Factory: f}
+	for _, req := range []hostops.Request{{Operation: "explode"}, {Operation: v1.BaremetalOperationRemoteDirect}} {
+		if _, err := r.Run(context.Background(), hostops.Selector{}, req); err == nil {
 			t.Errorf("Run(%+v) succeeded", req)
 		}
 	}
@@ -268,7 +268,7 @@ func TestRunValidates(t *testing.T) {
 		t.Fatal("a BMC was opened for an invalid request")
 	}
 	r.Factory = nil
-	if _, err := r.Run(context.Background(), hosts.Selector{}, hosts.Request{Operation: v1.BaremetalOperationPowerOn}); err == nil {
+	if _, err := r.Run(context.Background(), hostops.Selector{}, hostops.Request{Operation: v1.BaremetalOperationPowerOn}); err == nil {
 		t.Fatal("Run() without a Factory succeeded")
 	}
 }
@@ -276,9 +276,9 @@ func TestRunValidates(t *testing.T) {
 func TestRunTimeout(t *testing.T) {
 	c, f := site(t)
 	// The BMC accepts power-off but the host stays on.
-	f.Add(addr("metal3-node-1"), &hoststest.Host{Username: user, Password: password, Power: provisioner.PowerOn, Ignore: map[string]bool{"PowerOff": true}})
-	r := &hosts.Runner{Client: c, Factory: f, PollInterval: time.Millisecond, Timeout: 100 * time.Millisecond}
-	res, err := r.Run(context.Background(), hosts.Selector{Name: "node-1", Namespace: "metal3"}, hosts.Request{Operation: v1.BaremetalOperationPowerOff})
+	f.Add(addr("metal3-node-1"), &hostopstest.Host{Username: user, Password: password, Power: provisioner.PowerOn, Ignore: map[string]bool{"PowerOff": true}})
+	r := &hostops.Runner{Client: c, Factory: f, PollInterval: time.Millisecond, Timeout: 100 * time.Millisecond}
+	res, err := r.Run(context.Background(), hostops.Selector{Name: "node-1", Namespace: "metal3"}, hostops.Request{Operation: v1.BaremetalOperationPowerOff})
 	if err == nil {
 		t.Fatal("Run() succeeded while a host stayed on")
 	}
@@ -315,10 +315,10 @@ func TestRunParallelism(t *testing.T) {
 		mu.Unlock()
 	}
 	for _, id := range []string{"metal3-node-1", "metal3-node-2", "other-node-1"} {
-		f.Add(addr(id), &hoststest.Host{Username: user, Password: password, Block: block})
+		f.Add(addr(id), &hostopstest.Host{Username: user, Password: password, Block: block})
 	}
-	r := &hosts.Runner{Client: c, Factory: f, PollInterval: time.Millisecond, Parallelism: limit, Timeout: 30 * time.Second}
-	if _, err := r.Run(context.Background(), hosts.Selector{}, hosts.Request{Operation: v1.BaremetalOperationPowerOn}); err != nil {
+	r := &hostops.Runner{Client: c, Factory: f, PollInterval: time.Millisecond, Parallelism: limit, Timeout: 30 * time.Second}
+	if _, err := r.Run(context.Background(), hostops.Selector{}, hostops.Request{Operation: v1.BaremetalOperationPowerOn}); err != nil {
 		t.Fatal(err)
 	}
 	if peak != limit {
@@ -328,29 +328,29 @@ func TestRunParallelism(t *testing.T) {
 
 func TestStatus(t *testing.T) {
 	c, f := site(t,
-		hoststest.BareMetalHost("plain", "pxe", "redfish+http://bmc.test:8000/redfish/v1/Systems/pxe", nil),
-		hoststest.Secret("plain", hoststest.CredentialsName("pxe"), user, password),
-		hoststest.BareMetalHost("plain", "down", "redfish+http://bmc.test:8000/redfish/v1/Systems/down", nil),
-		hoststest.Secret("plain", hoststest.CredentialsName("down"), user, password),
+		hostopstest.BareMetalHost("plain", "pxe", "redfish+http://bmc.test:8000/redfish/v1/Systems/pxe", nil),
+		hostopstest.Secret("plain", hostopstest.CredentialsName("pxe"), user, password),
+		hostopstest.BareMetalHost("plain", "down", "redfish+http://bmc.test:8000/redfish/v1/Systems/down", nil),
+		hostopstest.Secret("plain", hostopstest.CredentialsName("down"), user, password),
 	)
-	f.Add(addr("metal3-node-2"), &hoststest.Host{Username: user, Password: password, Power: provisioner.PowerOn,
+	f.Add(addr("metal3-node-2"), &hostopstest.Host{Username: user, Password: password, Power: provisioner.PowerOn,
 		Media: provisioner.MediaState{Inserted: true, Image: "http://i/x.iso"}})
-	f.Add(addr("pxe"), &hoststest.Host{Username: user, Password: password, Power: provisioner.PowerOn})
-	r := &hosts.Runner{Client: c, Factory: f}
-	res, err := r.Status(context.Background(), hosts.Selector{}, nil)
+	f.Add(addr("pxe"), &hostopstest.Host{Username: user, Password: password, Power: provisioner.PowerOn})
+	r := &hostops.Runner{Client: c, Factory: f}
+	res, err := r.Status(context.Background(), hostops.Selector{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	type row struct {
 		id    string
 		power provisioner.PowerState
-		media *hosts.Media
+		media *hostops.Media
 		err   bool
 	}
 	want := []row{
-		{"metal3/node-1", provisioner.PowerOff, &hosts.Media{}, false},
-		{"metal3/node-2", provisioner.PowerOn, &hosts.Media{Inserted: true, Image: "http://i/x.iso"}, false},
-		{"other/node-1", provisioner.PowerOff, &hosts.Media{}, false},
+		{"metal3/node-1", provisioner.PowerOff, &hostops.Media{}, false},
+		{"metal3/node-2", provisioner.PowerOn, &hostops.Media{Inserted: true, Image: "http://i/x.iso"}, false},
+		{"other/node-1", provisioner.PowerOff, &hostops.Media{}, false},
 		{"plain/down", "", nil, true},
 		// redfish:// boots over the network: its virtual CD is not read.
 		{"plain/pxe", provisioner.PowerOn, nil, false},
@@ -364,13 +364,13 @@ func TestStatus(t *testing.T) {
 			t.Errorf("result %d = %+v (media %+v), want %+v", i, g, g.Media, w)
 		}
 	}
-	if err := hosts.Failed(res); err == nil || !strings.Contains(err.Error(), "1 of 5 hosts failed") || !strings.Contains(err.Error(), "plain/down") {
+	if err := hostops.Failed(res); err == nil || !strings.Contains(err.Error(), "1 of 5 hosts failed") || !strings.Contains(err.Error(), "plain/down") {
 		t.Fatalf("Failed() = %v", err)
 	}
 	// Asked about remote-direct, a redfish:// host's virtual CD is read too.
-	f.Add(addr("pxe"), &hoststest.Host{Username: user, Password: password, Power: provisioner.PowerOn, Media: provisioner.MediaState{Inserted: true, Image: "http://i/y.iso"}})
-	want2 := hosts.Request{Operation: v1.BaremetalOperationRemoteDirect, ISOURL: "http://i/y.iso"}
-	res, err = r.Status(context.Background(), hosts.Selector{Name: "pxe"}, &want2)
+	f.Add(addr("pxe"), &hostopstest.Host{Username: user, Password: password, Power: provisioner.PowerOn, Media: provisioner.MediaState{Inserted: true, Image: "http://i/y.iso"}})
+	want2 := hostops.Request{Operation: v1.BaremetalOperationRemoteDirect, ISOURL: "http://i/y.iso"}
+	res, err = r.Status(context.Background(), hostops.Selector{Name: "pxe"}, &want2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -384,24 +384,24 @@ func TestReached(t *testing.T) {
 	iso := "http://i/a.iso"
 	tests := []struct {
 		op   v1.BaremetalOperation
-		res  hosts.Result
+		res  hostops.Result
 		want bool
 	}{
-		{v1.BaremetalOperationPowerOn, hosts.Result{PowerState: on}, true},
-		{v1.BaremetalOperationPowerOn, hosts.Result{PowerState: off}, false},
-		{v1.BaremetalOperationReboot, hosts.Result{PowerState: on}, true},
-		{v1.BaremetalOperationPowerOff, hosts.Result{PowerState: off}, true},
-		{v1.BaremetalOperationPowerOff, hosts.Result{PowerState: off, Err: errors.New("x")}, false},
-		{v1.BaremetalOperationRemoteDirect, hosts.Result{PowerState: on, Media: &hosts.Media{Inserted: true, Image: iso}}, true},
-		{v1.BaremetalOperationRemoteDirect, hosts.Result{PowerState: on, Media: &hosts.Media{Inserted: true, Image: "http://i/other.iso"}}, false},
-		{v1.BaremetalOperationRemoteDirect, hosts.Result{PowerState: off, Media: &hosts.Media{Inserted: true, Image: iso}}, false},
-		{v1.BaremetalOperationRemoteDirect, hosts.Result{PowerState: on}, false},
-		{v1.BaremetalOperationEjectVirtualMedia, hosts.Result{PowerState: on, Media: &hosts.Media{}}, true},
-		{v1.BaremetalOperationEjectVirtualMedia, hosts.Result{PowerState: on}, false},
-		{v1.BaremetalOperationEjectVirtualMedia, hosts.Result{Media: &hosts.Media{Inserted: true, Image: iso}}, false},
+		{v1.BaremetalOperationPowerOn, hostops.Result{PowerState: on}, true},
+		{v1.BaremetalOperationPowerOn, hostops.Result{PowerState: off}, false},
+		{v1.BaremetalOperationReboot, hostops.Result{PowerState: on}, true},
+		{v1.BaremetalOperationPowerOff, hostops.Result{PowerState: off}, true},
+		{v1.BaremetalOperationPowerOff, hostops.Result{PowerState: off, Err: errors.New("x")}, false},
+		{v1.BaremetalOperationRemoteDirect, hostops.Result{PowerState: on, Media: &hostops.Media{Inserted: true, Image: iso}}, true},
+		{v1.BaremetalOperationRemoteDirect, hostops.Result{PowerState: on, Media: &hostops.Media{Inserted: true, Image: "http://i/other.iso"}}, false},
+		{v1.BaremetalOperationRemoteDirect, hostops.Result{PowerState: off, Media: &hostops.Media{Inserted: true, Image: iso}}, false},
+		{v1.BaremetalOperationRemoteDirect, hostops.Result{PowerState: on}, false},
+		{v1.BaremetalOperationEjectVirtualMedia, hostops.Result{PowerState: on, Media: &hostops.Media{}}, true},
+		{v1.BaremetalOperationEjectVirtualMedia, hostops.Result{PowerState: on}, false},
+		{v1.BaremetalOperationEjectVirtualMedia, hostops.Result{Media: &hostops.Media{Inserted: true, Image: iso}}, false},
 	}
 	for i, tt := range tests {
-		req := hosts.Request{Operation: tt.op, ISOURL: iso}
+		req := hostops.Request{Operation: tt.op, ISOURL: iso}
 		if got := req.Reached(tt.res); got != tt.want {
 			t.Errorf("%d: %s Reached(%+v) = %v, want %v", i, tt.op, tt.res, got, tt.want)
 		}
@@ -426,7 +426,7 @@ func TestSafeAddress(t *testing.T) {
 		"redfish://admin:hunter2?with-question-mark@h/redfish/v1/Sys/1": "redfish://REDACTED",
 	}
 	for in, want := range tests {
-		got := hosts.SafeAddress(in)
+		got := hostops.SafeAddress(in)
 		if got != want {
 			t.Errorf("SafeAddress(%q) = %q, want %q", in, got, want)
 		}

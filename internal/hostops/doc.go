@@ -1,7 +1,9 @@
-// Package hosts selects BareMetalHosts in a cluster and runs one operation
+// Package hostops selects BareMetalHosts in a cluster and runs one operation
 // on each through its BMC: reboot, power off, power on, boot an ISO from
 // virtual media (remote-direct) and eject virtual media. It is what the
-// BaremetalManager executor and `airshipctl baremetal` share.
+// BaremetalManager executor and `airshipctl baremetal` share; it is
+// airshipctl's, not the metal3 operator's, though both speak to BMCs
+// through internal/metal3/provisioner.
 //
 // A host is reached with the address of its spec.bmc and the username and
 // password of the Secret spec.bmc.credentialsName names (same namespace),
@@ -16,4 +18,4 @@
 // only with useproxy: true, and skip certificate checks only with
 // insecure: true (or the host's spec.bmc.disableCertificateVerification).
 // Every request is bounded by the provisioner's timeout and answer cap.
-package hosts
+package hostops

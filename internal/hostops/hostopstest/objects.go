@@ -1,4 +1,4 @@
-package hoststest
+package hostopstest
 
 import (
 	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"

@@ -1,4 +1,4 @@
-package hoststest
+package hostopstest
 
 import (
 	"context"
