@@ -54,6 +54,34 @@ type selected struct {
 func Run(ctx context.Context, o Options) error {
 	started := time.Now()
 	load := loadAverage()
+	runs := selectRuns(o)
+	if len(runs) == 0 {
+		return errors.New("no workload selected")
+	}
+	bin, results, err := prepareWorkDir(&o)
+	if err != nil {
+		return err
+	}
+	testBins, err := build(ctx, o, runs, bin)
+	if err != nil {
+		return err
+	}
+	failures, err := runAll(ctx, o, runs, testBins, bin, results)
+	if err != nil {
+		return err
+	}
+	if err := printTable(o, results, started, load); err != nil {
+		return err
+	}
+	if len(failures) > 0 {
+		return fmt.Errorf("%d workload(s) failed:\n  %s", len(failures), strings.Join(failures, "\n  "))
+	}
+	return nil
+}
+
+// selectRuns returns the workloads the mode and the match select, with
+// the run the mode gives each.
+func selectRuns(o Options) []selected {
 	if o.Workloads == nil {
 		o.Workloads = Workloads
 	}
@@ -65,26 +93,35 @@ func Run(ctx context.Context, o Options) error {
 		}
 		runs = append(runs, selected{w, *p})
 	}
-	if len(runs) == 0 {
-		return errors.New("no workload selected")
-	}
+	return runs
+}
+
+// prepareWorkDir makes the work directory (a temporary one unless o names
+// it) and its bin directory, and returns that and the results file,
+// emptied so that only this run's rows are read back.
+func prepareWorkDir(o *Options) (bin, results string, err error) {
 	if o.WorkDir == "" {
 		d, err := os.MkdirTemp("", "airship-bench-")
 		if err != nil {
-			return err
+			return "", "", err
 		}
 		o.WorkDir = d
 	}
-	bin := filepath.Join(o.WorkDir, "bin")
+	bin = filepath.Join(o.WorkDir, "bin")
 	if err := os.MkdirAll(bin, 0o755); err != nil {
-		return err
+		return "", "", err
 	}
-	results := filepath.Join(o.WorkDir, "results.jsonl")
+	results = filepath.Join(o.WorkDir, "results.jsonl")
 	if err := os.Remove(results); err != nil && !os.IsNotExist(err) {
-		return err
+		return "", "", err
 	}
 	fmt.Fprintf(o.Stderr, "== bench: work directory %s\n", o.WorkDir)
+	return bin, results, nil
+}
 
+// build builds the commands into bin, once for every workload, and each
+// selected package's test binary; it returns the test binaries by package.
+func build(ctx context.Context, o Options, runs []selected, bin string) (map[string]string, error) {
 	if o.Commands == nil {
 		o.Commands = Commands
 	}
@@ -95,7 +132,7 @@ func Run(ctx context.Context, o Options) error {
 			args = append(args, "./cmd/"+c)
 		}
 		if err := goCmd(ctx, o, args...); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	testBins := map[string]string{}
@@ -106,16 +143,21 @@ func Run(ctx context.Context, o Options) error {
 		out := filepath.Join(bin, strings.ReplaceAll(r.Package, "/", "_")+".test")
 		fmt.Fprintf(o.Stderr, "== building the benchmarks of ./%s\n", r.Package)
 		if err := goCmd(ctx, o, "test", "-c", "-o", out, "./"+r.Package); err != nil {
-			return err
+			return nil, err
 		}
 		testBins[r.Package] = out
 	}
+	return testBins, nil
+}
 
+// runAll runs every workload, one after the other, and returns those that
+// failed or recorded no row; the error is one reading the results file.
+func runAll(ctx context.Context, o Options, runs []selected, testBins map[string]string, bin, results string) ([]string, error) {
 	var failures []string
 	for _, r := range runs {
 		before, err := harness.ReadRows(results)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		t0 := time.Now()
 		size := "its fixed size"
@@ -126,7 +168,7 @@ func Run(ctx context.Context, o Options) error {
 		err = runWorkload(ctx, o, r, testBins[r.Package], bin, results)
 		after, rerr := harness.ReadRows(results)
 		if rerr != nil {
-			return rerr
+			return nil, rerr
 		}
 		switch {
 		case err != nil:
@@ -136,7 +178,12 @@ func Run(ctx context.Context, o Options) error {
 		}
 		fmt.Fprintf(o.Stderr, "== %s done in %s\n", r.Name, time.Since(t0).Round(time.Second))
 	}
+	return failures, nil
+}
 
+// printTable prints the recorded rows to Stdout under a heading that says
+// the mode, the machine and its load.
+func printTable(o Options, results string, started time.Time, load string) error {
 	rows, err := harness.ReadRows(results)
 	if err != nil {
 		return err
@@ -155,9 +202,6 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	fmt.Fprintf(o.Stdout, "\n%s is the peer's time divided by ours. Times are wall-clock seconds per run.\n", harness.RatioHeader)
-	if len(failures) > 0 {
-		return fmt.Errorf("%d workload(s) failed:\n  %s", len(failures), strings.Join(failures, "\n  "))
-	}
 	return nil
 }
 

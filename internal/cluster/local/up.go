@@ -60,19 +60,12 @@ func Up(ctx context.Context, opts Options) (*Result, error) {
 		return nil, err
 	}
 	if prev != nil {
-		if running, problems := inspect(ctx, p, prev); running {
-			if opts.CA != nil && !pkiUsable(p.pki(), opts.CA) {
-				return nil, fmt.Errorf("the local cluster running in %s has another CA than the one given; stop it first (cluster local down)", p.root)
-			}
+		running, err := keepOrClear(ctx, p, prev, opts)
+		if err != nil {
+			return nil, err
+		}
+		if running {
 			return &Result{State: prev, AlreadyRunning: true, Elapsed: time.Since(begin)}, nil
-		} else {
-			progressf(opts.Progress, "found an earlier cluster that is not healthy (%s); stopping what is left of it", strings.Join(problems, "; "))
-			if err := stopAll(prev, opts.Progress); err != nil {
-				return nil, err
-			}
-			if err := os.Remove(p.state()); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return nil, fmt.Errorf("removing stale %s: %w", p.state(), err)
-			}
 		}
 	}
 
@@ -80,32 +73,12 @@ func Up(ctx context.Context, opts Options) (*Result, error) {
 		return nil, fmt.Errorf("control-plane binaries missing from %s: %s; %s",
 			opts.BinDir, strings.Join(missing, ", "), BuildHint)
 	}
-
-	ports, err := choosePorts(opts.APIServerPort, prev)
+	ports, reused, err := prepare(p, opts, prev)
 	if err != nil {
 		return nil, err
 	}
-	reused, err := ensurePKI(p.pki(), opts.CA)
-	if err != nil {
-		return nil, fmt.Errorf("creating PKI in %s: %w", p.pki(), err)
-	}
-	if reused {
-		progressf(opts.Progress, "reusing certificates in %s", p.pki())
-	} else if opts.CA != nil {
-		progressf(opts.Progress, "issued certificates in %s with the given CA (%s)", p.pki(), opts.CA.Cert.Subject.CommonName)
-	} else {
-		progressf(opts.Progress, "generated a CA and certificates in %s", p.pki())
-	}
 
-	server := fmt.Sprintf("https://127.0.0.1:%d", ports[APIServer])
-	if err := writeKubeconfigs(p, server); err != nil {
-		return nil, err
-	}
-	if err := fileutil.WriteAtomic(p.kwokConfig(), kwokStages, 0o644); err != nil {
-		return nil, err
-	}
-
-	st := &State{APIServerURL: server, Kubeconfig: p.adminKubeconfig(), Nodes: opts.Nodes, Ports: ports}
+	st := &State{APIServerURL: apiServerURL(ports), Kubeconfig: p.adminKubeconfig(), Nodes: opts.Nodes, Ports: ports}
 	ok := false
 	defer func() {
 		if !ok {
@@ -113,35 +86,9 @@ func Up(ctx context.Context, opts Options) (*Result, error) {
 			_ = os.Remove(p.state())
 		}
 	}()
-
-	h, err := newHealth(p)
-	if err != nil {
+	if err := startComponents(ctx, p, opts, st); err != nil {
 		return nil, err
 	}
-	for _, c := range Components {
-		if c == Kwok {
-			if err := bootstrapCluster(ctx, p.adminKubeconfig()); err != nil {
-				return nil, err
-			}
-		}
-		t0 := time.Now()
-		progressf(opts.Progress, "starting %s", c)
-		s, err := startProcess(c, filepath.Join(opts.BinDir, c), componentArgs(c, p, ports, opts), p.log(c))
-		if err != nil {
-			return nil, err
-		}
-		s.rec.HealthURL = healthURL(c, ports)
-		st.Processes = append(st.Processes, s.rec)
-		if err := writeState(p.state(), st); err != nil {
-			return nil, err
-		}
-		if err := h.waitHealthy(ctx, s); err != nil {
-			return nil, fmt.Errorf("%s did not become healthy: %w\n--- last lines of %s ---\n%s",
-				c, err, s.rec.Log, logTail(s.rec.Log, 15))
-		}
-		progressf(opts.Progress, "%s is healthy (%.1fs)", c, time.Since(t0).Seconds())
-	}
-
 	if opts.Nodes > 0 {
 		t0 := time.Now()
 		progressf(opts.Progress, "creating %d kwok nodes and waiting for them to be Ready", opts.Nodes)
@@ -152,6 +99,93 @@ func Up(ctx context.Context, opts Options) (*Result, error) {
 	}
 	ok = true
 	return &Result{State: st, PKIReused: reused, Elapsed: time.Since(begin)}, nil
+}
+
+// keepOrClear looks at the cluster an earlier run recorded: it reports
+// true when that one is healthy (and signed by opts.CA, when given), and
+// otherwise stops what is left of it and forgets it.
+func keepOrClear(ctx context.Context, p paths, prev *State, opts Options) (bool, error) {
+	running, problems := inspect(ctx, p, prev)
+	if running {
+		if opts.CA != nil && !pkiUsable(p.pki(), opts.CA) {
+			return false, fmt.Errorf("the local cluster running in %s has another CA than the one given; stop it first (cluster local down)", p.root)
+		}
+		return true, nil
+	}
+	progressf(opts.Progress, "found an earlier cluster that is not healthy (%s); stopping what is left of it", strings.Join(problems, "; "))
+	if err := stopAll(prev, opts.Progress); err != nil {
+		return false, err
+	}
+	if err := os.Remove(p.state()); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return false, fmt.Errorf("removing stale %s: %w", p.state(), err)
+	}
+	return false, nil
+}
+
+// prepare chooses the ports (an earlier run's where they are free), makes
+// or reuses the certificates, and writes the kubeconfigs and kwok's
+// configuration. reused says the certificates were kept.
+func prepare(p paths, opts Options, prev *State) (ports map[string]int, reused bool, err error) {
+	ports, err = choosePorts(opts.APIServerPort, prev)
+	if err != nil {
+		return nil, false, err
+	}
+	reused, err = ensurePKI(p.pki(), opts.CA)
+	if err != nil {
+		return nil, false, fmt.Errorf("creating PKI in %s: %w", p.pki(), err)
+	}
+	if reused {
+		progressf(opts.Progress, "reusing certificates in %s", p.pki())
+	} else if opts.CA != nil {
+		progressf(opts.Progress, "issued certificates in %s with the given CA (%s)", p.pki(), opts.CA.Cert.Subject.CommonName)
+	} else {
+		progressf(opts.Progress, "generated a CA and certificates in %s", p.pki())
+	}
+	if err := writeKubeconfigs(p, apiServerURL(ports)); err != nil {
+		return nil, false, err
+	}
+	if err := fileutil.WriteAtomic(p.kwokConfig(), kwokStages, 0o644); err != nil {
+		return nil, false, err
+	}
+	return ports, reused, nil
+}
+
+func apiServerURL(ports map[string]int) string {
+	return fmt.Sprintf("https://127.0.0.1:%d", ports[APIServer])
+}
+
+// startComponents starts the components in order, each once the one
+// before is healthy, recording each process in st (and the state file) as
+// soon as it runs so that a failure can stop it.
+func startComponents(ctx context.Context, p paths, opts Options, st *State) error {
+	h, err := newHealth(p)
+	if err != nil {
+		return err
+	}
+	for _, c := range Components {
+		if c == Kwok {
+			if err := bootstrapCluster(ctx, p.adminKubeconfig()); err != nil {
+				return err
+			}
+		}
+		t0 := time.Now()
+		progressf(opts.Progress, "starting %s", c)
+		s, err := startProcess(c, filepath.Join(opts.BinDir, c), componentArgs(c, p, st.Ports, opts), p.log(c))
+		if err != nil {
+			return err
+		}
+		s.rec.HealthURL = healthURL(c, st.Ports)
+		st.Processes = append(st.Processes, s.rec)
+		if err := writeState(p.state(), st); err != nil {
+			return err
+		}
+		if err := h.waitHealthy(ctx, s); err != nil {
+			return fmt.Errorf("%s did not become healthy: %w\n--- last lines of %s ---\n%s",
+				c, err, s.rec.Log, logTail(s.rec.Log, 15))
+		}
+		progressf(opts.Progress, "%s is healthy (%.1fs)", c, time.Since(t0).Seconds())
+	}
+	return nil
 }
 
 func writeKubeconfigs(p paths, server string) error {
