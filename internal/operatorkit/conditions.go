@@ -1,6 +1,8 @@
 package operatorkit
 
 import (
+	"unicode/utf8"
+
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -19,12 +21,17 @@ const (
 // refuses condition messages over 32768 bytes.
 const MaxMessage = 4096
 
-// Truncate cuts s to MaxMessage bytes, marking the cut.
+// Truncate cuts s to at most MaxMessage bytes at a character boundary
+// (the API server refuses a message that is not UTF-8), marking the cut.
 func Truncate(s string) string {
-	if len(s) > MaxMessage {
-		return s[:MaxMessage-3] + "..."
+	if len(s) <= MaxMessage {
+		return s
 	}
-	return s
+	cut := MaxMessage - len("...")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
 }
 
 // Conditions writes conditions of one object for one generation.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -179,5 +180,27 @@ func TestObjectName(t *testing.T) {
 	}
 	if got := ObjectName(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}}); got != "Node n" {
 		t.Errorf("ObjectName = %q", got)
+	}
+}
+
+func TestTruncateKeepsUTF8(t *testing.T) {
+	s := strings.Repeat("é", MaxMessage) // two bytes each
+	got := Truncate(s)
+	if len(got) > MaxMessage || !utf8.ValidString(got) || !strings.HasSuffix(got, "...") {
+		t.Fatalf("Truncate: len %d, valid UTF-8 %v", len(got), utf8.ValidString(got))
+	}
+	if Truncate("short") != "short" {
+		t.Error("a short message changed")
+	}
+}
+
+func TestWaitErrUnwraps(t *testing.T) {
+	cause := errors.New("secret s not found")
+	err := fmt.Errorf("inputs: %w", WaitErr("Missing", time.Second, cause))
+	if !errors.Is(err, cause) {
+		t.Error("WaitErr lost its cause")
+	}
+	if o := OutcomeOf(err, "Failed"); o.Kind != Waiting || o.Message != cause.Error() || o.After != time.Second {
+		t.Errorf("OutcomeOf(WaitErr) = %+v", o)
 	}
 }

@@ -27,9 +27,18 @@ type WaitingError struct {
 	// After is when to look again; 0 leaves it to the reconciler's poll
 	// interval or to a watch.
 	After time.Duration
+	// Err is the error the wait was made from (WaitErr), if any.
+	Err error
 }
 
 func (e *WaitingError) Error() string { return e.Message }
+func (e *WaitingError) Unwrap() error { return e.Err }
+
+// WaitErr turns err into a wait: err's text is the message and errors.Is
+// and As still reach it.
+func WaitErr(reason string, after time.Duration, err error) error {
+	return &WaitingError{Reason: reason, Message: err.Error(), After: after, Err: err}
+}
 
 // Wait returns a WaitingError with a formatted message.
 func Wait(reason string, after time.Duration, format string, args ...any) error {
@@ -116,7 +125,9 @@ type Outcome struct {
 	Err error
 }
 
-// OutcomeOf sorts err; failedReason is the reason of a plain error.
+// OutcomeOf sorts err; failedReason is the reason of a plain error ("" is
+// allowed: a reconciler whose plain errors leave its conditions as they
+// were checks for an empty Reason).
 func OutcomeOf(err error, failedReason string) Outcome {
 	if err == nil {
 		return Outcome{Kind: Succeeded}

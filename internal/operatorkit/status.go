@@ -55,6 +55,19 @@ func SnapshotStatus(obj client.Object, ignore ...string) *StatusSnapshot {
 // it.
 func (s *StatusSnapshot) Before() client.Object { return s.before }
 
+// Rebase moves the snapshot past the pass's own write of obj's metadata
+// or spec (a finalizer, a label): Patch locks on the resourceVersion the
+// snapshot holds, so after such a write the status write would conflict
+// with the pass itself. The status stays as read; only the
+// resourceVersion moves to obj's. That is sound only because the pass's
+// own writes are locked too (the finalizer helpers are): nothing else can
+// have come between the read and that write.
+func (s *StatusSnapshot) Rebase(obj client.Object) {
+	if rv := obj.GetResourceVersion(); rv != s.before.GetResourceVersion() {
+		s.before.SetResourceVersion(rv)
+	}
+}
+
 // Changed reports whether obj's status differs from the snapshot's,
 // ignoring lastTransitionTime in conditions and the Ignore fields.
 func (s *StatusSnapshot) Changed(obj client.Object) bool {

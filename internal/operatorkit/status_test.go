@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -82,6 +83,36 @@ func TestStatusSnapshot(t *testing.T) {
 	if res, err := Settle(ctrl.Result{}, nil, err); err != nil || res.RequeueAfter != ConflictRetry {
 		t.Fatalf("Settle(conflict) = %v, %v", res, err)
 	}
+
+	// The pass's own locked finalizer write moves the resourceVersion;
+	// Rebase keeps the status write from conflicting with it.
+	mine := &corev1.Pod{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(pod), mine); err != nil {
+		t.Fatal(err)
+	}
+	own := SnapshotStatus(mine)
+	if wrote, err := EnsureFinalizer(ctx, c, mine, "test.airshipit.org/kit"); err != nil || !wrote {
+		t.Fatalf("EnsureFinalizer = %v, %v", wrote, err)
+	}
+	mine.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}}
+	if err := SnapshotStatus(own.Before()).Patch(ctx, c, mine); !errors.Is(err, ErrStatusConflict) {
+		t.Fatalf("Patch without Rebase after the pass's own write = %v, want a conflict", err)
+	}
+	own.Rebase(mine)
+	if err := own.Patch(ctx, c, mine); err != nil {
+		t.Fatalf("Patch after Rebase = %v", err)
+	}
+	// A finalizer write on a stale copy conflicts instead of dropping what
+	// the newer version holds.
+	stale := own.Before().DeepCopyObject().(*corev1.Pod)
+	stale.ResourceVersion = written
+	if _, err := EnsureFinalizer(ctx, c, stale, "test.airshipit.org/other"); !apierrors.IsConflict(err) {
+		t.Fatalf("EnsureFinalizer on a stale copy = %v, want a conflict", err)
+	}
+	if err := RemoveFinalizer(ctx, c, mine, "test.airshipit.org/kit"); err != nil {
+		t.Fatal(err)
+	}
+	other = mine
 
 	// Gone: not an error.
 	if err := c.Delete(ctx, other, client.GracePeriodSeconds(0)); err != nil {
