@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fails when go.mod requires one of the libraries ../shared/DESIGN.md pins at
-# another version. A library not yet required is fine: whoever adds it must
-# add it at the pinned version.
+# another version (a library not yet required is fine: whoever adds it must
+# add it at the pinned version), or when hack/tools/go.mod's tools are not
+# at theirs.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -36,6 +37,19 @@ for pin in "${pins[@]}"; do
   have="$(go list -m -f '{{.Version}}' "${mod}" 2>/dev/null || true)"
   if [[ -n "${have}" && "${have}" != "${want}" ]]; then
     echo "${mod} is at ${have}; DESIGN.md pins ${want}"
+    bad=1
+  fi
+done
+
+# Tools module (hack/tools): these must be there, at these versions.
+tool_pins=(
+  "github.com/golangci/golangci-lint/v2 v2.15.0"
+)
+for pin in "${tool_pins[@]}"; do
+  mod="${pin% *}"; want="${pin#* }"
+  have="$(GOWORK=off go -C hack/tools list -m -f '{{.Version}}' "${mod}" 2>/dev/null || true)"
+  if [[ "${have}" != "${want}" ]]; then
+    echo "hack/tools: ${mod} is at ${have:-nothing}; pinned at ${want}"
     bad=1
   fi
 done

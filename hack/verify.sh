@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Checks that the tree is clean: formatting, vet, tidy modules, pinned
-# library versions, and generated code that matches its sources.
+# Checks that the tree is clean: formatting, vet, golangci-lint, tidy
+# modules, pinned library versions, and generated code that matches its
+# sources.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -24,9 +25,14 @@ step "go vet"
 go vet ./... || fail=1
 go vet -tags e2e ./test/e2e/... || fail=1
 
+step golangci-lint
+# Pinned in hack/tools/go.mod; the linters and why are in docs/development.md.
+# LINT_CONCURRENCY=1 keeps it to one core on a shared machine (0: all).
+GOWORK=off go tool -modfile=hack/tools/go.mod golangci-lint run --concurrency "${LINT_CONCURRENCY:-0}" ./... || fail=1
+
 step "go mod tidy"
 go mod tidy -diff || { echo "go.mod/go.sum are not tidy: run go mod tidy"; fail=1; }
-for m in hack/testbin/etcd hack/testbin/kubernetes hack/testbin/kwok hack/testbin/capi; do
+for m in hack/tools hack/testbin/etcd hack/testbin/kubernetes hack/testbin/kwok hack/testbin/capi; do
   (cd "${m}" && GOWORK=off go mod tidy -diff) || { echo "${m}: not tidy"; fail=1; }
 done
 
