@@ -148,8 +148,20 @@ func (b *Builder) noProxy(extra ...string) string {
 func (b *Builder) commonPayload(n config.Node, genesis bool, apiServer string) (*Payload, error) {
 	p := &Payload{}
 	p.addHostFiles(b.host.Files)
+	b.addAptAndNames(p, genesis)
+	unit, endpoint := b.runtimeEndpoint()
+	if err := b.addRuntime(p, unit); err != nil {
+		return nil, err
+	}
+	if err := b.addKubelet(p, n, genesis, apiServer, unit, endpoint); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
 
-	// apt
+// addAptAndNames adds the apt configuration (proxy, repositories, keys),
+// the hosts entries and the NTP servers.
+func (b *Builder) addAptAndNames(p *Payload, genesis bool) {
 	pk := b.packages(genesis)
 	if b.network.Proxy != nil {
 		u := b.network.Proxy.URL
@@ -177,14 +189,17 @@ func (b *Builder) commonPayload(n config.Node, genesis bool, apiServer string) (
 		}
 		p.add("/etc/chrony/sources.d/promenade.sources", 0o644, s.String())
 	}
+}
 
-	// container runtime
-	unit, endpoint := b.runtimeEndpoint()
+// addRuntime adds the container runtime's configuration (Docker's, the
+// given containerd one, or a default containerd one) and its proxy, to the
+// systemd unit named unit.
+func (b *Builder) addRuntime(p *Payload, unit string) error {
 	switch {
 	case b.docker != nil:
 		j, err := json.MarshalIndent(b.docker.Config, "", "  ")
 		if err != nil {
-			return nil, err
+			return err
 		}
 		p.add("/etc/docker/daemon.json", 0o644, string(j)+"\n")
 	case b.containerd != nil:
@@ -200,19 +215,23 @@ func (b *Builder) commonPayload(n config.Node, genesis bool, apiServer string) (
 		p.add("/etc/systemd/system/"+unit+".service.d/http-proxy.conf", 0o644, fmt.Sprintf(
 			"[Service]\nEnvironment=\"HTTP_PROXY=%s\"\nEnvironment=\"HTTPS_PROXY=%s\"\nEnvironment=\"NO_PROXY=%s\"\n", u, u, b.noProxy()))
 	}
+	return nil
+}
 
-	// kubelet
+// addKubelet adds the kubelet's certificates, kubeconfig (to apiServer),
+// configuration and systemd unit, started after the runtime's unit.
+func (b *Builder) addKubelet(p *Payload, n config.Node, genesis bool, apiServer, unit, endpoint string) error {
 	kp, err := b.kubeletPair(n, genesis)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	clusterCA, err := b.material(v1.SchemaCertificateAuthority, "kubernetes")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	kubeletCA, err := b.material(v1.SchemaCertificateAuthority, "kubelet", "kubernetes")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	const kdir = "/etc/kubernetes/kubelet"
 	p.addPair(kdir+"/pki", "kubelet", kp)
@@ -220,7 +239,7 @@ func (b *Builder) commonPayload(n config.Node, genesis bool, apiServer string) (
 	p.add(kdir+"/pki/kubelet-client-ca.pem", 0o644, kubeletCA)
 	if err := p.addYAML(kdir+"/kubeconfig.yaml", 0o600, kubeconfig(apiServer, kdir+"/pki/cluster-ca.pem",
 		kdir+"/pki/kubelet.pem", kdir+"/pki/kubelet-key.pem", "kubelet")); err != nil {
-		return nil, err
+		return err
 	}
 	cfg := map[string]any{
 		"apiVersion": "kubelet.config.k8s.io/v1beta1",
@@ -241,7 +260,7 @@ func (b *Builder) commonPayload(n config.Node, genesis bool, apiServer string) (
 	}
 	deepMerge(cfg, b.kubelet.ConfigFileOverrides)
 	if err := p.addYAML(kdir+"/config.yaml", 0o644, cfg); err != nil {
-		return nil, err
+		return err
 	}
 	args := []string{
 		"--config=" + kdir + "/config.yaml",
@@ -265,7 +284,7 @@ StartLimitInterval=0
 [Install]
 WantedBy=multi-user.target
 `, unit, strings.Join(args, " \\\n  ")))
-	return p, nil
+	return nil
 }
 
 func (b *Builder) packages(genesis bool) v1.ReposAndPackages {
@@ -339,6 +358,35 @@ func (b *Builder) GenesisPayload() (*Payload, error) {
 	if err := b.adminPayload(p, local); err != nil {
 		return nil, err
 	}
+	if err := b.addGenesisPKI(p, n, local); err != nil {
+		return nil, err
+	}
+	if err := b.addGenesisPods(p, n); err != nil {
+		return nil, err
+	}
+	plan, err := b.armadaPlan()
+	if err != nil {
+		return nil, err
+	}
+	if plan != nil {
+		p.addArmada(plan)
+	}
+	validator, err := b.validateClusterScript("validate-bootstrap.sh", []string{n.Hostname})
+	if err != nil {
+		return nil, err
+	}
+	p.add(GenesisValidatorPath, 0o700, string(validator))
+	p.addHostFiles(b.genesis.Files)
+	p.sorted()
+	return p, nil
+}
+
+// addGenesisPKI adds the control plane's certificates and keys, the
+// kubeconfigs of the controller manager and scheduler (to local) and the
+// encryption configuration, when there is one.
+func (b *Builder) addGenesisPKI(p *Payload, n config.Node, local string) error {
+	// The first error stops the reading; it is returned once, below.
+	var err error
 	get := func(schema string, names ...string) string {
 		if err != nil {
 			return ""
@@ -370,7 +418,7 @@ func (b *Builder) GenesisPayload() (*Payload, error) {
 	etcdServer := pairOf("kubernetes-etcd-"+h, "kubernetes-etcd-genesis")
 	etcdPeer := pairOf("kubernetes-etcd-"+h+"-peer", "kubernetes-etcd-genesis-peer")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	p.add(PKIDir+"/cluster-ca.pem", 0o644, clusterCA)
 	p.add(PKIDir+"/cluster-ca-key.pem", 0o600, clusterCAKey)
@@ -389,7 +437,7 @@ func (b *Builder) GenesisPayload() (*Payload, error) {
 	for _, comp := range []struct{ name, pair string }{{"controller-manager", "controller-manager"}, {"scheduler", "scheduler"}} {
 		if err := p.addYAML("/etc/kubernetes/"+comp.name+"/kubeconfig.yaml", 0o600, kubeconfig(local, PKIDir+"/cluster-ca.pem",
 			PKIDir+"/"+comp.pair+".pem", PKIDir+"/"+comp.pair+"-key.pem", comp.name)); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if b.encryption != nil && len(b.encryption.Etcd) > 0 {
@@ -400,10 +448,17 @@ func (b *Builder) GenesisPayload() (*Payload, error) {
 		if err := p.addYAML(EncryptionCfg, 0o600, map[string]any{
 			"apiVersion": "apiserver.config.k8s.io/v1", "kind": "EncryptionConfiguration", "resources": res,
 		}); err != nil {
-			return nil, err
+			return err
 		}
 	}
+	return nil
+}
 
+// addGenesisPods adds the control plane's static pods: the API server,
+// controller manager, scheduler, and the Kubernetes etcd with an auxiliary
+// member on the same node (the initial cluster names both).
+func (b *Builder) addGenesisPods(p *Payload, n config.Node) error {
+	h := n.Hostname
 	params := b.podParams(n)
 	main := params.etcdPorts()
 	aux := AuxiliaryEtcdPorts(params)
@@ -416,24 +471,10 @@ func (b *Builder) GenesisPayload() (*Payload, error) {
 		EtcdPod(params, "auxiliary-etcd", "auxiliary-0", aux),
 	} {
 		if err := p.addPod(pod); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	plan, err := b.armadaPlan()
-	if err != nil {
-		return nil, err
-	}
-	if plan != nil {
-		p.addArmada(plan)
-	}
-	validator, err := b.validateClusterScript("validate-bootstrap.sh", []string{h})
-	if err != nil {
-		return nil, err
-	}
-	p.add(GenesisValidatorPath, 0o700, string(validator))
-	p.addHostFiles(b.genesis.Files)
-	p.sorted()
-	return p, nil
+	return nil
 }
 
 // JoinPayload is everything join-<node>.sh lays down: the common files, an
