@@ -16,13 +16,19 @@ type Events struct {
 // Record emits one event about obj. action is the verb the event is about
 // (Reconcile, Install, Provision...); "" uses reason.
 func (e Events) Record(obj runtime.Object, eventType, reason, action, note string) {
+	e.RecordRelated(obj, nil, eventType, reason, action, note)
+}
+
+// RecordRelated is Record with a second object the event is also about
+// (an owner acting on a member: the group enabling a chart).
+func (e Events) RecordRelated(obj, related runtime.Object, eventType, reason, action, note string) {
 	if e.Recorder == nil {
 		return
 	}
 	if action == "" {
 		action = reason
 	}
-	e.Recorder.Eventf(obj, nil, eventType, reason, action, "%s", Truncate(note))
+	e.Recorder.Eventf(obj, related, eventType, reason, action, "%s", Truncate(note))
 }
 
 // OnTransition emits the event only when changed is true: reconcilers

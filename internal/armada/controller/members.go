@@ -340,10 +340,8 @@ func (k memberKind[M]) setTarget(ctx context.Context, cl client.Client, rec reco
 	if err := patchIfChanged(ctx, cl, m, before); err != nil {
 		return fmt.Errorf("%s: %s[%d]: enabling %s %s: %w", id, k.field, i, k.kind, m.GetName(), err)
 	}
-	if rec != nil {
-		rec.Eventf(e.owner, m, corev1.EventTypeNormal, k.reasons.enabled, "Enable", "%s %s enabled with target state %s (annotation %s; its spec.target_state is left as written)",
-			k.kind, m.GetName(), e.target, TargetStateAnnotation)
-	}
+	operatorkit.Events{Recorder: rec}.RecordRelated(e.owner, m, corev1.EventTypeNormal, k.reasons.enabled, "Enable",
+		fmt.Sprintf("%s %s enabled with target state %s (annotation %s; its spec.target_state is left as written)", k.kind, m.GetName(), e.target, TargetStateAnnotation))
 	return nil
 }
 
