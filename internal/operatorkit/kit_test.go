@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 )
@@ -202,5 +203,22 @@ func TestWaitErrUnwraps(t *testing.T) {
 	}
 	if o := OutcomeOf(err, "Failed"); o.Kind != Waiting || o.Message != cause.Error() || o.After != time.Second {
 		t.Errorf("OutcomeOf(WaitErr) = %+v", o)
+	}
+}
+
+// relatedRecorder keeps the objects of the events it is given.
+type relatedRecorder struct{ regarding, related []runtime.Object }
+
+func (r *relatedRecorder) Eventf(regarding, related runtime.Object, _, _, _, _ string, _ ...any) {
+	r.regarding, r.related = append(r.regarding, regarding), append(r.related, related)
+}
+
+func TestRecordRelatedNamesBothObjects(t *testing.T) {
+	rec := &relatedRecorder{}
+	owner, member := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "owner"}}, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "member"}}
+	Events{Recorder: rec}.RecordRelated(owner, member, corev1.EventTypeNormal, "Enabled", "Enable", "n")
+	Events{Recorder: rec}.Record(owner, corev1.EventTypeNormal, "Ready", "", "n")
+	if len(rec.regarding) != 2 || rec.regarding[0] != owner || rec.related[0] != member || rec.related[1] != nil {
+		t.Fatalf("regarding %v related %v", rec.regarding, rec.related)
 	}
 }
