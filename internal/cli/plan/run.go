@@ -51,96 +51,7 @@ func newRun(streams cli.IOStreams, g *siteflags.Options) *cobra.Command {
 			if err := output.Validate(format); err != nil {
 				return err
 			}
-			ctx := cmd.Context()
-			site, err := g.Site()
-			if err != nil {
-				return err
-			}
-			plan, err := site.Plan(args[0])
-			if err != nil {
-				return err
-			}
-			if err := site.CheckPlan(ctx, plan); err != nil {
-				return fmt.Errorf("plan %q is invalid, nothing run: %w", args[0], err)
-			}
-			steps := plan.API.AllPhases()
-			waves, err := phase.OrderSteps(steps)
-			if err != nil {
-				return err
-			}
-			// Steps by index: a plan without dependsOn may run a phase twice.
-			skip := make([]bool, len(steps))
-			if resumeFrom != "" {
-				i := slices.IndexFunc(steps, func(s v1.PhaseStep) bool { return s.Name == resumeFrom })
-				if i < 0 {
-					return fmt.Errorf("--resume-from %q is not a phase of plan %q", resumeFrom, args[0])
-				}
-				for j := range steps[:i] {
-					skip[j] = true
-				}
-			}
-			streams := streams.Synchronized()
-			// With -o json|yaml stdout holds the summary alone.
-			progress := streams
-			if format != output.Table {
-				progress.Out = streams.ErrOut
-			}
-			results := make([]*stepResult, len(steps))
-			for i, s := range steps {
-				results[i] = &stepResult{Phase: s.Name, Result: resultNotRun}
-			}
-			failed := false
-			for _, wave := range waves {
-				var wg sync.WaitGroup
-				for _, i := range wave {
-					r := results[i]
-					if skip[i] {
-						r.Result = resultSkipped
-						continue
-					}
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						r.Result, r.Error, r.Duration = runStep(ctx, progress, site, r.Phase, o)
-					}()
-				}
-				wg.Wait()
-				for _, i := range wave {
-					if results[i].Result == resultFailed {
-						failed = true
-					}
-				}
-				if failed {
-					break
-				}
-			}
-			rows := make([]stepResult, 0, len(steps))
-			for _, res := range results {
-				r := *res
-				r.Seconds = r.Duration.Round(time.Millisecond).Seconds()
-				rows = append(rows, r)
-			}
-			if format == output.Table {
-				fmt.Fprintln(streams.Out)
-			}
-			_ = output.Print(streams.Out, format, rows, func(tw *tabwriter.Writer) {
-				output.Row(tw, "PHASE", "RESULT", "DURATION")
-				for _, r := range rows {
-					output.Row(tw, r.Phase, r.Result, r.Duration.Round(100*time.Millisecond))
-				}
-			})
-			if failed {
-				var first stepResult
-				for _, r := range rows {
-					if r.Result == resultFailed {
-						first = r
-						break
-					}
-				}
-				return fmt.Errorf("plan %q stopped: phase %q failed: %s\nfix it and continue with: airshipctl plan run %s --resume-from %s",
-					args[0], first.Phase, first.Error, args[0], first.Phase)
-			}
-			return nil
+			return runPlan(cmd.Context(), streams, g, args[0], resumeFrom, format, o)
 		},
 	}
 	cmd.Flags().StringVar(&resumeFrom, "resume-from", "", "skip the phases before this one")
@@ -148,6 +59,109 @@ func newRun(streams cli.IOStreams, g *siteflags.Options) *cobra.Command {
 	cmd.Flags().BoolVar(&o.DryRun, "dry-run", false, "ask the server what would change; change nothing")
 	cli.AddTimeoutFlag(cmd.Flags(), &o.WaitTimeout, 0, "per-phase wait timeout (default: each executor's own)")
 	return cmd
+}
+
+// runPlan runs the plan's phases wave by wave, from resumeFrom on, stops
+// after the first wave with a failure, and prints a row a phase.
+func runPlan(ctx context.Context, streams cli.IOStreams, g *siteflags.Options, name, resumeFrom, format string, o phasecmd.RunOptions) error {
+	site, err := g.Site()
+	if err != nil {
+		return err
+	}
+	plan, err := site.Plan(name)
+	if err != nil {
+		return err
+	}
+	if err := site.CheckPlan(ctx, plan); err != nil {
+		return fmt.Errorf("plan %q is invalid, nothing run: %w", name, err)
+	}
+	steps := plan.API.AllPhases()
+	waves, err := phase.OrderSteps(steps)
+	if err != nil {
+		return err
+	}
+	skip, err := skipBefore(steps, resumeFrom, name)
+	if err != nil {
+		return err
+	}
+	streams = streams.Synchronized()
+	// With -o json|yaml stdout holds the summary alone.
+	progress := streams
+	if format != output.Table {
+		progress.Out = streams.ErrOut
+	}
+	results := make([]*stepResult, len(steps))
+	for i, s := range steps {
+		results[i] = &stepResult{Phase: s.Name, Result: resultNotRun}
+	}
+	runWaves(waves, skip, results, func(r *stepResult) {
+		r.Result, r.Error, r.Duration = runStep(ctx, progress, site, r.Phase, o)
+	})
+	rows := make([]stepResult, 0, len(steps))
+	for _, res := range results {
+		r := *res
+		r.Seconds = r.Duration.Round(time.Millisecond).Seconds()
+		rows = append(rows, r)
+	}
+	if format == output.Table {
+		fmt.Fprintln(streams.Out)
+	}
+	_ = output.Print(streams.Out, format, rows, func(tw *tabwriter.Writer) {
+		output.Row(tw, "PHASE", "RESULT", "DURATION")
+		for _, r := range rows {
+			output.Row(tw, r.Phase, r.Result, r.Duration.Round(100*time.Millisecond))
+		}
+	})
+	for _, r := range rows {
+		if r.Result == resultFailed {
+			return fmt.Errorf("plan %q stopped: phase %q failed: %s\nfix it and continue with: airshipctl plan run %s --resume-from %s",
+				name, r.Phase, r.Error, name, r.Phase)
+		}
+	}
+	return nil
+}
+
+// skipBefore marks, by index, the steps before resumeFrom (none when it is
+// empty). By index: a plan without dependsOn may run a phase twice.
+func skipBefore(steps []v1.PhaseStep, resumeFrom, plan string) ([]bool, error) {
+	skip := make([]bool, len(steps))
+	if resumeFrom == "" {
+		return skip, nil
+	}
+	i := slices.IndexFunc(steps, func(s v1.PhaseStep) bool { return s.Name == resumeFrom })
+	if i < 0 {
+		return nil, fmt.Errorf("--resume-from %q is not a phase of plan %q", resumeFrom, plan)
+	}
+	for j := range steps[:i] {
+		skip[j] = true
+	}
+	return skip, nil
+}
+
+// runWaves runs each wave's steps at once, marking the skipped ones, and
+// runs no wave after one in which a step failed.
+func runWaves(waves [][]int, skip []bool, results []*stepResult, run func(*stepResult)) {
+	for _, wave := range waves {
+		var wg sync.WaitGroup
+		for _, i := range wave {
+			r := results[i]
+			if skip[i] {
+				r.Result = resultSkipped
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				run(r)
+			}()
+		}
+		wg.Wait()
+		for _, i := range wave {
+			if results[i].Result == resultFailed {
+				return
+			}
+		}
+	}
 }
 
 func runStep(ctx context.Context, streams cli.IOStreams, site *phase.Site, name string, o phasecmd.RunOptions) (string, string, time.Duration) {
@@ -198,39 +212,7 @@ Exits 1 when a phase has objects not applied or not ready, or its status cannot 
 			}
 			var rows []planStatusRow
 			for _, s := range plan.API.AllPhases() {
-				row := planStatusRow{Phase: s.Name}
-				p, err := site.Phase(s.Name)
-				if err != nil {
-					row.Message, row.failed = err.Error(), true
-					rows = append(rows, row)
-					continue
-				}
-				exe, err := site.Executor(p)
-				if err != nil {
-					row.Message, row.failed = err.Error(), true
-					rows = append(rows, row)
-					continue
-				}
-				st, err := exe.Status(cmd.Context())
-				if err != nil {
-					row.Message, row.failed = err.Error(), true
-					rows = append(rows, row)
-					continue
-				}
-				row.Message = st.Message
-				for _, o := range st.Objects {
-					row.Objects++
-					if o.Applied {
-						row.Applied++
-					}
-					if o.Ready {
-						row.Ready++
-					}
-					if o.Drifted {
-						row.Drifted++
-					}
-				}
-				rows = append(rows, row)
+				rows = append(rows, phaseStatus(cmd.Context(), site, s.Name))
 			}
 			if err := output.Print(streams.Out, format, rows, func(tw *tabwriter.Writer) {
 				output.Row(tw, "PHASE", "OBJECTS", "APPLIED", "READY", "DRIFTED", "MESSAGE")
@@ -254,4 +236,39 @@ Exits 1 when a phase has objects not applied or not ready, or its status cannot 
 	}
 	output.AddFlag(cmd, &format)
 	return cmd
+}
+
+// phaseStatus counts the phase's objects that are applied, ready and
+// drifted; a status that cannot be read is a failed row saying why.
+func phaseStatus(ctx context.Context, site *phase.Site, name string) planStatusRow {
+	row := planStatusRow{Phase: name}
+	p, err := site.Phase(name)
+	if err != nil {
+		row.Message, row.failed = err.Error(), true
+		return row
+	}
+	exe, err := site.Executor(p)
+	if err != nil {
+		row.Message, row.failed = err.Error(), true
+		return row
+	}
+	st, err := exe.Status(ctx)
+	if err != nil {
+		row.Message, row.failed = err.Error(), true
+		return row
+	}
+	row.Message = st.Message
+	for _, o := range st.Objects {
+		row.Objects++
+		if o.Applied {
+			row.Applied++
+		}
+		if o.Ready {
+			row.Ready++
+		}
+		if o.Drifted {
+			row.Drifted++
+		}
+	}
+	return row
 }
