@@ -27,18 +27,51 @@ const TokenEnv = "PROMENADE_API_TOKEN"
 // (a variable for tests).
 var KubeTimeout = 30 * time.Second
 
+// serveFlags are promenade serve's flags.
+type serveFlags struct {
+	listen, certFile, keyFile, tokenFile string
+	kubeconfig                           string
+	insecureNoAuth                       bool
+	opts                                 server.Options
+	timeouts                             httplimit.ServerTimeouts
+}
+
 func newServeCmd(streams cli.IOStreams) *cobra.Command {
-	var (
-		listen, certFile, keyFile, tokenFile string
-		kubeconfig                           string
-		insecureNoAuth                       bool
-		opts                                 server.Options
-		timeouts                             httplimit.ServerTimeouts
-	)
+	var sf serveFlags
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the Promenade API (join and removal scripts, node labels, design validation, health, versions)",
-		Long: `Serves:
+		Long:  serveLong,
+		Example: `  # On a node's network, with TLS and a token
+  promenade serve --listen 0.0.0.0:9000 --tls-cert api.crt --tls-key api.key \
+    --token-file /etc/promenade/token --design-root /srv/designs
+
+  # Locally, for a quick try
+  promenade serve --listen 127.0.0.1:9000 --insecure-no-auth --design-root ./site`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return sf.run(cmd.Context(), streams)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&sf.listen, "listen", "127.0.0.1:9000", "address to listen on")
+	f.StringVar(&sf.certFile, "tls-cert", "", "PEM certificate (chain) to serve HTTPS with")
+	f.StringVar(&sf.keyFile, "tls-key", "", "PEM private key of --tls-cert")
+	f.StringVar(&sf.tokenFile, "token-file", "", "file holding the bearer token clients must send (overrides "+TokenEnv+")")
+	f.BoolVar(&sf.insecureNoAuth, "insecure-no-auth", false, "serve without a token (loopback addresses only)")
+	f.StringVar(&sf.opts.DesignRoot, "design-root", "", "directory file design_refs are confined to (default: the working directory)")
+	f.BoolVar(&sf.opts.AllowRemote, "allow-remote-designs", false, "let design_refs be http(s) URLs this server fetches")
+	f.DurationVar(&sf.opts.RemoteTimeout, "remote-design-timeout", server.DefaultRemoteTimeout, "time limit of one remote design fetch")
+	f.StringVar(&sf.kubeconfig, "kubeconfig", "", "kubeconfig whose credentials node-labels changes Nodes with (default: in-cluster config, if any)")
+	f.Int64Var(&sf.opts.MaxDesignBytes, "max-design-bytes", server.DefaultMaxDesignBytes, "size limit of a remote design")
+	f.DurationVar(&sf.timeouts.ReadHeader, "read-header-timeout", httplimit.DefaultReadHeaderTimeout, "time limit of reading a request's header")
+	f.DurationVar(&sf.timeouts.Read, "read-timeout", httplimit.DefaultReadTimeout, "time limit of reading a whole request")
+	f.DurationVar(&sf.timeouts.Write, "write-timeout", httplimit.DefaultWriteTimeout, "time limit of handling a request and writing its answer")
+	f.DurationVar(&sf.timeouts.Idle, "idle-timeout", httplimit.DefaultIdleTimeout, "how long an idle kept-alive connection stays open")
+	return cmd
+}
+
+const serveLong = `Serves:
   GET  /api/v1.0/join-scripts?hostname=&ip=&design_ref=[&labels.static=][&labels.dynamic=][&leave_kubectl=]
   GET  /api/v1.0/removal-scripts?hostname=&design_ref=[&ip=][&labels.static=][&labels.dynamic=]
   PUT  /api/v1.0/node-labels/{node}[?force=true]   {"label": "value", "removed-label": null}
@@ -67,73 +100,52 @@ written within --write-timeout (raised to --remote-design-timeout plus 30s
 when remote designs are allowed and that is longer), and a kept-alive
 connection waiting for its next request is closed after --idle-timeout.
 A remote design fetch is bounded by --remote-design-timeout and
---max-design-bytes.`,
-		Example: `  # On a node's network, with TLS and a token
-  promenade serve --listen 0.0.0.0:9000 --tls-cert api.crt --tls-key api.key \
-    --token-file /etc/promenade/token --design-root /srv/designs
+--max-design-bytes.`
 
-  # Locally, for a quick try
-  promenade serve --listen 127.0.0.1:9000 --insecure-no-auth --design-root ./site`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if (certFile == "") != (keyFile == "") {
-				return errors.New("--tls-cert and --tls-key go together")
-			}
-			opts.Token = os.Getenv(TokenEnv)
-			if tokenFile != "" {
-				b, err := os.ReadFile(tokenFile)
-				if err != nil {
-					return fmt.Errorf("--token-file: %w", err)
-				}
-				opts.Token = strings.TrimSpace(string(b))
-				if opts.Token == "" {
-					return fmt.Errorf("--token-file %s is empty", tokenFile)
-				}
-			}
-			if err := checkExposure(listen, opts.Token != "", insecureNoAuth, certFile != ""); err != nil {
-				return err
-			}
-			kube, kubeFrom, err := kubeClient(kubeconfig)
-			if err != nil {
-				return err
-			}
-			opts.Kube = kube
-			h, err := server.New(opts)
-			if err != nil {
-				return err
-			}
-			ln, err := net.Listen("tcp", listen)
-			if err != nil {
-				return err
-			}
-			scheme := "http"
-			if certFile != "" {
-				scheme = "https"
-			}
-			fmt.Fprintf(streams.Out, "promenade API listening on %s://%s (token required: %v, design root %s, remote designs: %v, node labels: %s)\n",
-				scheme, ln.Addr(), opts.Token != "", opts.DesignRoot, opts.AllowRemote, kubeFrom)
-			if opts.AllowRemote {
-				timeouts.Write = max(timeouts.Write, opts.RemoteTimeout+30*time.Second)
-			}
-			return Serve(cmd.Context(), ln, h, certFile, keyFile, timeouts)
-		},
+// run checks the flags (TLS pair, token, exposure), then serves until ctx
+// ends.
+func (sf *serveFlags) run(ctx context.Context, streams cli.IOStreams) error {
+	if (sf.certFile == "") != (sf.keyFile == "") {
+		return errors.New("--tls-cert and --tls-key go together")
 	}
-	f := cmd.Flags()
-	f.StringVar(&listen, "listen", "127.0.0.1:9000", "address to listen on")
-	f.StringVar(&certFile, "tls-cert", "", "PEM certificate (chain) to serve HTTPS with")
-	f.StringVar(&keyFile, "tls-key", "", "PEM private key of --tls-cert")
-	f.StringVar(&tokenFile, "token-file", "", "file holding the bearer token clients must send (overrides "+TokenEnv+")")
-	f.BoolVar(&insecureNoAuth, "insecure-no-auth", false, "serve without a token (loopback addresses only)")
-	f.StringVar(&opts.DesignRoot, "design-root", "", "directory file design_refs are confined to (default: the working directory)")
-	f.BoolVar(&opts.AllowRemote, "allow-remote-designs", false, "let design_refs be http(s) URLs this server fetches")
-	f.DurationVar(&opts.RemoteTimeout, "remote-design-timeout", server.DefaultRemoteTimeout, "time limit of one remote design fetch")
-	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig whose credentials node-labels changes Nodes with (default: in-cluster config, if any)")
-	f.Int64Var(&opts.MaxDesignBytes, "max-design-bytes", server.DefaultMaxDesignBytes, "size limit of a remote design")
-	f.DurationVar(&timeouts.ReadHeader, "read-header-timeout", httplimit.DefaultReadHeaderTimeout, "time limit of reading a request's header")
-	f.DurationVar(&timeouts.Read, "read-timeout", httplimit.DefaultReadTimeout, "time limit of reading a whole request")
-	f.DurationVar(&timeouts.Write, "write-timeout", httplimit.DefaultWriteTimeout, "time limit of handling a request and writing its answer")
-	f.DurationVar(&timeouts.Idle, "idle-timeout", httplimit.DefaultIdleTimeout, "how long an idle kept-alive connection stays open")
-	return cmd
+	opts, timeouts := sf.opts, sf.timeouts
+	opts.Token = os.Getenv(TokenEnv)
+	if sf.tokenFile != "" {
+		b, err := os.ReadFile(sf.tokenFile)
+		if err != nil {
+			return fmt.Errorf("--token-file: %w", err)
+		}
+		opts.Token = strings.TrimSpace(string(b))
+		if opts.Token == "" {
+			return fmt.Errorf("--token-file %s is empty", sf.tokenFile)
+		}
+	}
+	if err := checkExposure(sf.listen, opts.Token != "", sf.insecureNoAuth, sf.certFile != ""); err != nil {
+		return err
+	}
+	kube, kubeFrom, err := kubeClient(sf.kubeconfig)
+	if err != nil {
+		return err
+	}
+	opts.Kube = kube
+	h, err := server.New(opts)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", sf.listen)
+	if err != nil {
+		return err
+	}
+	scheme := "http"
+	if sf.certFile != "" {
+		scheme = "https"
+	}
+	fmt.Fprintf(streams.Out, "promenade API listening on %s://%s (token required: %v, design root %s, remote designs: %v, node labels: %s)\n",
+		scheme, ln.Addr(), opts.Token != "", opts.DesignRoot, opts.AllowRemote, kubeFrom)
+	if opts.AllowRemote {
+		timeouts.Write = max(timeouts.Write, opts.RemoteTimeout+30*time.Second)
+	}
+	return Serve(ctx, ln, h, sf.certFile, sf.keyFile, timeouts)
 }
 
 // kubeClient is the client node-labels uses: from the kubeconfig file,
