@@ -68,7 +68,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // SetupWithManager registers the controller, its Secret index and watches.
-func (r *Reconciler) SetupWithManager(ctx context.Context, mgr manager.Manager, skipNameValidation bool) error {
+func (r *Reconciler) SetupWithManager(ctx context.Context, mgr manager.Manager) error {
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
 	}
@@ -90,13 +90,12 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr manager.Manager, 
 	}); err != nil {
 		return fmt.Errorf("indexing BareMetalHosts by credentials Secret: %w", err)
 	}
-	skip := skipNameValidation
 	return builder.ControllerManagedBy(mgr).
 		// Status writes of the controller itself must not wake it: a
 		// failing step waits for its backoff.
 		For(&metal3v1alpha1.BareMetalHost{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.hostsOfSecret)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: r.Concurrency, SkipNameValidation: &skip}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.Concurrency}).
 		Named("baremetalhost").
 		Complete(r)
 }

@@ -16,7 +16,6 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -37,16 +36,14 @@ type ClusterReconciler struct {
 // +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=metal3clusters/finalizers,verbs=update
 
 // SetupWithManager registers the controller, woken by its Cluster.
-func (r *ClusterReconciler) SetupWithManager(_ context.Context, mgr manager.Manager, skipNameValidation bool) error {
+func (r *ClusterReconciler) SetupWithManager(_ context.Context, mgr manager.Manager) error {
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
 	}
-	skip := skipNameValidation
 	return builder.ControllerManagedBy(mgr).
 		For(&infrav1.Metal3Cluster{}).
 		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(clusterToMetal3Cluster)).
 		Watches(&infrav1.Metal3Machine{}, handler.EnqueueRequestsFromMapFunc(r.machineToMetal3Cluster)).
-		WithOptions(controller.Options{SkipNameValidation: &skip}).
 		Named("metal3cluster").
 		Complete(r)
 }

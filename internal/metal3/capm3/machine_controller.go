@@ -85,7 +85,7 @@ type MachineReconciler struct {
 
 // SetupWithManager registers the controller, woken by its Machine, its
 // Cluster, its host and hosts becoming free.
-func (r *MachineReconciler) SetupWithManager(ctx context.Context, mgr manager.Manager, skipNameValidation bool) error {
+func (r *MachineReconciler) SetupWithManager(ctx context.Context, mgr manager.Manager) error {
 	if r.Concurrency < 1 {
 		r.Concurrency = 1
 	}
@@ -121,7 +121,6 @@ func (r *MachineReconciler) SetupWithManager(ctx context.Context, mgr manager.Ma
 	}); err != nil {
 		return fmt.Errorf("indexing Metal3Machines by cluster: %w", err)
 	}
-	skip := skipNameValidation
 	return builder.ControllerManagedBy(mgr).
 		// The controller's own status writes do not wake it; spec, metadata
 		// (owner, annotations, finalizers) and deletion do.
@@ -142,7 +141,7 @@ func (r *MachineReconciler) SetupWithManager(ctx context.Context, mgr manager.Ma
 			builder.WithPredicates(predicate.Funcs{UpdateFunc: hostFreed, DeleteFunc: func(ctrlevent.DeleteEvent) bool { return false }})).
 		Watches(&infrav1.Metal3DataClaim{}, handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &infrav1.Metal3Machine{})).
 		Watches(&infrav1.Metal3Data{}, handler.EnqueueRequestsFromMapFunc(dataToMetal3Machine)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: r.Concurrency, SkipNameValidation: &skip}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.Concurrency}).
 		Named("metal3machine").
 		Complete(r)
 }

@@ -21,6 +21,7 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/yaml"
 
@@ -70,15 +71,17 @@ func startManager(t *testing.T) {
 		Scheme:                 env.Scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
+		// Every test starts a manager with the same controller names.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	if err := ipam.SetupWithManager(ctx, mgr, ipam.Options{SkipNameValidation: true}); err != nil {
+	if err := ipam.SetupWithManager(ctx, mgr, ipam.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := data.SetupWithManager(ctx, mgr, data.Options{SkipNameValidation: true, Concurrency: 4}); err != nil {
+	if err := data.SetupWithManager(ctx, mgr, data.Options{Concurrency: 4}); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)

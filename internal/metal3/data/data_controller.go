@@ -59,8 +59,7 @@ type DataReconciler struct {
 // their Metal3Data.
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create;delete
 
-func (r *DataReconciler) setup(mgr ctrl.Manager, concurrency int, skipNameValidation bool) error {
-	skip := skipNameValidation
+func (r *DataReconciler) setup(mgr ctrl.Manager, concurrency int) error {
 	return builder.ControllerManagedBy(mgr).
 		For(&infrav1.Metal3Data{}).
 		Watches(&ipamv1.IPClaim{}, handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &infrav1.Metal3Data{}, handler.OnlyControllerOwner())).
@@ -69,7 +68,7 @@ func (r *DataReconciler) setup(mgr ctrl.Manager, concurrency int, skipNameValida
 		// annotation of the machine matters here.
 		Watches(&infrav1.Metal3Machine{}, handler.EnqueueRequestsFromMapFunc(r.dataOfClaim), builder.WithPredicates(predicate.AnnotationChangedPredicate{})).
 		Watches(&infrav1.Metal3DataTemplate{}, handler.EnqueueRequestsFromMapFunc(r.dataOfTemplate), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency, SkipNameValidation: &skip}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency}).
 		Named("metal3data").
 		Complete(r)
 }

@@ -38,8 +38,6 @@ type Options struct {
 	// Concurrency is how many Metal3Data are reconciled at once (default
 	// 1). Templates are reconciled one at a time each.
 	Concurrency int
-	// SkipNameValidation allows more than one manager per process (tests).
-	SkipNameValidation bool
 }
 
 // SetupWithManager registers the Metal3DataTemplate and Metal3Data
@@ -58,11 +56,11 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 		return fmt.Errorf("indexing Metal3Data by %s: %w", claimIndex, err)
 	}
 	t := &TemplateReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader()}
-	if err := t.setup(mgr, opts.SkipNameValidation); err != nil {
+	if err := t.setup(mgr); err != nil {
 		return err
 	}
 	d := &DataReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader()}
-	return d.setup(mgr, max(opts.Concurrency, 1), opts.SkipNameValidation)
+	return d.setup(mgr, max(opts.Concurrency, 1))
 }
 
 func templateOf(o client.Object) []string {

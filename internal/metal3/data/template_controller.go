@@ -49,15 +49,14 @@ type TemplateReconciler struct {
 // +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=metal3datas,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=cluster.x-k8s.io,resources=clusters,verbs=get;list;watch
 
-func (r *TemplateReconciler) setup(mgr ctrl.Manager, skipNameValidation bool) error {
-	skip := skipNameValidation
+func (r *TemplateReconciler) setup(mgr ctrl.Manager) error {
 	return builder.ControllerManagedBy(mgr).
 		For(&infrav1.Metal3DataTemplate{}).
 		// Claims and Metal3Data matter when they come, change spec, are
 		// deleted or go; not when their status is written.
 		Watches(&infrav1.Metal3DataClaim{}, handler.EnqueueRequestsFromMapFunc(templateRequest), builder.WithPredicates(specOrDeletion)).
 		Watches(&infrav1.Metal3Data{}, handler.EnqueueRequestsFromMapFunc(templateRequest), builder.WithPredicates(specOrDeletion)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: 1, SkipNameValidation: &skip}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: 1}).
 		Named("metal3datatemplate").
 		Complete(r)
 }

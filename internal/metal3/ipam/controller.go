@@ -48,8 +48,6 @@ type Options struct {
 	// Concurrency is how many pools are reconciled at once (default 1).
 	// One pool is never reconciled twice at once.
 	Concurrency int
-	// SkipNameValidation allows more than one manager per process (tests).
-	SkipNameValidation bool
 }
 
 // Reconciler serves the IPClaims of one IPPool per call.
@@ -79,12 +77,11 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 	}
 	r := &Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader()}
 	concurrency := max(opts.Concurrency, 1)
-	skip := opts.SkipNameValidation
 	return builder.ControllerManagedBy(mgr).
 		For(&ipamv1.IPPool{}).
 		Watches(&ipamv1.IPClaim{}, handler.EnqueueRequestsFromMapFunc(poolRequest)).
 		Watches(&ipamv1.IPAddress{}, handler.EnqueueRequestsFromMapFunc(poolRequest)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency, SkipNameValidation: &skip}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency}).
 		Named("ippool").
 		Complete(r)
 }

@@ -16,8 +16,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	ipamv1 "github.com/airshipit/airship-go/api/ipam/v1alpha1"
@@ -45,12 +47,14 @@ func startManager(t *testing.T) {
 		Scheme:                 env.Scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
+		// Every test starts a manager with the same controller names.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	if err := ipam.SetupWithManager(ctx, mgr, ipam.Options{SkipNameValidation: true, Concurrency: 2}); err != nil {
+	if err := ipam.SetupWithManager(ctx, mgr, ipam.Options{Concurrency: 2}); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)

@@ -12,7 +12,6 @@ import (
 	"github.com/go-logr/logr"
 	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
 	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -145,78 +144,78 @@ func (o Options) Validate() error {
 	return o.Options.Validate()
 }
 
+// addToScheme add the kinds the operator reads and writes besides
+// client-go's.
+var addToScheme = []func(*runtime.Scheme) error{metal3v1alpha1.AddToScheme, infrav1.AddToScheme, ipamv1.AddToScheme, clusterv1.AddToScheme}
+
 // Scheme returns the kinds the operator reads and writes.
-func Scheme() (*runtime.Scheme, error) {
-	s := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(s); err != nil {
-		return nil, err
-	}
-	for _, add := range []func(*runtime.Scheme) error{metal3v1alpha1.AddToScheme, infrav1.AddToScheme, ipamv1.AddToScheme, clusterv1.AddToScheme} {
-		if err := add(s); err != nil {
-			return nil, err
-		}
-	}
-	return s, nil
-}
+func Scheme() (*runtime.Scheme, error) { return operatorkit.NewScheme(addToScheme...) }
 
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
 
-// NewManager builds the manager with the selected controllers.
-func NewManager(ctx context.Context, cfg *rest.Config, o Options, log logr.Logger) (ctrl.Manager, error) {
-	if err := o.Validate(); err != nil {
-		return nil, err
+// operator is the Metal3 operator process of o: the selected controllers,
+// after the CRDs of the kinds they need.
+func (o Options) operator() operatorkit.Operator {
+	return operatorkit.Operator{
+		Name:             "metal3-operator",
+		LeaderElectionID: LeaderElectionID,
+		Options:          o.Options,
+		Validate:         o.Validate,
+		AddToScheme:      addToScheme,
+		Kinds:            requiredKinds(o),
+		Reconcilers:      o.reconcilers,
+		LogValues:        []any{"controllers", o.Controllers, "concurrency", o.Concurrency},
 	}
-	scheme, err := Scheme()
-	if err != nil {
-		return nil, err
-	}
-	mgr, err := operatorkit.NewManager(cfg, scheme, o.Options, LeaderElectionID, log)
-	if err != nil {
-		return nil, err
-	}
+}
+
+// reconcilers are the selected controllers, in the order of Controllers.
+func (o Options) reconcilers(mgr ctrl.Manager, _ logr.Logger) []operatorkit.Reconciler {
+	var rs []operatorkit.Reconciler
 	if o.runs(BareMetalHostController) {
 		factory := o.Factory
 		if factory == nil {
 			factory = redfish.New(redfishOptions(o))
 		}
-		r := &baremetalhost.Reconciler{
+		rs = append(rs, &baremetalhost.Reconciler{
 			Client:            mgr.GetClient(),
 			Factory:           factory,
 			Recorder:          mgr.GetEventRecorder("metal3-operator"),
 			PowerPollInterval: o.PowerPollInterval,
 			Concurrency:       o.Concurrency,
-		}
-		if err := r.SetupWithManager(ctx, mgr, o.SkipControllerNameValidation); err != nil {
-			return nil, err
-		}
+		})
 	}
 	if o.runs(Metal3ClusterController) {
-		r := &capm3.ClusterReconciler{Client: mgr.GetClient()}
-		if err := r.SetupWithManager(ctx, mgr, o.SkipControllerNameValidation); err != nil {
-			return nil, err
-		}
+		rs = append(rs, &capm3.ClusterReconciler{Client: mgr.GetClient()})
 	}
 	if o.runs(Metal3MachineController) {
-		r := &capm3.MachineReconciler{
+		rs = append(rs, &capm3.MachineReconciler{
 			Client:      mgr.GetClient(),
 			Recorder:    mgr.GetEventRecorder("metal3-operator"),
 			Concurrency: o.MachineConcurrency,
-		}
-		if err := r.SetupWithManager(ctx, mgr, o.SkipControllerNameValidation); err != nil {
-			return nil, err
-		}
+		})
 	}
 	if o.runs(Metal3DataController) {
-		if err := data.SetupWithManager(ctx, mgr, data.Options{Concurrency: o.MachineConcurrency, SkipNameValidation: o.SkipControllerNameValidation}); err != nil {
-			return nil, err
-		}
+		rs = append(rs, operatorkit.SetupFunc(func(ctx context.Context, mgr ctrl.Manager) error {
+			return data.SetupWithManager(ctx, mgr, data.Options{Concurrency: o.MachineConcurrency})
+		}))
 	}
 	if o.runs(IPPoolController) {
-		if err := ipam.SetupWithManager(ctx, mgr, ipam.Options{Concurrency: 4, SkipNameValidation: o.SkipControllerNameValidation}); err != nil {
-			return nil, err
-		}
+		rs = append(rs, operatorkit.SetupFunc(func(ctx context.Context, mgr ctrl.Manager) error {
+			return ipam.SetupWithManager(ctx, mgr, ipam.Options{Concurrency: 4})
+		}))
 	}
-	return mgr, nil
+	return rs
+}
+
+// NewManager builds the manager with the selected controllers.
+func NewManager(ctx context.Context, cfg *rest.Config, o Options, log logr.Logger) (ctrl.Manager, error) {
+	return o.operator().NewManager(ctx, cfg, log)
+}
+
+// Run starts the operator and blocks until ctx is done; it waits first
+// for the CRDs of the kinds its controllers need.
+func Run(ctx context.Context, cfg *rest.Config, o Options, log logr.Logger) error {
+	return o.operator().Run(ctx, cfg, log)
 }
 
 // redfishOptions are the Redfish provisioner's settings. The connections
@@ -234,33 +233,9 @@ func redfishOptions(o Options) redfish.Options {
 	return redfish.Options{HTTPTimeout: o.BMCTimeout, MaxConnsPerHost: o.Concurrency, Proxy: httplimit.ProxyFromEnvironment()}
 }
 
-// Run starts the operator and blocks until ctx is done; it waits first
-// for the CRDs of the kinds its controllers need.
-func Run(ctx context.Context, cfg *rest.Config, o Options, log logr.Logger) error {
-	if err := o.Validate(); err != nil {
-		return err
-	}
-	for _, gv := range requiredKinds(o) {
-		if err := operatorkit.WaitForKinds(ctx, cfg, gv.groupVersion, gv.kinds, log); err != nil {
-			return err
-		}
-	}
-	mgr, err := NewManager(ctx, cfg, o, log)
-	if err != nil {
-		return err
-	}
-	log.Info("starting metal3-operator", "leaderElection", o.LeaderElection, "controllers", o.Controllers, "concurrency", o.Concurrency)
-	return mgr.Start(ctx)
-}
-
-type groupKinds struct {
-	groupVersion string
-	kinds        []string
-}
-
 // requiredKinds are the kinds the selected controllers need, by group
 // version, in a stable order.
-func requiredKinds(o Options) []groupKinds {
+func requiredKinds(o Options) []operatorkit.GroupKinds {
 	byGV := map[string][]string{}
 	for _, c := range o.Controllers {
 		for gv, kinds := range kindsOf[c] {
@@ -271,9 +246,9 @@ func requiredKinds(o Options) []groupKinds {
 			}
 		}
 	}
-	out := make([]groupKinds, 0, len(byGV))
+	out := make([]operatorkit.GroupKinds, 0, len(byGV))
 	for _, gv := range slices.Sorted(maps.Keys(byGV)) {
-		out = append(out, groupKinds{groupVersion: gv, kinds: byGV[gv]})
+		out = append(out, operatorkit.GroupKinds{GroupVersion: gv, Kinds: byGV[gv]})
 	}
 	return out
 }
