@@ -118,97 +118,120 @@ func (c *Catalog) NumItems() int {
 // ReadCatalog merges the PKICatalog documents of a set. A certificate
 // naming a CA that no catalog defines, and names used twice, are errors.
 func ReadCatalog(set *config.Set) (*Catalog, error) {
-	var errs []string
-	cas := map[string]*CA{}
-	certOwner := map[string]string{}
-	kpOwner := map[string]string{}
-	var keypairs []v1.CatalogKeypair
-	type pending struct {
-		cert v1.CatalogCertificate
-		doc  string
-	}
-	var flat []pending
 	docs := set.All(v1.SchemaPKICatalog)
 	if len(docs) == 0 {
 		return nil, errors.New("the configuration has no promenade/PKICatalog/v1 document")
 	}
-	addCert := func(ca *CA, c v1.CatalogCertificate, doc string) {
-		if prev, ok := certOwner[c.DocumentName]; ok {
-			errs = append(errs, fmt.Sprintf("%s: certificate document_name %q is already used in %s", doc, c.DocumentName, prev))
-			return
-		}
-		certOwner[c.DocumentName] = doc
-		c.CA = ca.Name
-		ca.Certificates = append(ca.Certificates, c)
-	}
+	r := &catalogReader{cas: map[string]*CA{}, certOwner: map[string]string{}, kpOwner: map[string]string{}}
 	for _, d := range docs {
 		var cat v1.PKICatalog
 		if err := d.DecodeInto(&cat); err != nil {
 			return nil, err
 		}
-		names := make([]string, 0, len(cat.CertificateAuthorities))
-		for n := range cat.CertificateAuthorities {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		for _, n := range names {
-			def := cat.CertificateAuthorities[n]
-			ca, ok := cas[n]
-			if !ok {
-				ca = &CA{Name: n, KeyType: def.KeyType}
-				cas[n] = ca
-			} else if def.KeyType != "" && ca.KeyType != "" && def.KeyType != ca.KeyType {
-				errs = append(errs, fmt.Sprintf("%s: CA %q key_type %s conflicts with %s in another catalog", d.Ref(), n, def.KeyType, ca.KeyType))
-			} else if def.KeyType != "" {
-				ca.KeyType = def.KeyType
-			}
-			for _, c := range def.Certificates {
-				if c.CA != "" && c.CA != n {
-					errs = append(errs, fmt.Sprintf("%s: certificate %q is listed under CA %q but names CA %q", d.Ref(), c.DocumentName, n, c.CA))
-					continue
-				}
-				addCert(ca, c, d.Ref())
-			}
-		}
+		r.addCAs(d.Ref(), cat.CertificateAuthorities)
+		// Certificates listed outside a CA are placed once every catalog's
+		// CAs are known.
 		for _, c := range cat.Certificates {
-			flat = append(flat, pending{c, d.Ref()})
+			r.flat = append(r.flat, pendingCert{c, d.Ref()})
 		}
-		for _, kp := range cat.Keypairs {
-			if prev, ok := kpOwner[kp.Name]; ok {
-				errs = append(errs, fmt.Sprintf("%s: keypair %q is already defined in %s", d.Ref(), kp.Name, prev))
-				continue
-			}
-			kpOwner[kp.Name] = d.Ref()
-			keypairs = append(keypairs, kp)
-		}
+		r.addKeypairs(d.Ref(), cat.Keypairs)
 	}
-	for _, p := range flat {
-		ca, ok := cas[p.cert.CA]
-		if !ok {
-			known := make([]string, 0, len(cas))
-			for n := range cas {
-				known = append(known, n)
-			}
-			sort.Strings(known)
-			errs = append(errs, fmt.Sprintf("%s: certificate %q names CA %q, which no PKICatalog defines (defined: %s)",
-				p.doc, p.cert.DocumentName, p.cert.CA, strings.Join(known, ", ")))
-			continue
-		}
-		addCert(ca, p.cert, p.doc)
+	r.placeFlat()
+	if len(r.errs) > 0 {
+		return nil, errors.New(strings.Join(r.errs, "\n"))
 	}
-	if len(errs) > 0 {
-		return nil, errors.New(strings.Join(errs, "\n"))
-	}
-	out := &Catalog{Keypairs: keypairs}
-	names := make([]string, 0, len(cas))
-	for n := range cas {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		out.CAs = append(out.CAs, *cas[n])
+	out := &Catalog{Keypairs: r.keypairs}
+	for _, n := range sortedKeys(r.cas) {
+		out.CAs = append(out.CAs, *r.cas[n])
 	}
 	return out, nil
+}
+
+// catalogReader merges catalogs, collecting every problem found.
+type catalogReader struct {
+	errs []string
+	cas  map[string]*CA
+	// certOwner and kpOwner: certificate document_name or keypair name →
+	// the document that defined it.
+	certOwner, kpOwner map[string]string
+	keypairs           []v1.CatalogKeypair
+	flat               []pendingCert
+}
+
+// pendingCert is a certificate listed outside a CA, and its document.
+type pendingCert struct {
+	cert v1.CatalogCertificate
+	doc  string
+}
+
+// addCAs merges one catalog's CAs, in name order, and the certificates
+// listed under them.
+func (r *catalogReader) addCAs(doc string, defs map[string]v1.CatalogCA) {
+	for _, n := range sortedKeys(defs) {
+		def := defs[n]
+		ca, ok := r.cas[n]
+		if !ok {
+			ca = &CA{Name: n, KeyType: def.KeyType}
+			r.cas[n] = ca
+		} else if def.KeyType != "" && ca.KeyType != "" && def.KeyType != ca.KeyType {
+			r.errs = append(r.errs, fmt.Sprintf("%s: CA %q key_type %s conflicts with %s in another catalog", doc, n, def.KeyType, ca.KeyType))
+		} else if def.KeyType != "" {
+			ca.KeyType = def.KeyType
+		}
+		for _, c := range def.Certificates {
+			if c.CA != "" && c.CA != n {
+				r.errs = append(r.errs, fmt.Sprintf("%s: certificate %q is listed under CA %q but names CA %q", doc, c.DocumentName, n, c.CA))
+				continue
+			}
+			r.addCert(ca, c, doc)
+		}
+	}
+}
+
+// addCert gives the certificate to its CA unless its name is taken.
+func (r *catalogReader) addCert(ca *CA, c v1.CatalogCertificate, doc string) {
+	if prev, ok := r.certOwner[c.DocumentName]; ok {
+		r.errs = append(r.errs, fmt.Sprintf("%s: certificate document_name %q is already used in %s", doc, c.DocumentName, prev))
+		return
+	}
+	r.certOwner[c.DocumentName] = doc
+	c.CA = ca.Name
+	ca.Certificates = append(ca.Certificates, c)
+}
+
+// addKeypairs adds one catalog's keypairs; a name defined twice is a problem.
+func (r *catalogReader) addKeypairs(doc string, kps []v1.CatalogKeypair) {
+	for _, kp := range kps {
+		if prev, ok := r.kpOwner[kp.Name]; ok {
+			r.errs = append(r.errs, fmt.Sprintf("%s: keypair %q is already defined in %s", doc, kp.Name, prev))
+			continue
+		}
+		r.kpOwner[kp.Name] = doc
+		r.keypairs = append(r.keypairs, kp)
+	}
+}
+
+// placeFlat gives each certificate listed outside a CA to the CA it names.
+func (r *catalogReader) placeFlat() {
+	for _, p := range r.flat {
+		ca, ok := r.cas[p.cert.CA]
+		if !ok {
+			r.errs = append(r.errs, fmt.Sprintf("%s: certificate %q names CA %q, which no PKICatalog defines (defined: %s)",
+				p.doc, p.cert.DocumentName, p.cert.CA, strings.Join(sortedKeys(r.cas), ", ")))
+			continue
+		}
+		r.addCert(ca, p.cert, p.doc)
+	}
+}
+
+// sortedKeys returns m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // Generate builds every CA, certificate and keypair of the catalog,
