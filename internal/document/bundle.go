@@ -109,38 +109,11 @@ func Build(root string, opts BuildOptions) (*Bundle, error) {
 			return nil, err
 		}
 	}
-	rec := newRecordingFS(fs)
-	kopts := krusty.MakeDefaultOptions()
-	// The order kubectl kustomize prints, and no load restriction: Airship
-	// site trees share files across roots (../../function/...), as
-	// upstream airshipctl allowed.
-	kopts.Reorder = krusty.ReorderOptionLegacy
-	kopts.LoadRestrictions = types.LoadRestrictionsNone
-	hasKustomization := false
-	for _, n := range konfig.RecognizedKustomizationFileNames() {
-		if fs.Exists(filepath.Join(root, n)) {
-			hasKustomization = true
-		}
-	}
-	if !hasKustomization {
+	if !hasKustomization(fs, root) {
 		return nil, fmt.Errorf("kustomize root %s has no kustomization file (%v)", root, konfig.RecognizedKustomizationFileNames())
 	}
-	kopts = fn.KrustyOptions(kopts)
-	var resMap resmap.ResMap
-	var err error
-	// secrets: the build may have decrypted something (see SecretFunctionRunner).
-	secrets := false
-	functions := opts.Functions
-	if functions == nil {
-		functions = &fn.Runner{}
-	}
-	switch f := functions.(type) {
-	case SecretFunctionRunner:
-		resMap, secrets, err = f.BuildSecrets(rec, root, kopts)
-	default:
-		resMap, err = f.Build(rec, root, kopts)
-		secrets = true
-	}
+	rec := newRecordingFS(fs)
+	resMap, secrets, err := kustomize(rec, root, opts.Functions)
 	if err != nil {
 		if cerr := confined.firstErr(); cerr != nil {
 			// kustomize reports a kustomization it could not read as a
@@ -166,6 +139,37 @@ func Build(root string, opts BuildOptions) (*Bundle, error) {
 		}
 	}
 	return b, nil
+}
+
+// hasKustomization says whether root holds a kustomization file.
+func hasKustomization(fs filesys.FileSystem, root string) bool {
+	for _, n := range konfig.RecognizedKustomizationFileNames() {
+		if fs.Exists(filepath.Join(root, n)) {
+			return true
+		}
+	}
+	return false
+}
+
+// kustomize builds the kustomization of root, reading through rec, and
+// says whether the build may have decrypted something (see
+// SecretFunctionRunner): such a build is not cached.
+func kustomize(rec filesys.FileSystem, root string, functions FunctionRunner) (resmap.ResMap, bool, error) {
+	kopts := krusty.MakeDefaultOptions()
+	// The order kubectl kustomize prints, and no load restriction: Airship
+	// site trees share files across roots (../../function/...), as
+	// upstream airshipctl allowed.
+	kopts.Reorder = krusty.ReorderOptionLegacy
+	kopts.LoadRestrictions = types.LoadRestrictionsNone
+	kopts = fn.KrustyOptions(kopts)
+	if functions == nil {
+		functions = &fn.Runner{}
+	}
+	if f, ok := functions.(SecretFunctionRunner); ok {
+		return f.BuildSecrets(rec, root, kopts)
+	}
+	resMap, err := functions.Build(rec, root, kopts)
+	return resMap, true, err
 }
 
 // fromResource turns a kustomize resource into a Document, taking its
