@@ -13,7 +13,7 @@ import (
 	"github.com/airshipit/airship-go/internal/document"
 	"github.com/airshipit/airship-go/internal/document/fn"
 	"github.com/airshipit/airship-go/internal/phase/executor"
-	_ "github.com/airshipit/airship-go/internal/phase/executors"
+	"github.com/airshipit/airship-go/internal/phase/executors"
 	"github.com/airshipit/airship-go/internal/test/testtool"
 )
 
@@ -23,6 +23,7 @@ func exampleSite(t *testing.T) *Site {
 	if err != nil {
 		t.Fatal(err)
 	}
+	executors.Register()
 	s, err := Load(cfg, "", document.BuildOptions{Functions: &fn.Runner{}})
 	if err != nil {
 		t.Fatal(err)
@@ -141,6 +142,7 @@ func loadFiles(t *testing.T, files map[string]string, build document.BuildOption
 		PhaseRepositoryName: "r", TargetPath: dir, MetadataPath: "metadata.yaml",
 		Repositories: map[string]*v1.Repository{"r": {URL: "/anywhere/repo"}},
 	}, dir)
+	executors.Register()
 	return LoadSite(s, build)
 }
 

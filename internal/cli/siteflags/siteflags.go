@@ -11,9 +11,7 @@ import (
 	"github.com/airshipit/airship-go/internal/document"
 	"github.com/airshipit/airship-go/internal/document/fn"
 	"github.com/airshipit/airship-go/internal/phase"
-
-	// Every executor registers itself.
-	_ "github.com/airshipit/airship-go/internal/phase/executors"
+	"github.com/airshipit/airship-go/internal/phase/executors"
 )
 
 // Functions runs the built-in KRM functions (ReplacementTransformer,
@@ -56,8 +54,10 @@ func (o *Options) BuildOptions() document.BuildOptions {
 	return opts
 }
 
-// Site loads the config and builds the current context's phase bundle.
+// Site loads the config and builds the current context's phase bundle,
+// with every executor registered.
 func (o *Options) Site() (*phase.Site, error) {
+	executors.Register()
 	cfg, err := o.Config()
 	if err != nil {
 		return nil, err

@@ -1,11 +1,7 @@
-// Package executors registers every executor; import it for its side
-// effect so the phase engine knows them all.
+// Package executors is the list of every executor the phase engine runs,
+// in one place: All maps each executor document's group/version/kind to
+// its factory, and Register puts them into the registry of
+// internal/phase/executor. The executor packages do not register
+// themselves; what loads a site (internal/cli/siteflags, test helpers)
+// calls Register first, so adding an executor is one line in All.
 package executors
-
-import (
-	// Each executor registers itself with the executor registry.
-	_ "github.com/airshipit/airship-go/internal/phase/executors/baremetalmanager"
-	_ "github.com/airshipit/airship-go/internal/phase/executors/clusterctl"
-	_ "github.com/airshipit/airship-go/internal/phase/executors/genericcontainer"
-	_ "github.com/airshipit/airship-go/internal/phase/executors/kubernetesapply"
-)

@@ -21,7 +21,7 @@ import (
 	"github.com/airshipit/airship-go/internal/document"
 	"github.com/airshipit/airship-go/internal/phase"
 	"github.com/airshipit/airship-go/internal/phase/executor"
-	_ "github.com/airshipit/airship-go/internal/phase/executors" // registers the Clusterctl executor
+	"github.com/airshipit/airship-go/internal/phase/executors"
 	"github.com/airshipit/airship-go/internal/test/testenv"
 	"github.com/airshipit/airship-go/internal/test/testtool"
 )
@@ -173,6 +173,7 @@ map:
 	if err != nil {
 		t.Fatal(err)
 	}
+	executors.Register() // the Clusterctl executor runs the init
 	site, err := phase.Load(cfg, "", document.BuildOptions{})
 	if err != nil {
 		t.Fatal(err)

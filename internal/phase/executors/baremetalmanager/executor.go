@@ -24,8 +24,6 @@ var GVK = v1.GroupVersion.WithKind("BaremetalManager")
 // DefaultTimeout is spec.timeout's default.
 const DefaultTimeout = 300 * time.Second
 
-func init() { executor.Register(GVK, New) }
-
 // DefaultFactory reaches, over Redfish, the BMCs of executors made by New,
 // as the airship config's managementConfiguration mc says (nil: directly,
 // certificates verified).

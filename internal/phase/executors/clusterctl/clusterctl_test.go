@@ -20,7 +20,7 @@ import (
 	"github.com/airshipit/airship-go/internal/document"
 	"github.com/airshipit/airship-go/internal/phase"
 	"github.com/airshipit/airship-go/internal/phase/executor"
-	_ "github.com/airshipit/airship-go/internal/phase/executors"
+	"github.com/airshipit/airship-go/internal/phase/executors"
 	"github.com/airshipit/airship-go/internal/test/capienv"
 	"github.com/airshipit/airship-go/internal/test/testenv"
 )
@@ -44,6 +44,7 @@ func loadPhase(t *testing.T, dir, name string) (*phase.Site, *phase.Phase) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	executors.Register()
 	s, err := phase.Load(cfg, "", document.BuildOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -18,8 +18,6 @@ import (
 // GVK of the executor document.
 var GVK = v1.GroupVersion.WithKind("Clusterctl")
 
-func init() { executor.Register(GVK, New) }
-
 // ProviderTypes are the provider types clusterctl knows.
 var ProviderTypes = []string{
 	"CoreProvider", "BootstrapProvider", "ControlPlaneProvider", "InfrastructureProvider",

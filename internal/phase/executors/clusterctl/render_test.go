@@ -13,6 +13,7 @@ import (
 	"github.com/airshipit/airship-go/internal/document/fn"
 	"github.com/airshipit/airship-go/internal/phase"
 	"github.com/airshipit/airship-go/internal/phase/executor"
+	"github.com/airshipit/airship-go/internal/phase/executors"
 	"github.com/airshipit/airship-go/internal/phase/executors/clusterctl"
 )
 
@@ -92,6 +93,7 @@ func TestRenderAndRunBuildTheSame(t *testing.T) {
 		t.Fatal(err)
 	}
 	cache := &document.Cache{}
+	executors.Register()
 	s, err := phase.Load(cfg, "", document.BuildOptions{Functions: &fn.Runner{}, Cache: cache})
 	if err != nil {
 		t.Fatal(err)

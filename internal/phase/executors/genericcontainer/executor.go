@@ -22,8 +22,6 @@ import (
 // GVK of the executor document.
 var GVK = v1.GroupVersion.WithKind("GenericContainer")
 
-func init() { executor.Register(GVK, New) }
-
 // Executor is a GenericContainer executor for one phase.
 type Executor struct {
 	cfg executor.Config

@@ -20,8 +20,6 @@ import (
 // GVK of the executor document.
 var GVK = v1.GroupVersion.WithKind("KubernetesApply")
 
-func init() { executor.Register(GVK, New) }
-
 // Executor is a KubernetesApply executor for one phase.
 type Executor struct {
 	cfg executor.Config
