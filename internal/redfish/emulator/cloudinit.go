@@ -102,11 +102,53 @@ func (b *kubeadmBoot) describe() string {
 // nothing for kubeadm, or an error wrapping errUserData that names what is
 // wrong but quotes nothing of the user-data.
 func parseUserData(userData []byte, meta map[string]any) (*kubeadmBoot, error) {
+	b := &kubeadmBoot{}
+	doc, err := b.readCloudConfig(userData, meta)
+	if err != nil {
+		return nil, err
+	}
+	files, err := writeFiles(doc["write_files"])
+	if err != nil {
+		return nil, err
+	}
+	mode, cfg, err := readKubeadmConfigs(files, doc["runcmd"])
+	if err != nil {
+		return nil, err
+	}
+	if b.join, err = joins(mode, cfg); err != nil {
+		return nil, err
+	}
+	var reg *nodeRegistration
+	if b.join {
+		reg = cfg.join.NodeRegistration
+		err = b.joinEndpoint(cfg.join.Discovery)
+	} else {
+		if cfg.init != nil {
+			reg = cfg.init.NodeRegistration
+		}
+		err = b.initEndpoint(cfg)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := b.readCA(files, cfg); err != nil {
+		return nil, err
+	}
+	if reg != nil {
+		if err := b.readNodeRegistration(reg); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+// readCloudConfig substitutes the meta-data references of a #cloud-config
+// (noting those it cannot) and returns its top-level mapping.
+func (b *kubeadmBoot) readCloudConfig(userData []byte, meta map[string]any) (map[string]any, error) {
 	text, ok := cloudConfigBody(userData)
 	if !ok {
 		return nil, errNotCloudConfig
 	}
-	b := &kubeadmBoot{}
 	text, missing := renderMetaData(text, meta)
 	for _, k := range missing {
 		b.notes = append(b.notes, fmt.Sprintf("the user-data refers to meta-data %s, which the meta-data lacks or is not a scalar", quoteShort(k)))
@@ -122,20 +164,23 @@ func parseUserData(userData []byte, meta map[string]any) (*kubeadmBoot, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: the cloud-config is not a mapping", errUserData)
 	}
-	files, err := writeFiles(doc["write_files"])
+	return doc, nil
+}
+
+// readKubeadmConfigs returns the kubeadm command runcmd runs ("init",
+// "join" or "") and the configurations write_files gives it: at the paths
+// its --config names, then at CABPK's.
+func readKubeadmConfigs(files map[string]*writeFile, runcmd any) (string, kubeadmConfigs, error) {
+	var cfg kubeadmConfigs
+	mode, configPaths, err := kubeadmCommands(runcmd)
 	if err != nil {
-		return nil, err
-	}
-	mode, configPaths, err := kubeadmCommands(doc["runcmd"])
-	if err != nil {
-		return nil, err
+		return "", cfg, err
 	}
 	for _, p := range []string{kubeadmInitConfigPath, kubeadmJoinConfigPath} {
 		if !slices.Contains(configPaths, p) {
 			configPaths = append(configPaths, p)
 		}
 	}
-	var cfg kubeadmConfigs
 	for _, p := range configPaths {
 		f, ok := files[p]
 		if !ok {
@@ -143,53 +188,49 @@ func parseUserData(userData []byte, meta map[string]any) (*kubeadmBoot, error) {
 		}
 		content, err := f.decode()
 		if err != nil {
-			return nil, err
+			return "", cfg, err
 		}
 		if err := cfg.add(f.index, content); err != nil {
-			return nil, err
+			return "", cfg, err
 		}
 	}
+	return mode, cfg, nil
+}
+
+// joins decides between kubeadm join and init: the command run, when its
+// configuration is there, else whichever configuration is.
+func joins(mode string, cfg kubeadmConfigs) (bool, error) {
 	switch {
 	case mode == "init" && (cfg.init != nil || cfg.cluster != nil):
+		return false, nil
 	case mode == "join" && cfg.join != nil:
-		b.join = true
+		return true, nil
 	case cfg.init != nil || cfg.cluster != nil:
+		return false, nil
 	case cfg.join != nil:
-		b.join = true
-	default:
-		return nil, errNoKubeadm
+		return true, nil
 	}
-	var reg *nodeRegistration
-	if b.join {
-		reg = cfg.join.NodeRegistration
-		err = b.joinEndpoint(cfg.join.Discovery)
-	} else {
-		if cfg.init != nil {
-			reg = cfg.init.NodeRegistration
-		}
-		err = b.initEndpoint(cfg)
-	}
-	if err != nil {
-		return nil, err
-	}
+	return false, errNoKubeadm
+}
+
+// readCA takes the cluster CA from the files, in the certificates
+// directory of the cluster configuration, noting a certificate without
+// its key.
+func (b *kubeadmBoot) readCA(files map[string]*writeFile, cfg kubeadmConfigs) error {
 	certDir := defaultCertificatesDir
 	if cfg.cluster != nil && cfg.cluster.CertificatesDir != "" {
 		certDir = cfg.cluster.CertificatesDir
 	}
+	var err error
 	if b.ca, err = clusterCA(files, certDir); err != nil {
-		return nil, err
+		return err
 	}
 	if b.ca == nil {
 		if _, ok := files[path.Join(certDir, "ca.crt")]; ok {
 			b.notes = append(b.notes, fmt.Sprintf("the user-data writes %s but not its key: no credentials from it", path.Join(certDir, "ca.crt")))
 		}
 	}
-	if reg != nil {
-		if err := b.readNodeRegistration(reg); err != nil {
-			return nil, err
-		}
-	}
-	return b, nil
+	return nil
 }
 
 // joinEndpoint reads the API server kubeadm join discovers the cluster
