@@ -2,7 +2,6 @@ package data
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -28,8 +27,9 @@ import (
 
 	infrav1 "github.com/airshipit/airship-go/api/infrastructure/v1beta1"
 	ipamv1 "github.com/airshipit/airship-go/api/ipam/v1alpha1"
-	"github.com/airshipit/airship-go/internal/metal3/ipam"
+	"github.com/airshipit/airship-go/internal/metal3/capi"
 	"github.com/airshipit/airship-go/internal/metal3/refs"
+	"github.com/airshipit/airship-go/internal/operatorkit"
 )
 
 // Suffixes of the rendered Secrets' names, after the Metal3Machine's name
@@ -93,14 +93,25 @@ func (r *DataReconciler) list(ctx context.Context, ns, index, value string) []re
 	return out
 }
 
-// waiting is a step waiting for another object to appear or be ready.
-type waiting struct{ error }
+// Reasons of this package's outcome errors. Metal3Data and claims have no
+// conditions: a reason shows in the log, the message in
+// status.errorMessage.
+const (
+	// waitingReason: another object is not there or not ready yet.
+	waitingReason = "Waiting"
+	// invalidReason: the template cannot be rendered as the objects are.
+	invalidReason = "CannotRender"
+	// noOwnerReason: a claim no Metal3Machine owns is never served.
+	noOwnerReason = "NoMetal3Machine"
+)
 
-// invalid is a step that cannot succeed as the objects are.
-type invalid struct{ error }
+func waitf(format string, a ...any) error {
+	return operatorkit.Wait(waitingReason, waitRetry, format, a...)
+}
 
-func waitf(format string, a ...any) error    { return waiting{fmt.Errorf(format, a...)} }
-func invalidf(format string, a ...any) error { return invalid{fmt.Errorf(format, a...)} }
+func invalidf(format string, a ...any) error { return operatorkit.Stallf(invalidReason, format, a...) }
+
+func invalid(err error) error { return operatorkit.Stall(invalidReason, err) }
 
 // Reconcile renders one Metal3Data's Secrets, or releases what it holds
 // once deleted.
@@ -109,65 +120,54 @@ func (r *DataReconciler) Reconcile(ctx context.Context, req reconcile.Request) (
 	if err := r.Client.Get(ctx, req.NamespacedName, d); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
-	key := req.String()
-	cluster, err := ipam.Cluster(ctx, r.Client, d.Namespace, d.Labels[clusterv1.ClusterNameLabel])
+	snap := operatorkit.SnapshotStatus(d)
+	cluster, err := capi.Cluster(ctx, r.Client, d.Namespace, d.Labels[clusterv1.ClusterNameLabel])
 	if err != nil {
-		return reconcile.Result{}, fmt.Errorf("Metal3Data %s: %w", key, err)
+		return reconcile.Result{}, fmt.Errorf("Metal3Data %s: %w", req, err)
 	}
-	if ipam.Paused(cluster, d) {
+	if capi.Paused(cluster, d) {
 		return reconcile.Result{RequeueAfter: pausedRecheck}, nil
 	}
 	if !d.DeletionTimestamp.IsZero() {
 		return r.reconcileDelete(ctx, d)
 	}
-	// References to other namespaces are refused before anything is read,
-	// and before the finalizer.
-	stepErr := dataReferences(d)
-	if stepErr == nil && !controllerutil.ContainsFinalizer(d, infrav1.DataFinalizer) {
-		patch := client.MergeFromWithOptions(d.DeepCopy(), client.MergeFromWithOptimisticLock{})
-		controllerutil.AddFinalizer(d, infrav1.DataFinalizer)
-		if err := r.Client.Patch(ctx, d, patch); err != nil {
-			return reconcile.Result{}, fmt.Errorf("Metal3Data %s: adding the finalizer: %w", key, err)
-		}
-	}
-	if stepErr == nil {
-		stepErr = r.render(ctx, d)
-	}
-	var res reconcile.Result
-	var msg *string
-	var w waiting
-	var inv invalid
-	switch {
-	case stepErr == nil:
-	case errors.As(stepErr, &w):
-		msg, res.RequeueAfter = ptr.To(stepErr.Error()), waitRetry
-		log.FromContext(ctx).V(1).Info("waiting", "reason", stepErr.Error())
-	case errors.As(stepErr, &inv):
-		msg, res.RequeueAfter = ptr.To(stepErr.Error()), invalidRetry
-		log.FromContext(ctx).Info("cannot render", "reason", stepErr.Error())
-	default:
-		msg = ptr.To(stepErr.Error())
-	}
-	ready := stepErr == nil
-	if d.Status.Ready != ready || !ptr.Equal(d.Status.ErrorMessage, msg) {
-		patch := client.MergeFrom(d.DeepCopy())
-		d.Status.Ready, d.Status.ErrorMessage = ready, msg
-		if err := r.Client.Status().Patch(ctx, d, patch); err != nil {
-			return reconcile.Result{}, errors.Join(otherError(stepErr), fmt.Errorf("Metal3Data %s: writing status: %w", key, err))
-		}
-	}
-	return res, otherError(stepErr)
+	res, err := r.settle(ctx, d, r.reconcileNormal(ctx, d))
+	return operatorkit.Settle(res, err, capi.Rebase(snap, d).Patch(ctx, r.Client, d))
 }
 
-// otherError is err unless it is a waiting or invalid step, which are
-// reported in status and retried later rather than returned.
-func otherError(err error) error {
-	var w waiting
-	var inv invalid
-	if err == nil || errors.As(err, &w) || errors.As(err, &inv) {
-		return nil
+// reconcileNormal refuses references to other namespaces before anything
+// is read, and before the finalizer; then renders.
+func (r *DataReconciler) reconcileNormal(ctx context.Context, d *infrav1.Metal3Data) error {
+	if err := dataReferences(d); err != nil {
+		return err
 	}
-	return err
+	if _, err := capi.AddFinalizer(ctx, r.Client, d, infrav1.DataFinalizer); err != nil {
+		return err
+	}
+	return r.render(ctx, d)
+}
+
+// settle puts the outcome of a pass in the status (ready, or the error
+// message) and decides when to look again: a wait after waitRetry, a
+// template that cannot be rendered after invalidRetry (the host or the
+// machine may change without an event of this object), a failure with the
+// work queue's backoff (its error returned).
+func (r *DataReconciler) settle(ctx context.Context, d *infrav1.Metal3Data, stepErr error) (reconcile.Result, error) {
+	d.Status.Ready, d.Status.ErrorMessage = stepErr == nil, nil
+	if stepErr != nil {
+		// The whole text: it names the field of the template.
+		d.Status.ErrorMessage = ptr.To(stepErr.Error())
+	}
+	switch o := operatorkit.OutcomeOf(stepErr, ""); o.Kind {
+	case operatorkit.Waiting:
+		log.FromContext(ctx).V(1).Info("waiting", "reason", stepErr.Error())
+		return reconcile.Result{RequeueAfter: o.After}, nil
+	case operatorkit.Stalled:
+		log.FromContext(ctx).Info("cannot render", "reason", stepErr.Error())
+		return reconcile.Result{RequeueAfter: invalidRetry}, nil
+	default:
+		return reconcile.Result{}, stepErr
+	}
 }
 
 // render makes the Metal3Data's Secrets, in the steps upstream takes:
@@ -222,7 +222,7 @@ func (r *DataReconciler) render(ctx context.Context, d *infrav1.Metal3Data) erro
 	in := Input{Template: &t.Spec, Namespace: d.Namespace, Index: d.Spec.Index, Metal3Machine: m3m, Machine: machine, Host: host}
 	refs, err := Pools(in)
 	if err != nil {
-		return invalid{err}
+		return invalid(err)
 	}
 	if in.Pools, err = r.addresses(ctx, d, refs); err != nil {
 		return err
@@ -234,7 +234,7 @@ func (r *DataReconciler) render(ctx context.Context, d *infrav1.Metal3Data) erro
 		}
 		content, err := render(in)
 		if err != nil {
-			return invalid{err}
+			return invalid(err)
 		}
 		if err := r.createSecret(ctx, d, missing[k].Name, machine.Spec.ClusterName, k, content); err != nil {
 			return err
@@ -255,7 +255,7 @@ func dataReferences(d *infrav1.Metal3Data) error {
 		rs = append(rs, refs.Ref{Field: "spec.networkData", Namespace: d.Spec.NetworkData.Namespace})
 	}
 	if err := refs.Check("Metal3Data", d.Namespace, rs...); err != nil {
-		return invalid{err}
+		return invalid(err)
 	}
 	return nil
 }
@@ -354,7 +354,7 @@ func (r *DataReconciler) host(ctx context.Context, m3m *infrav1.Metal3Machine) (
 		return nil, invalidf("Metal3Machine %s/%s annotation %s: %q is not <namespace>/<name>", m3m.Namespace, m3m.Name, infrav1.HostAnnotation, v)
 	}
 	if err := refs.Check("Metal3Machine", m3m.Namespace, refs.Ref{Field: "metadata.annotations[" + infrav1.HostAnnotation + "]", Namespace: ns}); err != nil {
-		return nil, invalid{err}
+		return nil, invalid(err)
 	}
 	ns = m3m.Namespace
 	h := &metal3v1alpha1.BareMetalHost{}
@@ -443,11 +443,9 @@ func (r *DataReconciler) ipClaim(ctx context.Context, d *infrav1.Metal3Data, poo
 	if !metav1.IsControlledBy(c, d) {
 		// An IPClaim of an earlier Metal3Data of the same name: let it go
 		// if it is going, and wait.
-		if !c.DeletionTimestamp.IsZero() && controllerutil.ContainsFinalizer(c, infrav1.DataFinalizer) {
-			patch := client.MergeFromWithOptions(c.DeepCopy(), client.MergeFromWithOptimisticLock{})
-			controllerutil.RemoveFinalizer(c, infrav1.DataFinalizer)
-			if err := r.Client.Patch(ctx, c, patch); err != nil && !apierrors.IsNotFound(err) {
-				return nil, fmt.Errorf("removing the finalizer of the old IPClaim %s: %w", key, err)
+		if !c.DeletionTimestamp.IsZero() {
+			if err := capi.RemoveFinalizer(ctx, r.Client, c, infrav1.DataFinalizer); err != nil {
+				return nil, fmt.Errorf("letting the old IPClaim go: %w", err)
 			}
 		}
 		return nil, waitf("IPClaim %s belongs to another Metal3Data; waiting for it to go", key)
@@ -503,12 +501,8 @@ func (r *DataReconciler) reconcileDelete(ctx context.Context, d *infrav1.Metal3D
 		if !metav1.IsControlledBy(c, d) {
 			continue
 		}
-		if controllerutil.ContainsFinalizer(c, infrav1.DataFinalizer) {
-			patch := client.MergeFromWithOptions(c.DeepCopy(), client.MergeFromWithOptimisticLock{})
-			controllerutil.RemoveFinalizer(c, infrav1.DataFinalizer)
-			if err := r.Client.Patch(ctx, c, patch); err != nil && !apierrors.IsNotFound(err) {
-				return reconcile.Result{}, fmt.Errorf("Metal3Data %s: removing the finalizer of IPClaim %s: %w", key, c.Name, err)
-			}
+		if err := capi.RemoveFinalizer(ctx, r.Client, c, infrav1.DataFinalizer); err != nil {
+			return reconcile.Result{}, fmt.Errorf("Metal3Data %s: %w", key, err)
 		}
 		if c.DeletionTimestamp.IsZero() {
 			if err := r.Client.Delete(ctx, c); err != nil && !apierrors.IsNotFound(err) {
@@ -538,10 +532,5 @@ func (r *DataReconciler) reconcileDelete(ctx context.Context, d *infrav1.Metal3D
 			return reconcile.Result{}, fmt.Errorf("Metal3Data %s: deleting Secret %s: %w", key, ref.Name, err)
 		}
 	}
-	patch := client.MergeFromWithOptions(d.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	controllerutil.RemoveFinalizer(d, infrav1.DataFinalizer)
-	if err := r.Client.Patch(ctx, d, patch); err != nil && !apierrors.IsNotFound(err) {
-		return reconcile.Result{}, fmt.Errorf("Metal3Data %s: removing the finalizer: %w", key, err)
-	}
-	return reconcile.Result{}, nil
+	return reconcile.Result{}, capi.RemoveFinalizer(ctx, r.Client, d, infrav1.DataFinalizer)
 }

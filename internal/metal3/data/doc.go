@@ -15,8 +15,13 @@
 // <data>-<pool>, served by package ipam), then renders the Secrets
 // <Metal3Machine>-metadata and <Metal3Machine>-networkdata (keys metaData
 // and networkData), and reports what blocks it in status.errorMessage,
-// naming the template field. Deleting a claim deletes its Metal3Data,
-// whose deletion releases the IPClaims and the Secrets.
+// naming the template field: a wait (another object not there or not
+// ready) is looked at again after 10 s, a template that cannot be rendered
+// for the objects as they are after a minute. Deleting a claim deletes its
+// Metal3Data, whose deletion releases the IPClaims and the Secrets.
+// Statuses are written once per pass, with the optimistic lock, when they
+// changed; the objects of a paused Cluster (package capi's Paused) are
+// left alone.
 //
 // Every reference resolves in the object's own namespace (package refs): a
 // Metal3Data whose template, claim, metaData or networkData names another

@@ -27,8 +27,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	infrav1 "github.com/airshipit/airship-go/api/infrastructure/v1beta1"
-	"github.com/airshipit/airship-go/internal/metal3/ipam"
+	"github.com/airshipit/airship-go/internal/metal3/capi"
 	"github.com/airshipit/airship-go/internal/metal3/refs"
+	"github.com/airshipit/airship-go/internal/operatorkit"
 )
 
 // TemplateReconciler gives each Metal3DataClaim of a Metal3DataTemplate an
@@ -93,8 +94,8 @@ func templateRequest(_ context.Context, o client.Object) []reconcile.Request {
 // DataName is the name of a template's Metal3Data of one index.
 func DataName(template string, index int) string { return template + "-" + strconv.Itoa(index) }
 
-// templatePass is one reconcile of one template.
-type templatePass struct {
+// templateScope is one reconcile of one template.
+type templateScope struct {
 	r    *TemplateReconciler
 	t    *infrav1.Metal3DataTemplate
 	key  string
@@ -113,33 +114,53 @@ func (r *TemplateReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 	if err := r.Client.Get(ctx, req.NamespacedName, t); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
+	snap := operatorkit.SnapshotStatus(t, "lastUpdated")
 	key := req.String()
-	cluster, err := ipam.Cluster(ctx, r.Client, t.Namespace, t.Spec.ClusterName)
+	cluster, err := capi.Cluster(ctx, r.Client, t.Namespace, t.Spec.ClusterName)
 	if err != nil {
 		return reconcile.Result{}, fmt.Errorf("Metal3DataTemplate %s spec.clusterName: %w", key, err)
 	}
-	if ipam.Paused(cluster, t) {
+	if capi.Paused(cluster, t) {
 		return reconcile.Result{RequeueAfter: pausedRecheck}, nil
 	}
 	deleting := !t.DeletionTimestamp.IsZero()
-	if !deleting && !controllerutil.ContainsFinalizer(t, infrav1.DataTemplateFinalizer) {
-		patch := client.MergeFromWithOptions(t.DeepCopy(), client.MergeFromWithOptimisticLock{})
-		controllerutil.AddFinalizer(t, infrav1.DataTemplateFinalizer)
-		if err := r.Client.Patch(ctx, t, patch); err != nil {
-			return reconcile.Result{}, fmt.Errorf("Metal3DataTemplate %s: adding the finalizer: %w", key, err)
+	if !deleting {
+		if _, err := capi.AddFinalizer(ctx, r.Client, t, infrav1.DataTemplateFinalizer); err != nil {
+			return reconcile.Result{}, err
 		}
 	}
 	if deleting && !controllerutil.ContainsFinalizer(t, infrav1.DataTemplateFinalizer) {
 		return reconcile.Result{}, nil
 	}
 
-	p := &templatePass{r: r, t: t, key: key}
-	if err := p.readData(ctx); err != nil {
+	s := &templateScope{r: r, t: t, key: key}
+	claims, err := s.read(ctx)
+	if err != nil {
 		return reconcile.Result{}, err
 	}
+	var res reconcile.Result
+	err = s.serveClaims(ctx, claims)
+	perr := s.writeStatus(ctx, snap)
+	if errors.Is(err, operatorkit.ErrStatusConflict) {
+		// A claim listed from a stale cache: like a conflict of the
+		// template's own status, a quick retry.
+		err, perr = nil, errors.Join(perr, err)
+	}
+	if err == nil && perr == nil && deleting {
+		res, err = s.finish(ctx)
+	}
+	return operatorkit.Settle(res, err, perr)
+}
+
+// read reads the template's Metal3Data (readData) and lists its claims,
+// oldest first.
+func (s *templateScope) read(ctx context.Context) ([]infrav1.Metal3DataClaim, error) {
+	if err := s.readData(ctx); err != nil {
+		return nil, err
+	}
 	var claims infrav1.Metal3DataClaimList
-	if err := r.Client.List(ctx, &claims, client.InNamespace(t.Namespace), client.MatchingFields{templateIndex: t.Name}); err != nil {
-		return reconcile.Result{}, fmt.Errorf("Metal3DataTemplate %s: listing Metal3DataClaims: %w", key, err)
+	if err := s.r.Client.List(ctx, &claims, client.InNamespace(s.t.Namespace), client.MatchingFields{templateIndex: s.t.Name}); err != nil {
+		return nil, fmt.Errorf("Metal3DataTemplate %s: listing Metal3DataClaims: %w", s.key, err)
 	}
 	slices.SortFunc(claims.Items, func(a, b infrav1.Metal3DataClaim) int {
 		if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
@@ -147,48 +168,48 @@ func (r *TemplateReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 		}
 		return cmp.Compare(a.Name, b.Name)
 	})
+	return claims.Items, nil
+}
+
+// serveClaims gives every live claim of the template its Metal3Data and
+// takes back those of deleted claims.
+func (s *templateScope) serveClaims(ctx context.Context, claims []infrav1.Metal3DataClaim) error {
 	var errs []error
-	for i := range claims.Items {
-		c := &claims.Items[i]
+	for i := range claims {
+		c := &claims[i]
 		if err := refs.Check("Metal3DataClaim", c.Namespace, refs.Ref{Field: "spec.template", Namespace: c.Spec.Template.Namespace}); err != nil {
 			// Not served; the claim says why.
 			if c.DeletionTimestamp.IsZero() {
-				errs = append(errs, p.setClaimStatus(ctx, c, nil, ptr.To(err.Error())))
+				errs = append(errs, s.setClaimStatus(ctx, c, nil, ptr.To(err.Error())))
 			}
 			continue
 		}
 		if c.DeletionTimestamp.IsZero() {
-			p.live = true
-			errs = append(errs, p.serve(ctx, c))
+			s.live = true
+			errs = append(errs, s.serve(ctx, c))
 		} else {
-			errs = append(errs, p.release(ctx, c))
+			errs = append(errs, s.release(ctx, c))
 		}
 	}
-	errs = append(errs, p.letGo(ctx), p.writeStatus(ctx))
-	if err := errors.Join(errs...); err != nil {
-		return reconcile.Result{}, err
-	}
-	if deleting {
-		return p.finish(ctx)
-	}
-	return reconcile.Result{}, nil
+	errs = append(errs, s.letGo(ctx))
+	return errors.Join(errs...)
 }
 
 // readData lists the template's Metal3Data: the record of its indexes.
-func (p *templatePass) readData(ctx context.Context) error {
+func (s *templateScope) readData(ctx context.Context) error {
 	var list infrav1.Metal3DataList
-	if err := p.r.APIReader.List(ctx, &list, client.InNamespace(p.t.Namespace)); err != nil {
-		return fmt.Errorf("Metal3DataTemplate %s: listing Metal3Data: %w", p.key, err)
+	if err := s.r.APIReader.List(ctx, &list, client.InNamespace(s.t.Namespace)); err != nil {
+		return fmt.Errorf("Metal3DataTemplate %s: listing Metal3Data: %w", s.key, err)
 	}
-	p.index, p.taken = map[string]int{}, map[int]bool{}
+	s.index, s.taken = map[string]int{}, map[int]bool{}
 	for _, d := range list.Items {
-		if d.Spec.Template.Name != p.t.Name || (d.Spec.Template.Namespace != "" && d.Spec.Template.Namespace != p.t.Namespace) {
+		if d.Spec.Template.Name != s.t.Name || (d.Spec.Template.Namespace != "" && d.Spec.Template.Namespace != s.t.Namespace) {
 			continue
 		}
-		p.data = append(p.data, d)
-		p.taken[d.Spec.Index] = true
+		s.data = append(s.data, d)
+		s.taken[d.Spec.Index] = true
 		if d.Spec.Claim.Name != "" && d.DeletionTimestamp.IsZero() {
-			p.index[d.Spec.Claim.Name] = d.Spec.Index
+			s.index[d.Spec.Claim.Name] = d.Spec.Index
 		}
 	}
 	return nil
@@ -196,53 +217,47 @@ func (p *templatePass) readData(ctx context.Context) error {
 
 // serve gives a live claim its Metal3Data: the one it has, or a new one of
 // the lowest free index.
-func (p *templatePass) serve(ctx context.Context, c *infrav1.Metal3DataClaim) error {
-	ckey := c.Namespace + "/" + c.Name
-	if !controllerutil.ContainsFinalizer(c, infrav1.DataClaimFinalizer) {
-		patch := client.MergeFromWithOptions(c.DeepCopy(), client.MergeFromWithOptimisticLock{})
-		controllerutil.AddFinalizer(c, infrav1.DataClaimFinalizer)
-		if err := p.r.Client.Patch(ctx, c, patch); err != nil {
-			if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
-				return nil // changed since read: its event brings it back
-			}
-			return fmt.Errorf("Metal3DataClaim %s: adding the finalizer: %w", ckey, err)
+func (s *templateScope) serve(ctx context.Context, c *infrav1.Metal3DataClaim) error {
+	if _, err := capi.AddFinalizer(ctx, s.r.Client, c, infrav1.DataClaimFinalizer); err != nil {
+		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+			return nil // changed since read: its event brings it back
 		}
+		return err
 	}
-	idx, ok := p.index[c.Name]
+	idx, ok := s.index[c.Name]
 	if !ok {
 		var err error
-		if idx, err = p.create(ctx, c); err != nil {
-			var invalid invalidClaim
-			if errors.As(err, &invalid) {
-				return p.setClaimStatus(ctx, c, nil, ptr.To(err.Error()))
+		if idx, err = s.create(ctx, c); err != nil {
+			// A claim that cannot be served until it changes says why
+			// and is not retried; any other failure is, too.
+			serr := s.setClaimStatus(ctx, c, nil, ptr.To(err.Error()))
+			if operatorkit.IsStalled(err) {
+				return serr
 			}
-			return errors.Join(err, p.setClaimStatus(ctx, c, nil, ptr.To(err.Error())))
+			return errors.Join(err, serr)
 		}
 	}
-	ref := &corev1.ObjectReference{Name: DataName(p.t.Name, idx), Namespace: p.t.Namespace}
-	return p.setClaimStatus(ctx, c, ref, nil)
+	ref := &corev1.ObjectReference{Name: DataName(s.t.Name, idx), Namespace: s.t.Namespace}
+	return s.setClaimStatus(ctx, c, ref, nil)
 }
-
-// invalidClaim is a claim that cannot be served until it changes.
-type invalidClaim struct{ error }
 
 // create makes the claim's Metal3Data with the lowest free index. The
 // name carries the index, so an index is never given twice: creating a
 // name that exists fails, and the next index is tried.
-func (p *templatePass) create(ctx context.Context, c *infrav1.Metal3DataClaim) (int, error) {
+func (s *templateScope) create(ctx context.Context, c *infrav1.Metal3DataClaim) (int, error) {
 	ckey := c.Namespace + "/" + c.Name
 	m3m, ok := ownerOfKind(c.OwnerReferences, infrav1.GroupVersion.Group, "Metal3Machine")
 	if !ok {
-		return 0, invalidClaim{fmt.Errorf("Metal3DataClaim %s metadata.ownerReferences: no Metal3Machine owns it", ckey)}
+		return 0, operatorkit.Stallf(noOwnerReason, "Metal3DataClaim %s metadata.ownerReferences: no Metal3Machine owns it", ckey)
 	}
 	for idx := 0; ; idx++ {
-		if p.taken[idx] {
+		if s.taken[idx] {
 			continue
 		}
 		d := &infrav1.Metal3Data{
 			ObjectMeta: metav1.ObjectMeta{
-				Name:       DataName(p.t.Name, idx),
-				Namespace:  p.t.Namespace,
+				Name:       DataName(s.t.Name, idx),
+				Namespace:  s.t.Namespace,
 				Labels:     c.Labels,
 				Finalizers: []string{infrav1.DataClaimFinalizer},
 				OwnerReferences: []metav1.OwnerReference{
@@ -252,23 +267,23 @@ func (p *templatePass) create(ctx context.Context, c *infrav1.Metal3DataClaim) (
 			},
 			Spec: infrav1.Metal3DataSpec{
 				Index:    idx,
-				Template: corev1.ObjectReference{Name: p.t.Name, Namespace: p.t.Namespace},
+				Template: corev1.ObjectReference{Name: s.t.Name, Namespace: s.t.Namespace},
 				Claim:    corev1.ObjectReference{Name: c.Name, Namespace: c.Namespace},
 			},
 		}
-		err := p.r.Client.Create(ctx, d)
+		err := s.r.Client.Create(ctx, d)
 		if apierrors.IsAlreadyExists(err) {
 			// A Metal3Data of that name that is not the template's (or
 			// one created since the list): the index is not free.
-			p.taken[idx] = true
+			s.taken[idx] = true
 			continue
 		}
 		if err != nil {
 			return 0, fmt.Errorf("Metal3DataClaim %s: creating Metal3Data %s/%s: %w", ckey, d.Namespace, d.Name, err)
 		}
-		p.taken[idx] = true
-		p.index[c.Name] = idx
-		p.data = append(p.data, *d)
+		s.taken[idx] = true
+		s.index[c.Name] = idx
+		s.data = append(s.data, *d)
 		log.FromContext(ctx).Info("index assigned", "claim", c.Name, "index", idx, "metal3data", d.Name)
 		return idx, nil
 	}
@@ -277,53 +292,42 @@ func (p *templatePass) create(ctx context.Context, c *infrav1.Metal3DataClaim) (
 // release deletes a deleted claim's Metal3Data, which frees its index,
 // then lets the claim go. The Metal3Data's own finalizer keeps it until
 // its addresses are released.
-func (p *templatePass) release(ctx context.Context, c *infrav1.Metal3DataClaim) error {
+func (s *templateScope) release(ctx context.Context, c *infrav1.Metal3DataClaim) error {
 	if !controllerutil.ContainsFinalizer(c, infrav1.DataClaimFinalizer) {
 		return nil
 	}
 	ckey := c.Namespace + "/" + c.Name
-	for i := range p.data {
-		d := &p.data[i]
+	for i := range s.data {
+		d := &s.data[i]
 		if d.Spec.Claim.Name != c.Name {
 			continue
 		}
-		if controllerutil.ContainsFinalizer(d, infrav1.DataClaimFinalizer) {
-			patch := client.MergeFromWithOptions(d.DeepCopy(), client.MergeFromWithOptimisticLock{})
-			controllerutil.RemoveFinalizer(d, infrav1.DataClaimFinalizer)
-			if err := p.r.Client.Patch(ctx, d, patch); err != nil && !apierrors.IsNotFound(err) {
-				return fmt.Errorf("Metal3DataClaim %s: removing the finalizer of Metal3Data %s/%s: %w", ckey, d.Namespace, d.Name, err)
-			}
+		if err := capi.RemoveFinalizer(ctx, s.r.Client, d, infrav1.DataClaimFinalizer); err != nil {
+			return fmt.Errorf("Metal3DataClaim %s: %w", ckey, err)
 		}
 		if d.DeletionTimestamp.IsZero() {
-			if err := p.r.Client.Delete(ctx, d); err != nil && !apierrors.IsNotFound(err) {
+			if err := s.r.Client.Delete(ctx, d); err != nil && !apierrors.IsNotFound(err) {
 				return fmt.Errorf("Metal3DataClaim %s: deleting Metal3Data %s/%s: %w", ckey, d.Namespace, d.Name, err)
 			}
 			log.FromContext(ctx).Info("index released", "claim", c.Name, "index", d.Spec.Index, "metal3data", d.Name)
 		}
-		delete(p.index, c.Name)
+		delete(s.index, c.Name)
 	}
-	patch := client.MergeFromWithOptions(c.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	controllerutil.RemoveFinalizer(c, infrav1.DataClaimFinalizer)
-	if err := p.r.Client.Patch(ctx, c, patch); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("Metal3DataClaim %s: removing the finalizer: %w", ckey, err)
-	}
-	return nil
+	return capi.RemoveFinalizer(ctx, s.r.Client, c, infrav1.DataClaimFinalizer)
 }
 
 // letGo removes the template's finalizer from Metal3Data deleted by
 // someone else while their claim lives: the claim gets a new one, and the
 // old one goes once its addresses are released.
-func (p *templatePass) letGo(ctx context.Context) error {
+func (s *templateScope) letGo(ctx context.Context) error {
 	var errs []error
-	for i := range p.data {
-		d := &p.data[i]
+	for i := range s.data {
+		d := &s.data[i]
 		if d.DeletionTimestamp.IsZero() || !controllerutil.ContainsFinalizer(d, infrav1.DataClaimFinalizer) {
 			continue
 		}
-		patch := client.MergeFromWithOptions(d.DeepCopy(), client.MergeFromWithOptimisticLock{})
-		controllerutil.RemoveFinalizer(d, infrav1.DataClaimFinalizer)
-		if err := p.r.Client.Patch(ctx, d, patch); err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("Metal3DataTemplate %s: removing the finalizer of deleted Metal3Data %s: %w", p.key, d.Name, err))
+		if err := capi.RemoveFinalizer(ctx, s.r.Client, d, infrav1.DataClaimFinalizer); err != nil {
+			errs = append(errs, fmt.Errorf("Metal3DataTemplate %s: %w", s.key, err))
 		}
 	}
 	return errors.Join(errs...)
@@ -331,53 +335,36 @@ func (p *templatePass) letGo(ctx context.Context) error {
 
 // setClaimStatus writes a claim's renderedData and errorMessage when they
 // changed.
-func (p *templatePass) setClaimStatus(ctx context.Context, c *infrav1.Metal3DataClaim, ref *corev1.ObjectReference, msg *string) error {
-	if ptr.Equal(c.Status.ErrorMessage, msg) && refEqual(c.Status.RenderedData, ref) {
-		return nil
-	}
-	patch := client.MergeFrom(c.DeepCopy())
-	c.Status.RenderedData, c.Status.ErrorMessage = ref, msg
-	if err := p.r.Client.Status().Patch(ctx, c, patch); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("Metal3DataClaim %s/%s: writing status: %w", c.Namespace, c.Name, err)
-	}
-	return nil
+func (s *templateScope) setClaimStatus(ctx context.Context, c *infrav1.Metal3DataClaim, ref *corev1.ObjectReference, msg *string) error {
+	return capi.SetClaimStatus(ctx, s.r.Client, c, &c.Status.RenderedData, &c.Status.ErrorMessage, ref, msg)
 }
 
-// writeStatus summarizes the indexes in the template's status.
-func (p *templatePass) writeStatus(ctx context.Context) error {
-	want := maps.Clone(p.index)
+// writeStatus summarizes the indexes in the template's status, stamping
+// lastUpdated when they changed.
+func (s *templateScope) writeStatus(ctx context.Context, snap *operatorkit.StatusSnapshot) error {
+	want := maps.Clone(s.index)
 	if len(want) == 0 {
 		want = nil
 	}
-	if maps.Equal(want, p.t.Status.Indexes) {
-		return nil
+	s.t.Status.Indexes = want
+	if snap.Changed(s.t) {
+		now := metav1.Now()
+		s.t.Status.LastUpdated = &now
 	}
-	patch := client.MergeFrom(p.t.DeepCopy())
-	p.t.Status.Indexes = want
-	now := metav1.Now()
-	p.t.Status.LastUpdated = &now
-	if err := p.r.Client.Status().Patch(ctx, p.t, patch); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("Metal3DataTemplate %s: writing status.indexes: %w", p.key, err)
-	}
-	return nil
+	return capi.Rebase(snap, s.t, "lastUpdated").Patch(ctx, s.r.Client, s.t)
 }
 
 // finish lets a deleted template go once no claim names it and no
 // Metal3Data of it is left.
-func (p *templatePass) finish(ctx context.Context) (reconcile.Result, error) {
-	if p.live {
+func (s *templateScope) finish(ctx context.Context) (reconcile.Result, error) {
+	if s.live {
 		log.FromContext(ctx).Info("deleted template still has claims; waiting for them to go")
 		return reconcile.Result{}, nil
 	}
-	if len(p.data) > 0 {
+	if len(s.data) > 0 {
 		return reconcile.Result{RequeueAfter: waitRetry}, nil
 	}
-	patch := client.MergeFromWithOptions(p.t.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	controllerutil.RemoveFinalizer(p.t, infrav1.DataTemplateFinalizer)
-	if err := p.r.Client.Patch(ctx, p.t, patch); err != nil && !apierrors.IsNotFound(err) {
-		return reconcile.Result{}, fmt.Errorf("Metal3DataTemplate %s: removing the finalizer: %w", p.key, err)
-	}
-	return reconcile.Result{}, nil
+	return reconcile.Result{}, capi.RemoveFinalizer(ctx, s.r.Client, s.t, infrav1.DataTemplateFinalizer)
 }
 
 // ownerOfKind is the first owner reference of that group and kind.
@@ -389,11 +376,4 @@ func ownerOfKind(refs []metav1.OwnerReference, group, kind string) (metav1.Owner
 		}
 	}
 	return metav1.OwnerReference{}, false
-}
-
-func refEqual(a, b *corev1.ObjectReference) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return a.Name == b.Name && a.Namespace == b.Namespace
 }

@@ -26,7 +26,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	ipamv1 "github.com/airshipit/airship-go/api/ipam/v1alpha1"
+	"github.com/airshipit/airship-go/internal/metal3/capi"
 	"github.com/airshipit/airship-go/internal/metal3/refs"
+	"github.com/airshipit/airship-go/internal/operatorkit"
 )
 
 // poolIndex indexes IPClaims and IPAddresses by the name of their pool.
@@ -106,8 +108,9 @@ func poolRequest(_ context.Context, o client.Object) []reconcile.Request {
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: names[0]}}}
 }
 
-// pass is one reconcile of one pool: what was read and what is to be done.
-type pass struct {
+// poolScope is one reconcile of one pool: what was read and what is to be
+// done.
+type poolScope struct {
 	r      *Reconciler
 	pool   *ipamv1.IPPool
 	key    string
@@ -130,11 +133,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	key := req.String()
 	clusterName := ptr.Deref(pool.Spec.ClusterName, "")
-	cluster, err := Cluster(ctx, r.Client, pool.Namespace, clusterName)
+	cluster, err := capi.Cluster(ctx, r.Client, pool.Namespace, clusterName)
 	if err != nil {
 		return reconcile.Result{}, fmt.Errorf("IPPool %s spec.clusterName: %w", key, err)
 	}
-	if Paused(cluster, pool) {
+	if capi.Paused(cluster, pool) {
 		log.FromContext(ctx).V(1).Info("paused")
 		return reconcile.Result{RequeueAfter: pausedRecheck}, nil
 	}
@@ -150,20 +153,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, nil
 	}
 
-	p := &pass{r: r, pool: pool, key: key, claimErr: map[string]string{}}
-	if err := p.read(ctx); err != nil {
+	s := &poolScope{r: r, pool: pool, key: key, claimErr: map[string]string{}}
+	if err := s.read(ctx); err != nil {
+		return claimConflict(err)
+	}
+	if err := s.prune(ctx); err != nil {
 		return reconcile.Result{}, err
 	}
-	if err := p.prune(ctx); err != nil {
+	if err := s.release(ctx); err != nil {
 		return reconcile.Result{}, err
 	}
-	if err := p.release(ctx); err != nil {
+	if err := s.allocate(ctx, deleting); err != nil {
 		return reconcile.Result{}, err
 	}
-	if err := p.allocate(ctx, deleting); err != nil {
-		return reconcile.Result{}, err
-	}
-	if err := p.writeStatus(ctx); err != nil {
+	if err := s.writeStatus(ctx); err != nil {
 		if apierrors.IsConflict(err) {
 			// A stale read of the pool: nothing was given out. The
 			// retry reads again, once the cache has caught up.
@@ -172,17 +175,25 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 		return reconcile.Result{}, fmt.Errorf("IPPool %s: writing status.indexes: %w", key, err)
 	}
-	if err := p.publish(ctx); err != nil {
-		return reconcile.Result{}, err
+	if err := s.publish(ctx); err != nil {
+		return claimConflict(err)
 	}
-	if deleting && len(p.alloc) == 0 {
-		patch := client.MergeFromWithOptions(pool.DeepCopy(), client.MergeFromWithOptimisticLock{})
-		controllerutil.RemoveFinalizer(pool, ipamv1.IPPoolFinalizer)
-		if err := r.Client.Patch(ctx, pool, patch); err != nil {
-			return reconcile.Result{}, client.IgnoreNotFound(fmt.Errorf("IPPool %s: removing the finalizer: %w", key, err))
+	if deleting && len(s.alloc) == 0 {
+		if err := capi.RemoveFinalizer(ctx, r.Client, pool, ipamv1.IPPoolFinalizer); err != nil {
+			return reconcile.Result{}, err
 		}
 	}
 	return reconcile.Result{}, nil
+}
+
+// claimConflict settles an error of the claims' status writes: a claim
+// listed from a stale cache conflicts, and the pool is looked at again as
+// soon as after its own conflicts; any other error is returned.
+func claimConflict(err error) (reconcile.Result, error) {
+	if errors.Is(err, operatorkit.ErrStatusConflict) {
+		return reconcile.Result{RequeueAfter: conflictRetry}, nil
+	}
+	return reconcile.Result{}, err
 }
 
 // ensureMeta puts the finalizer, and for a pool of a Cluster the Cluster's
@@ -220,52 +231,52 @@ func equalMeta(a, b *ipamv1.IPPool) bool {
 // what is allocated: the pool's status.indexes, plus IPAddresses of live
 // claims it lacks (a pool restored without status, as after clusterctl
 // move).
-func (p *pass) read(ctx context.Context) error {
+func (s *poolScope) read(ctx context.Context) error {
 	var claims ipamv1.IPClaimList
-	if err := p.r.Client.List(ctx, &claims, client.InNamespace(p.pool.Namespace), client.MatchingFields{poolIndex: p.pool.Name}); err != nil {
-		return fmt.Errorf("IPPool %s: listing IPClaims: %w", p.key, err)
+	if err := s.r.Client.List(ctx, &claims, client.InNamespace(s.pool.Namespace), client.MatchingFields{poolIndex: s.pool.Name}); err != nil {
+		return fmt.Errorf("IPPool %s: listing IPClaims: %w", s.key, err)
 	}
 	var addrs ipamv1.IPAddressList
-	if err := p.r.Client.List(ctx, &addrs, client.InNamespace(p.pool.Namespace), client.MatchingFields{poolIndex: p.pool.Name}); err != nil {
-		return fmt.Errorf("IPPool %s: listing IPAddresses: %w", p.key, err)
+	if err := s.r.Client.List(ctx, &addrs, client.InNamespace(s.pool.Namespace), client.MatchingFields{poolIndex: s.pool.Name}); err != nil {
+		return fmt.Errorf("IPPool %s: listing IPAddresses: %w", s.key, err)
 	}
-	p.claims = make(map[string]*ipamv1.IPClaim, len(claims.Items))
+	s.claims = make(map[string]*ipamv1.IPClaim, len(claims.Items))
 	for i := range claims.Items {
 		c := &claims.Items[i]
 		if err := refs.Check("IPClaim", c.Namespace, refs.Ref{Field: "spec.pool", Namespace: c.Spec.Pool.Namespace}); err != nil {
 			// A pool of that name elsewhere: never served across
 			// namespaces; the claim says why.
 			if c.DeletionTimestamp.IsZero() {
-				if serr := p.setClaimStatus(ctx, c, nil, ptr.To(err.Error())); serr != nil {
+				if serr := s.setClaimStatus(ctx, c, nil, ptr.To(err.Error())); serr != nil {
 					return serr
 				}
 			}
 			continue
 		}
-		p.claims[c.Name] = c
+		s.claims[c.Name] = c
 	}
-	p.addrs = make(map[string]*ipamv1.IPAddress, len(addrs.Items))
+	s.addrs = make(map[string]*ipamv1.IPAddress, len(addrs.Items))
 	for i := range addrs.Items {
-		p.addrs[addrs.Items[i].Name] = &addrs.Items[i]
+		s.addrs[addrs.Items[i].Name] = &addrs.Items[i]
 	}
 
-	p.alloc = make(map[string]netip.Addr, len(p.pool.Status.Allocations))
-	p.inUse = InUse{}
-	for claim, s := range p.pool.Status.Allocations {
-		a, err := ParseAddr(s)
+	s.alloc = make(map[string]netip.Addr, len(s.pool.Status.Allocations))
+	s.inUse = InUse{}
+	for claim, v := range s.pool.Status.Allocations {
+		a, err := ParseAddr(v)
 		if err != nil {
-			return fmt.Errorf("IPPool %s: status.indexes[%s]: %w", p.key, claim, err)
+			return fmt.Errorf("IPPool %s: status.indexes[%s]: %w", s.key, claim, err)
 		}
-		p.alloc[claim] = a
-		p.inUse[a] = claim
+		s.alloc[claim] = a
+		s.inUse[a] = claim
 	}
-	for _, ia := range sortedAddrs(p.addrs) {
+	for _, ia := range sortedAddrs(s.addrs) {
 		a, err := ParseAddr(ia.Spec.Address)
 		if err != nil {
 			continue
 		}
 		claim := ia.Spec.Claim.Name
-		if holder, taken := p.inUse[a]; taken {
+		if holder, taken := s.inUse[a]; taken {
 			if holder != claim {
 				log.FromContext(ctx).Info("IPAddress conflicts with the pool's record; it stays in use until deleted", "ipaddress", ia.Name, "claim", claim, "holder", holder)
 			}
@@ -273,21 +284,21 @@ func (p *pass) read(ctx context.Context) error {
 		}
 		// Not in the record: an address of an earlier life of the pool.
 		// It is in use whatever happens next.
-		p.inUse[a] = claim
-		if c, ok := p.claims[claim]; ok && c.DeletionTimestamp.IsZero() && ia.DeletionTimestamp.IsZero() {
-			if _, has := p.alloc[claim]; !has {
-				p.alloc[claim] = a
+		s.inUse[a] = claim
+		if c, ok := s.claims[claim]; ok && c.DeletionTimestamp.IsZero() && ia.DeletionTimestamp.IsZero() {
+			if _, has := s.alloc[claim]; !has {
+				s.alloc[claim] = a
 			}
 		}
 	}
-	if p.pool.DeletionTimestamp.IsZero() {
-		for claim, s := range p.pool.Spec.PreAllocations {
-			a, err := ParseAddr(s)
+	if s.pool.DeletionTimestamp.IsZero() {
+		for claim, v := range s.pool.Spec.PreAllocations {
+			a, err := ParseAddr(v)
 			if err != nil {
-				return fmt.Errorf("IPPool %s: spec.preAllocations[%s]: %w", p.key, claim, err)
+				return fmt.Errorf("IPPool %s: spec.preAllocations[%s]: %w", s.key, claim, err)
 			}
-			if _, taken := p.inUse[a]; !taken {
-				p.inUse[a] = claim
+			if _, taken := s.inUse[a]; !taken {
+				s.inUse[a] = claim
 			}
 		}
 	}
@@ -308,41 +319,41 @@ func sortedAddrs(m map[string]*ipamv1.IPAddress) []*ipamv1.IPAddress {
 // prune forgets allocations and deletes IPAddresses of claims that are
 // gone without having been released (their finalizer removed by hand).
 // Gone is asked of the API server, not the cache.
-func (p *pass) prune(ctx context.Context) error {
+func (s *poolScope) prune(ctx context.Context) error {
 	gone := map[string]bool{}
 	isGone := func(claim string) (bool, error) {
 		if v, ok := gone[claim]; ok {
 			return v, nil
 		}
-		if _, ok := p.claims[claim]; ok {
+		if _, ok := s.claims[claim]; ok {
 			return false, nil
 		}
-		err := p.r.APIReader.Get(ctx, client.ObjectKey{Namespace: p.pool.Namespace, Name: claim}, &ipamv1.IPClaim{})
+		err := s.r.APIReader.Get(ctx, client.ObjectKey{Namespace: s.pool.Namespace, Name: claim}, &ipamv1.IPClaim{})
 		if err != nil && !apierrors.IsNotFound(err) {
-			return false, fmt.Errorf("IPPool %s: reading IPClaim %s/%s: %w", p.key, p.pool.Namespace, claim, err)
+			return false, fmt.Errorf("IPPool %s: reading IPClaim %s/%s: %w", s.key, s.pool.Namespace, claim, err)
 		}
 		gone[claim] = apierrors.IsNotFound(err)
 		return gone[claim], nil
 	}
-	for _, ia := range sortedAddrs(p.addrs) {
+	for _, ia := range sortedAddrs(s.addrs) {
 		g, err := isGone(ia.Spec.Claim.Name)
 		if err != nil {
 			return err
 		}
 		if g {
-			if err := p.deleteAddress(ctx, ia); err != nil {
+			if err := s.deleteAddress(ctx, ia); err != nil {
 				return err
 			}
 		}
 	}
-	for _, claim := range slices.Sorted(maps.Keys(p.alloc)) {
+	for _, claim := range slices.Sorted(maps.Keys(s.alloc)) {
 		g, err := isGone(claim)
 		if err != nil {
 			return err
 		}
 		if g {
-			log.FromContext(ctx).Info("forgetting the address of a claim that is gone", "claim", claim, "address", p.alloc[claim])
-			delete(p.alloc, claim)
+			log.FromContext(ctx).Info("forgetting the address of a claim that is gone", "claim", claim, "address", s.alloc[claim])
+			delete(s.alloc, claim)
 		}
 	}
 	return nil
@@ -351,9 +362,9 @@ func (p *pass) prune(ctx context.Context) error {
 // release returns the addresses of deleted claims: their IPAddress is
 // deleted and their entry dropped from the record. A claim still used by
 // someone else (another finalizer than the pool's) keeps its address.
-func (p *pass) release(ctx context.Context) error {
-	for _, name := range slices.Sorted(maps.Keys(p.claims)) {
-		c := p.claims[name]
+func (s *poolScope) release(ctx context.Context) error {
+	for _, name := range slices.Sorted(maps.Keys(s.claims)) {
+		c := s.claims[name]
 		if c.DeletionTimestamp.IsZero() || !controllerutil.ContainsFinalizer(c, ipamv1.IPClaimFinalizer) {
 			continue
 		}
@@ -361,38 +372,34 @@ func (p *pass) release(ctx context.Context) error {
 			log.FromContext(ctx).V(1).Info("deleted IPClaim still in use", "claim", c.Name, "finalizers", c.Finalizers)
 			continue
 		}
-		if a, ok := p.alloc[c.Name]; ok {
-			if ia := p.addrs[AddressName(p.pool.Spec.NamePrefix, p.pool.Name, a)]; ia != nil && ia.Spec.Claim.Name == c.Name {
-				if err := p.deleteAddress(ctx, ia); err != nil {
+		if a, ok := s.alloc[c.Name]; ok {
+			if ia := s.addrs[AddressName(s.pool.Spec.NamePrefix, s.pool.Name, a)]; ia != nil && ia.Spec.Claim.Name == c.Name {
+				if err := s.deleteAddress(ctx, ia); err != nil {
 					return err
 				}
 			}
-			delete(p.alloc, c.Name)
+			delete(s.alloc, c.Name)
 		}
-		for _, ia := range p.addrs {
+		for _, ia := range s.addrs {
 			if ia.Spec.Claim.Name == c.Name && ia.DeletionTimestamp.IsZero() {
-				if err := p.deleteAddress(ctx, ia); err != nil {
+				if err := s.deleteAddress(ctx, ia); err != nil {
 					return err
 				}
 			}
 		}
-		p.released = append(p.released, c)
+		s.released = append(s.released, c)
 	}
 	return nil
 }
 
 // deleteAddress removes the pool's finalizer from an IPAddress and deletes it.
-func (p *pass) deleteAddress(ctx context.Context, ia *ipamv1.IPAddress) error {
-	if controllerutil.ContainsFinalizer(ia, ipamv1.IPAddressFinalizer) {
-		patch := client.MergeFromWithOptions(ia.DeepCopy(), client.MergeFromWithOptimisticLock{})
-		controllerutil.RemoveFinalizer(ia, ipamv1.IPAddressFinalizer)
-		if err := p.r.Client.Patch(ctx, ia, patch); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("IPPool %s: removing the finalizer of IPAddress %s/%s: %w", p.key, ia.Namespace, ia.Name, err)
-		}
+func (s *poolScope) deleteAddress(ctx context.Context, ia *ipamv1.IPAddress) error {
+	if err := capi.RemoveFinalizer(ctx, s.r.Client, ia, ipamv1.IPAddressFinalizer); err != nil {
+		return fmt.Errorf("IPPool %s: %w", s.key, err)
 	}
 	if ia.DeletionTimestamp.IsZero() {
-		if err := p.r.Client.Delete(ctx, ia); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("IPPool %s: deleting IPAddress %s/%s: %w", p.key, ia.Namespace, ia.Name, err)
+		if err := s.r.Client.Delete(ctx, ia); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("IPPool %s: deleting IPAddress %s/%s: %w", s.key, ia.Namespace, ia.Name, err)
 		}
 	}
 	log.FromContext(ctx).Info("released address", "ipaddress", ia.Name, "claim", ia.Spec.Claim.Name)
@@ -402,13 +409,13 @@ func (p *pass) deleteAddress(ctx context.Context, ia *ipamv1.IPAddress) error {
 // allocate gives an address to every live claim without one, oldest
 // claim first. A claim must carry the pool's finalizer before it gets an
 // address, so its deletion always comes back here.
-func (p *pass) allocate(ctx context.Context, deleting bool) error {
+func (s *poolScope) allocate(ctx context.Context, deleting bool) error {
 	pending := make([]*ipamv1.IPClaim, 0)
-	for _, c := range p.claims {
+	for _, c := range s.claims {
 		if !c.DeletionTimestamp.IsZero() {
 			continue
 		}
-		if _, ok := p.alloc[c.Name]; ok {
+		if _, ok := s.alloc[c.Name]; ok {
 			continue
 		}
 		pending = append(pending, c)
@@ -419,30 +426,26 @@ func (p *pass) allocate(ctx context.Context, deleting bool) error {
 		}
 		return cmp.Compare(a.Name, b.Name)
 	})
-	pool := Pool{Key: p.key, Spec: p.pool.Spec}
+	pool := Pool{Key: s.key, Spec: s.pool.Spec}
 	for _, c := range pending {
 		if deleting {
-			p.claimErr[c.Name] = fmt.Sprintf("IPPool %s is being deleted", p.key)
+			s.claimErr[c.Name] = fmt.Sprintf("IPPool %s is being deleted", s.key)
 			continue
 		}
-		if !controllerutil.ContainsFinalizer(c, ipamv1.IPClaimFinalizer) {
-			patch := client.MergeFromWithOptions(c.DeepCopy(), client.MergeFromWithOptimisticLock{})
-			controllerutil.AddFinalizer(c, ipamv1.IPClaimFinalizer)
-			if err := p.r.Client.Patch(ctx, c, patch); err != nil {
-				if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
-					// Changed or gone since read: its event brings it back.
-					continue
-				}
-				return fmt.Errorf("IPPool %s: adding the finalizer of IPClaim %s/%s: %w", p.key, c.Namespace, c.Name, err)
+		if _, err := capi.AddFinalizer(ctx, s.r.Client, c, ipamv1.IPClaimFinalizer); err != nil {
+			if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+				// Changed or gone since read: its event brings it back.
+				continue
 			}
+			return fmt.Errorf("IPPool %s: %w", s.key, err)
 		}
-		got, err := Allocate(pool, Request{Claim: c.Name, Address: c.Annotations[ipamv1.IPAddressAnnotation]}, p.inUse)
+		got, err := Allocate(pool, Request{Claim: c.Name, Address: c.Annotations[ipamv1.IPAddressAnnotation]}, s.inUse)
 		if err != nil {
-			p.claimErr[c.Name] = err.Error()
+			s.claimErr[c.Name] = err.Error()
 			continue
 		}
-		p.alloc[c.Name] = got.Address
-		p.inUse[got.Address] = c.Name
+		s.alloc[c.Name] = got.Address
+		s.inUse[got.Address] = c.Name
 		log.FromContext(ctx).Info("allocated address", "claim", c.Name, "address", got.Address)
 	}
 	return nil
@@ -451,122 +454,113 @@ func (p *pass) allocate(ctx context.Context, deleting bool) error {
 // writeStatus writes the record when it changed, with the resourceVersion
 // read: a conflict means another pass got there first, and nothing of this
 // one is published.
-func (p *pass) writeStatus(ctx context.Context) error {
-	want := make(map[string]ipamv1.IPAddressStr, len(p.alloc))
-	for claim, a := range p.alloc {
+//
+// It is an Update, not the kit's status patch, on purpose: this write is
+// what hands the addresses out, so it is the record exactly as this pass
+// built it, under the resourceVersion read, rather than a difference from
+// a snapshot; and its conflict is the allocator's own retry (see
+// Reconcile), not a status write gone stale.
+func (s *poolScope) writeStatus(ctx context.Context) error {
+	want := make(map[string]ipamv1.IPAddressStr, len(s.alloc))
+	for claim, a := range s.alloc {
 		want[claim] = ipamv1.IPAddressStr(a.String())
 	}
 	if len(want) == 0 {
 		want = nil
 	}
-	if maps.Equal(want, p.pool.Status.Allocations) {
+	if maps.Equal(want, s.pool.Status.Allocations) {
 		return nil
 	}
-	p.pool.Status.Allocations = want
+	s.pool.Status.Allocations = want
 	now := metav1.Now()
-	p.pool.Status.LastUpdated = &now
-	return p.r.Client.Status().Update(ctx, p.pool)
+	s.pool.Status.LastUpdated = &now
+	return s.r.Client.Status().Update(ctx, s.pool)
 }
 
 // publish makes the record visible once it is written: the IPAddress of
 // each allocation, the claims' status, and the released claims' finalizer.
-func (p *pass) publish(ctx context.Context) error {
+func (s *poolScope) publish(ctx context.Context) error {
 	var errs []error
-	for _, name := range slices.Sorted(maps.Keys(p.claims)) {
-		c := p.claims[name]
+	for _, name := range slices.Sorted(maps.Keys(s.claims)) {
+		c := s.claims[name]
 		if !c.DeletionTimestamp.IsZero() {
 			continue
 		}
-		a, ok := p.alloc[name]
+		a, ok := s.alloc[name]
 		if !ok {
-			if msg, failed := p.claimErr[name]; failed {
-				errs = append(errs, p.setClaimStatus(ctx, c, nil, &msg))
+			if msg, failed := s.claimErr[name]; failed {
+				errs = append(errs, s.setClaimStatus(ctx, c, nil, &msg))
 			}
 			continue
 		}
-		ref, err := p.ensureAddress(ctx, c, a)
+		ref, err := s.ensureAddress(ctx, c, a)
 		if err != nil {
-			errs = append(errs, err, p.setClaimStatus(ctx, c, c.Status.Address, ptr.To(err.Error())))
+			errs = append(errs, err, s.setClaimStatus(ctx, c, c.Status.Address, ptr.To(err.Error())))
 			continue
 		}
-		errs = append(errs, p.setClaimStatus(ctx, c, ref, nil))
+		errs = append(errs, s.setClaimStatus(ctx, c, ref, nil))
 	}
-	for _, c := range p.released {
-		patch := client.MergeFromWithOptions(c.DeepCopy(), client.MergeFromWithOptimisticLock{})
-		controllerutil.RemoveFinalizer(c, ipamv1.IPClaimFinalizer)
-		if err := p.r.Client.Patch(ctx, c, patch); err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("IPPool %s: removing the finalizer of IPClaim %s/%s: %w", p.key, c.Namespace, c.Name, err))
+	for _, c := range s.released {
+		if err := capi.RemoveFinalizer(ctx, s.r.Client, c, ipamv1.IPClaimFinalizer); err != nil {
+			errs = append(errs, fmt.Errorf("IPPool %s: %w", s.key, err))
 		}
 	}
 	return errors.Join(errs...)
 }
 
 // ensureAddress creates the IPAddress of an allocation unless it exists.
-func (p *pass) ensureAddress(ctx context.Context, c *ipamv1.IPClaim, a netip.Addr) (*corev1.ObjectReference, error) {
-	name := AddressName(p.pool.Spec.NamePrefix, p.pool.Name, a)
-	ref := &corev1.ObjectReference{Name: name, Namespace: p.pool.Namespace}
-	if ia, ok := p.addrs[name]; ok {
+func (s *poolScope) ensureAddress(ctx context.Context, c *ipamv1.IPClaim, a netip.Addr) (*corev1.ObjectReference, error) {
+	name := AddressName(s.pool.Spec.NamePrefix, s.pool.Name, a)
+	ref := &corev1.ObjectReference{Name: name, Namespace: s.pool.Namespace}
+	if ia, ok := s.addrs[name]; ok {
 		if ia.Spec.Claim.Name != c.Name {
-			return nil, fmt.Errorf("IPPool %s: IPAddress %s/%s of %s belongs to IPClaim %s, not %s", p.key, ia.Namespace, name, a, ia.Spec.Claim.Name, c.Name)
+			return nil, fmt.Errorf("IPPool %s: IPAddress %s/%s of %s belongs to IPClaim %s, not %s", s.key, ia.Namespace, name, a, ia.Spec.Claim.Name, c.Name)
 		}
 		return ref, nil
 	}
-	r := Settings(p.pool.Spec, a)
+	r := Settings(s.pool.Spec, a)
 	ia := &ipamv1.IPAddress{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:       name,
-			Namespace:  p.pool.Namespace,
+			Namespace:  s.pool.Namespace,
 			Labels:     c.Labels,
 			Finalizers: []string{ipamv1.IPAddressFinalizer},
 			OwnerReferences: []metav1.OwnerReference{
-				{APIVersion: ipamv1.GroupVersion.String(), Kind: "IPPool", Name: p.pool.Name, UID: p.pool.UID},
+				{APIVersion: ipamv1.GroupVersion.String(), Kind: "IPPool", Name: s.pool.Name, UID: s.pool.UID},
 				{APIVersion: ipamv1.GroupVersion.String(), Kind: "IPClaim", Name: c.Name, UID: c.UID},
 			},
 		},
 		Spec: ipamv1.IPAddressSpec{
 			Claim:      corev1.ObjectReference{Name: c.Name, Namespace: c.Namespace},
-			Pool:       corev1.ObjectReference{Name: p.pool.Name, Namespace: p.pool.Namespace},
+			Pool:       corev1.ObjectReference{Name: s.pool.Name, Namespace: s.pool.Namespace},
 			Address:    ipamv1.IPAddressStr(a.String()),
 			Prefix:     r.Prefix,
 			Gateway:    r.Gateway,
 			DNSServers: r.DNSServers,
 		},
 	}
-	err := p.r.Client.Create(ctx, ia)
+	err := s.r.Client.Create(ctx, ia)
 	if apierrors.IsAlreadyExists(err) {
 		existing := &ipamv1.IPAddress{}
-		if gerr := p.r.APIReader.Get(ctx, client.ObjectKeyFromObject(ia), existing); gerr != nil {
-			return nil, fmt.Errorf("IPPool %s: reading IPAddress %s/%s: %w", p.key, ia.Namespace, name, gerr)
+		if gerr := s.r.APIReader.Get(ctx, client.ObjectKeyFromObject(ia), existing); gerr != nil {
+			return nil, fmt.Errorf("IPPool %s: reading IPAddress %s/%s: %w", s.key, ia.Namespace, name, gerr)
 		}
 		if existing.Spec.Claim.Name != c.Name {
-			return nil, fmt.Errorf("IPPool %s: IPAddress %s/%s of %s belongs to IPClaim %s, not %s", p.key, ia.Namespace, name, a, existing.Spec.Claim.Name, c.Name)
+			return nil, fmt.Errorf("IPPool %s: IPAddress %s/%s of %s belongs to IPClaim %s, not %s", s.key, ia.Namespace, name, a, existing.Spec.Claim.Name, c.Name)
 		}
 		return ref, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("IPPool %s: creating IPAddress %s/%s for IPClaim %s: %w", p.key, ia.Namespace, name, c.Name, err)
+		return nil, fmt.Errorf("IPPool %s: creating IPAddress %s/%s for IPClaim %s: %w", s.key, ia.Namespace, name, c.Name, err)
 	}
 	return ref, nil
 }
 
 // setClaimStatus writes a claim's address and error message when they
 // changed.
-func (p *pass) setClaimStatus(ctx context.Context, c *ipamv1.IPClaim, ref *corev1.ObjectReference, msg *string) error {
-	if ptr.Equal(c.Status.ErrorMessage, msg) && refEqual(c.Status.Address, ref) {
-		return nil
-	}
-	patch := client.MergeFrom(c.DeepCopy())
-	c.Status.Address = ref
-	c.Status.ErrorMessage = msg
-	if err := p.r.Client.Status().Patch(ctx, c, patch); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("IPPool %s: writing the status of IPClaim %s/%s: %w", p.key, c.Namespace, c.Name, err)
+func (s *poolScope) setClaimStatus(ctx context.Context, c *ipamv1.IPClaim, ref *corev1.ObjectReference, msg *string) error {
+	if err := capi.SetClaimStatus(ctx, s.r.Client, c, &c.Status.Address, &c.Status.ErrorMessage, ref, msg); err != nil {
+		return fmt.Errorf("IPPool %s: %w", s.key, err)
 	}
 	return nil
-}
-
-func refEqual(a, b *corev1.ObjectReference) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return a.Name == b.Name && a.Namespace == b.Namespace
 }

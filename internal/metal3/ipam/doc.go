@@ -12,9 +12,12 @@
 // never in one address given twice. Only after that write are the
 // IPAddress objects created (named <namePrefix or pool name>-<address with
 // dots and colons as dashes>, owned by the pool and the claim) and the
-// claims' status.address set. A deleted claim's IPAddress is deleted and
-// its address returned to the pool before the claim's finalizer goes.
+// claims' status.address set (with the optimistic lock: package capi's
+// SetClaimStatus, as the Metal3DataTemplate reconciler writes its claims).
+// A deleted claim's IPAddress is deleted and its address returned to the
+// pool before the claim's finalizer goes.
 // Pools serve only claims of their own namespace: a claim whose spec.pool
 // names another namespace is never served, and a pool of that name in the
-// claim's namespace writes why in its status.errorMessage.
+// claim's namespace writes why in its status.errorMessage. A pool of a
+// paused Cluster (package capi's Paused) is left alone.
 package ipam
