@@ -209,48 +209,60 @@ func decodeInsertMedia(data []byte) (Media, *apiError) {
 	if req.WriteProtected != nil {
 		m.WriteProtected = *req.WriteProtected
 	}
-	check := func(v *string, name string, allowed []string) *apiError {
-		if v == nil {
-			return nil
-		}
-		_, e := enumValue(mustJSON(*v), name, allowed, "ActionParameterValueNotInList")
-		return e
-	}
-	if e := check(req.TransferMethod, "TransferMethod", transferMethods); e != nil {
+	if e := checkEnum(req.TransferMethod, "TransferMethod", transferMethods); e != nil {
 		return Media{}, e
 	}
 	if req.TransferMethod != nil {
 		m.TransferMethod = *req.TransferMethod
 	}
-	if e := check(req.TransferProtocolType, "TransferProtocolType", transferProtocols); e != nil {
+	if e := checkEnum(req.TransferProtocolType, "TransferProtocolType", transferProtocols); e != nil {
 		return Media{}, e
 	}
-	if e := check(req.MediaType, "MediaType", mediaTypes); e != nil {
+	if e := checkEnum(req.MediaType, "MediaType", mediaTypes); e != nil {
 		return Media{}, e
 	}
 	raw, ok := req.Oem["Airship"]
 	if !ok {
 		return m, nil
 	}
+	if e := decodeAirshipOem(raw, &m); e != nil {
+		return Media{}, e
+	}
+	return m, nil
+}
+
+// checkEnum checks an optional parameter against its allowed values.
+func checkEnum(v *string, name string, allowed []string) *apiError {
+	if v == nil {
+		return nil
+	}
+	_, e := enumValue(mustJSON(*v), name, allowed, "ActionParameterValueNotInList")
+	return e
+}
+
+// decodeAirshipOem reads InsertMedia's Oem/Airship parameters (the image
+// checksum and format, and the config drive's user, network and meta
+// data) into m.
+func decodeAirshipOem(raw json.RawMessage, m *Media) *apiError {
 	var oem airshipOem
 	if e := decodeStrict(raw, &oem, "ActionParameterUnknown"); e != nil {
 		e.msg = "Oem/Airship: " + e.msg
-		return Media{}, e
+		return e
 	}
 	if oem.ImageChecksum != nil {
 		if len(*oem.ImageChecksum) > 4096 {
-			return Media{}, &apiError{status: http.StatusBadRequest, id: "ActionParameterValueFormatError", msg: "Oem/Airship/ImageChecksum is longer than 4096 bytes"}
+			return &apiError{status: http.StatusBadRequest, id: "ActionParameterValueFormatError", msg: "Oem/Airship/ImageChecksum is longer than 4096 bytes"}
 		}
 		m.Checksum = *oem.ImageChecksum
 	}
-	if e := check(oem.ImageChecksumType, "Oem/Airship/ImageChecksumType", checksumTypes); e != nil {
-		return Media{}, e
+	if e := checkEnum(oem.ImageChecksumType, "Oem/Airship/ImageChecksumType", checksumTypes); e != nil {
+		return e
 	}
 	if oem.ImageChecksumType != nil {
 		m.ChecksumType = *oem.ImageChecksumType
 	}
-	if e := check(oem.ImageFormat, "Oem/Airship/ImageFormat", imageFormats); e != nil {
-		return Media{}, e
+	if e := checkEnum(oem.ImageFormat, "Oem/Airship/ImageFormat", imageFormats); e != nil {
+		return e
 	}
 	if oem.ImageFormat != nil {
 		m.Format = *oem.ImageFormat
@@ -269,11 +281,11 @@ func decodeInsertMedia(data []byte) (Media, *apiError) {
 		}
 		b, err := base64.StdEncoding.DecodeString(*f.in)
 		if err != nil {
-			return Media{}, &apiError{status: http.StatusBadRequest, id: "ActionParameterValueFormatError", msg: "Oem/Airship/" + f.name + " is not standard base64"}
+			return &apiError{status: http.StatusBadRequest, id: "ActionParameterValueFormatError", msg: "Oem/Airship/" + f.name + " is not standard base64"}
 		}
 		*f.out = b
 	}
-	return m, nil
+	return nil
 }
 
 // decodeNoParameters reads the body of an action without parameters
