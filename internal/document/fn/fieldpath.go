@@ -147,50 +147,11 @@ func unquote(s string) string {
 func parseDotted(s string) ([]step, error) {
 	var steps []step
 	segment := func(seg string) error {
-		switch {
-		case seg == "":
-			return nil // "a..b" and "a.[x=y]" are tolerated, as upstream
-		case seg == "*":
-			steps = append(steps, step{kind: stepWildcard})
-		case isDigits(seg):
-			i, err := strconv.Atoi(seg)
-			if err != nil {
-				return err
-			}
-			steps = append(steps, step{kind: stepIndex, index: i})
-		default:
-			steps = append(steps, step{kind: stepField, field: seg})
-		}
-		return nil
-	}
-	bracket := func(c string) error {
-		c = strings.TrimSpace(c)
-		switch {
-		case c == "":
-			return errors.New("empty []")
-		case c == "*":
-			steps = append(steps, step{kind: stepWildcard})
-		case isDigits(c) || (strings.HasPrefix(c, "-") && isDigits(c[1:])):
-			i, err := strconv.Atoi(c)
-			if err != nil {
-				return err
-			}
-			steps = append(steps, step{kind: stepIndex, index: i})
-		case strings.Contains(c, "="):
-			k, v, _ := strings.Cut(c, "=")
-			op := "=="
-			if strings.HasSuffix(k, "!") {
-				op, k = "!=", strings.TrimSuffix(k, "!")
-			}
-			st := step{kind: stepFilter, op: op, value: unquote(v)}
-			if k = strings.TrimSpace(k); k != "" {
-				st.key = []string{k} // a literal field name, dots and all
-			}
+		st, ok, err := dottedSegment(seg)
+		if ok {
 			steps = append(steps, st)
-		default:
-			steps = append(steps, step{kind: stepField, field: unquote(c)})
 		}
-		return nil
+		return err
 	}
 	start, inBracket := 0, false
 	for i := 0; i < len(s); i++ {
@@ -214,9 +175,11 @@ func parseDotted(s string) ([]step, error) {
 			if !inBracket {
 				return nil, fmt.Errorf("] without [ at offset %d", i)
 			}
-			if err := bracket(s[start:i]); err != nil {
+			st, err := bracketStep(s[start:i])
+			if err != nil {
 				return nil, err
 			}
+			steps = append(steps, st)
 			start, inBracket = i+1, false
 		}
 	}
@@ -227,6 +190,53 @@ func parseDotted(s string) ([]step, error) {
 		return nil, err
 	}
 	return steps, nil
+}
+
+// dottedSegment reads one dot-separated segment; an empty one is no step.
+func dottedSegment(seg string) (step, bool, error) {
+	switch {
+	case seg == "":
+		return step{}, false, nil // "a..b" and "a.[x=y]" are tolerated, as upstream
+	case seg == "*":
+		return step{kind: stepWildcard}, true, nil
+	case isDigits(seg):
+		i, err := strconv.Atoi(seg)
+		if err != nil {
+			return step{}, false, err
+		}
+		return step{kind: stepIndex, index: i}, true, nil
+	}
+	return step{kind: stepField, field: seg}, true, nil
+}
+
+// bracketStep reads what stands between [ and ]: a wildcard, an index
+// (negative counts from the end), a filter k=v or k!=v, or a field name.
+func bracketStep(c string) (step, error) {
+	c = strings.TrimSpace(c)
+	switch {
+	case c == "":
+		return step{}, errors.New("empty []")
+	case c == "*":
+		return step{kind: stepWildcard}, nil
+	case isDigits(c) || (strings.HasPrefix(c, "-") && isDigits(c[1:])):
+		i, err := strconv.Atoi(c)
+		if err != nil {
+			return step{}, err
+		}
+		return step{kind: stepIndex, index: i}, nil
+	case strings.Contains(c, "="):
+		k, v, _ := strings.Cut(c, "=")
+		op := "=="
+		if strings.HasSuffix(k, "!") {
+			op, k = "!=", strings.TrimSuffix(k, "!")
+		}
+		st := step{kind: stepFilter, op: op, value: unquote(v)}
+		if k = strings.TrimSpace(k); k != "" {
+			st.key = []string{k} // a literal field name, dots and all
+		}
+		return st, nil
+	}
+	return step{kind: stepField, field: unquote(c)}, nil
 }
 
 // parseJSONPath reads the subset of Kubernetes JSONPath that addresses one
