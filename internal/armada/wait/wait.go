@@ -121,15 +121,11 @@ func ofRelease(obj metav1.Object, byAnnotation bool, releaseName string) bool {
 	return !byAnnotation || obj.GetAnnotations()[ReleaseNameAnnotation] == releaseName
 }
 
+// checkType lists the resources of one wait type that the selector and
+// the release select, and says how many matched and which are not ready.
 func checkType(ctx context.Context, c client.Reader, ns, releaseName string, byAnnotation bool, sel map[string]string, r armadav1.ArmadaChartWaitResource) (int, []string, error) {
 	opts := []client.ListOption{client.InNamespace(ns), client.MatchingLabels(sel)}
-	matched := 0
-	var notReady []string
-	add := func(kind string, obj metav1.Object, msg string) {
-		if msg != "" {
-			notReady = append(notReady, fmt.Sprintf("%s/%s/%s: %s", kind, obj.GetNamespace(), obj.GetName(), msg))
-		}
-	}
+	tc := &typeCheck{byAnnotation: byAnnotation, releaseName: releaseName}
 	switch r.Type {
 	case armadav1.WaitResourceDeployment:
 		var l appsv1.DeploymentList
@@ -137,12 +133,9 @@ func checkType(ctx context.Context, c client.Reader, ns, releaseName string, byA
 			return 0, nil, err
 		}
 		for i := range l.Items {
-			d := &l.Items[i]
-			if !ofRelease(d, byAnnotation, releaseName) {
-				continue
+			if d := &l.Items[i]; tc.selects(d) {
+				tc.add("deployment", d, deploymentNotReady(d, r.MinReady))
 			}
-			matched++
-			add("deployment", d, deploymentNotReady(d, r.MinReady))
 		}
 	case armadav1.WaitResourceDaemonSet:
 		var l appsv1.DaemonSetList
@@ -150,12 +143,9 @@ func checkType(ctx context.Context, c client.Reader, ns, releaseName string, byA
 			return 0, nil, err
 		}
 		for i := range l.Items {
-			d := &l.Items[i]
-			if !ofRelease(d, byAnnotation, releaseName) {
-				continue
+			if d := &l.Items[i]; tc.selects(d) {
+				tc.add("daemonset", d, daemonSetNotReady(d, r))
 			}
-			matched++
-			add("daemonset", d, daemonSetNotReady(d, r))
 		}
 	case armadav1.WaitResourceStatefulSet:
 		var l appsv1.StatefulSetList
@@ -163,12 +153,9 @@ func checkType(ctx context.Context, c client.Reader, ns, releaseName string, byA
 			return 0, nil, err
 		}
 		for i := range l.Items {
-			s := &l.Items[i]
-			if !ofRelease(s, byAnnotation, releaseName) {
-				continue
+			if s := &l.Items[i]; tc.selects(s) {
+				tc.add("statefulset", s, statefulSetNotReady(s, r))
 			}
-			matched++
-			add("statefulset", s, statefulSetNotReady(s, r))
 		}
 	case armadav1.WaitResourceJob:
 		var l batchv1.JobList
@@ -176,12 +163,9 @@ func checkType(ctx context.Context, c client.Reader, ns, releaseName string, byA
 			return 0, nil, err
 		}
 		for i := range l.Items {
-			j := &l.Items[i]
-			if !ofRelease(j, byAnnotation, releaseName) {
-				continue
+			if j := &l.Items[i]; tc.selects(j) {
+				tc.add("job", j, jobNotReady(j))
 			}
-			matched++
-			add("job", j, jobNotReady(j))
 		}
 	case armadav1.WaitResourcePod:
 		var l corev1.PodList
@@ -189,18 +173,40 @@ func checkType(ctx context.Context, c client.Reader, ns, releaseName string, byA
 			return 0, nil, err
 		}
 		for i := range l.Items {
-			p := &l.Items[i]
 			// Controller-owned pods are covered by their controller.
-			if metav1.GetControllerOf(p) != nil || !ofRelease(p, byAnnotation, releaseName) {
-				continue
+			if p := &l.Items[i]; metav1.GetControllerOf(p) == nil && tc.selects(p) {
+				tc.add("pod", p, podNotReady(p))
 			}
-			matched++
-			add("pod", p, podNotReady(p))
 		}
 	default:
 		return 0, nil, fmt.Errorf("type %q is not supported", r.Type)
 	}
-	return matched, notReady, nil
+	return tc.matched, tc.notReady, nil
+}
+
+// typeCheck counts the listed objects of the release and collects why
+// those not ready are not.
+type typeCheck struct {
+	byAnnotation bool
+	releaseName  string
+	matched      int
+	notReady     []string
+}
+
+// selects reports whether obj is the release's, counting it when it is.
+func (tc *typeCheck) selects(obj metav1.Object) bool {
+	if !ofRelease(obj, tc.byAnnotation, tc.releaseName) {
+		return false
+	}
+	tc.matched++
+	return true
+}
+
+// add records msg, why obj is not ready; empty when it is.
+func (tc *typeCheck) add(kind string, obj metav1.Object, msg string) {
+	if msg != "" {
+		tc.notReady = append(tc.notReady, fmt.Sprintf("%s/%s/%s: %s", kind, obj.GetNamespace(), obj.GetName(), msg))
+	}
 }
 
 // minReady resolves min_ready against the desired count; unset is 100%.
