@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/airshipit/airship-go/internal/cluster/kwok"
 	"github.com/airshipit/airship-go/internal/pki"
 )
 
@@ -32,7 +33,7 @@ const (
 var Components = []string{Etcd, APIServer, ControllerManager, Scheduler, Kwok}
 
 // FakeNodeAnnotation marks the Nodes kwok manages.
-const FakeNodeAnnotation = "kwok.x-k8s.io/node"
+const FakeNodeAnnotation = kwok.NodeAnnotation
 
 // ErrNoBinaries is returned when the control-plane (or Cluster API
 // manager) binaries are not built.

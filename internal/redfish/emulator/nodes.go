@@ -13,14 +13,14 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/airshipit/airship-go/internal/cluster/local"
+	"github.com/airshipit/airship-go/internal/cluster/kwok"
 )
 
 // Node metadata the emulator sets.
 const (
 	// KwokAnnotation (value "fake") hands a Node to kwok, which marks it
 	// Ready and keeps it so.
-	KwokAnnotation = local.FakeNodeAnnotation
+	KwokAnnotation = kwok.NodeAnnotation
 	// HostAnnotation names the emulated host a Node belongs to.
 	HostAnnotation = "redfish-emulator.airshipit.org/host"
 	// PoweredOffReason is the reason of the Ready condition (False) of
@@ -263,7 +263,7 @@ func setNodeMeta(node *corev1.Node, hostName string, want nodeWant) {
 	if node.Annotations == nil {
 		node.Annotations = map[string]string{}
 	}
-	node.Annotations[KwokAnnotation] = "fake"
+	node.Annotations[KwokAnnotation] = kwok.NodeAnnotationValue
 	node.Annotations[HostAnnotation] = hostName
 }
 
