@@ -10,8 +10,9 @@ import (
 
 	"github.com/airshipit/airship-go/internal/cli"
 	"github.com/airshipit/airship-go/internal/cli/armadaoperator"
+	"github.com/airshipit/airship-go/internal/cli/operatorcmd"
 )
 
 func main() {
-	os.Exit(armadaoperator.Main(ctrl.SetupSignalHandler(), os.Args[1:], cli.StdStreams()))
+	os.Exit(operatorcmd.Main(ctrl.SetupSignalHandler(), os.Args[1:], cli.StdStreams(), armadaoperator.Spec))
 }

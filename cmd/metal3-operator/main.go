@@ -10,8 +10,9 @@ import (
 
 	"github.com/airshipit/airship-go/internal/cli"
 	"github.com/airshipit/airship-go/internal/cli/metal3operator"
+	"github.com/airshipit/airship-go/internal/cli/operatorcmd"
 )
 
 func main() {
-	os.Exit(metal3operator.Main(ctrl.SetupSignalHandler(), os.Args[1:], cli.StdStreams()))
+	os.Exit(operatorcmd.Main(ctrl.SetupSignalHandler(), os.Args[1:], cli.StdStreams(), metal3operator.Spec))
 }

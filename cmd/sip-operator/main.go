@@ -9,9 +9,10 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/airshipit/airship-go/internal/cli"
+	"github.com/airshipit/airship-go/internal/cli/operatorcmd"
 	"github.com/airshipit/airship-go/internal/cli/sipoperator"
 )
 
 func main() {
-	os.Exit(sipoperator.Main(ctrl.SetupSignalHandler(), os.Args[1:], cli.StdStreams()))
+	os.Exit(operatorcmd.Main(ctrl.SetupSignalHandler(), os.Args[1:], cli.StdStreams(), sipoperator.Spec))
 }

@@ -6,11 +6,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/airshipit/airship-go/internal/operatorkit"
-
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -18,6 +15,7 @@ import (
 	"github.com/airshipit/airship-go/internal/armada/chartsource"
 	"github.com/airshipit/airship-go/internal/armada/controller"
 	"github.com/airshipit/airship-go/internal/armada/helm"
+	"github.com/airshipit/airship-go/internal/operatorkit"
 )
 
 // LeaderElectionID names the Lease replicas compete for.
@@ -86,17 +84,12 @@ func (o Options) Validate() error {
 	return o.Options.Validate()
 }
 
+// addToScheme add the kinds the operator reads and writes besides
+// client-go's.
+var addToScheme = []func(*runtime.Scheme) error{armadav1.AddToScheme}
+
 // Scheme returns the kinds the operator reads and writes.
-func Scheme() (*runtime.Scheme, error) {
-	s := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(s); err != nil {
-		return nil, err
-	}
-	if err := armadav1.AddToScheme(s); err != nil {
-		return nil, err
-	}
-	return s, nil
-}
+func Scheme() (*runtime.Scheme, error) { return operatorkit.NewScheme(addToScheme...) }
 
 // The operator's own needs. What the charts it installs need is granted
 // separately (config/armada/rbac/release_role.yaml), see that file.
@@ -108,56 +101,50 @@ func Scheme() (*runtime.Scheme, error) {
 // Installs create the release namespace when it is missing.
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch;create;patch
 
-// NewManager builds the manager with all three reconcilers registered.
-func NewManager(ctx context.Context, cfg *rest.Config, o Options, log logr.Logger) (ctrl.Manager, error) {
-	if err := o.Validate(); err != nil {
-		return nil, err
+// operator is the Armada operator process of o.
+func (o Options) operator() operatorkit.Operator {
+	return operatorkit.Operator{
+		Name:             "armada-operator",
+		LeaderElectionID: LeaderElectionID,
+		Options:          o.Options,
+		Validate:         o.Validate,
+		AddToScheme:      addToScheme,
+		Kinds:            []operatorkit.GroupKinds{{GroupVersion: armadav1.GroupVersion.String(), Kinds: []string{"ArmadaChart", "ArmadaChartGroup", "ArmadaManifest"}}},
+		Reconcilers:      o.reconcilers,
+		LogValues:        []any{"concurrency", o.Concurrency},
 	}
-	scheme, err := Scheme()
-	if err != nil {
-		return nil, err
-	}
-	mgr, err := operatorkit.NewManager(cfg, scheme, o.Options, LeaderElectionID, log)
-	if err != nil {
-		return nil, err
-	}
-	cfg = o.RESTConfig(cfg)
-	rec := mgr.GetEventRecorder("armada-operator")
-	hc := helm.New(cfg, logr.ToSlogHandler(log.WithName("helm")))
-	charts := &controller.ArmadaChartReconciler{
-		Client:                  mgr.GetClient(),
-		APIReader:               mgr.GetAPIReader(),
-		Helm:                    hc,
-		Loader:                  chartsource.Loader{Root: o.ChartRoot, Mounts: o.ChartMounts},
-		Recorder:                rec,
-		MaxConcurrentReconciles: o.Concurrency,
-		PollInterval:            o.PollInterval,
-		FetchTimeout:            o.ChartFetchTimeout,
-		MaxFetches:              o.ChartFetches,
-	}
-	if err := charts.SetupWithManager(ctx, mgr); err != nil {
-		return nil, err
-	}
-	if err := (&controller.ArmadaChartGroupReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: rec}).SetupWithManager(ctx, mgr); err != nil {
-		return nil, err
-	}
-	if err := (&controller.ArmadaManifestReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Helm: hc, Recorder: rec}).SetupWithManager(ctx, mgr); err != nil {
-		return nil, err
-	}
-	return mgr, nil
 }
 
-// Run starts the operator and blocks until ctx is done.
-// An operator started before its CRDs are installed (the phase that installs
-// them may run after it) waits for them instead of exiting.
+// reconcilers are the three, sharing one Helm client and event recorder.
+func (o Options) reconcilers(mgr ctrl.Manager, log logr.Logger) []operatorkit.Reconciler {
+	rec := mgr.GetEventRecorder("armada-operator")
+	// The manager's config: the options' client rate applied.
+	hc := helm.New(mgr.GetConfig(), logr.ToSlogHandler(log.WithName("helm")))
+	return []operatorkit.Reconciler{
+		&controller.ArmadaChartReconciler{
+			Client:                  mgr.GetClient(),
+			APIReader:               mgr.GetAPIReader(),
+			Helm:                    hc,
+			Loader:                  chartsource.Loader{Root: o.ChartRoot, Mounts: o.ChartMounts},
+			Recorder:                rec,
+			MaxConcurrentReconciles: o.Concurrency,
+			PollInterval:            o.PollInterval,
+			FetchTimeout:            o.ChartFetchTimeout,
+			MaxFetches:              o.ChartFetches,
+		},
+		&controller.ArmadaChartGroupReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: rec},
+		&controller.ArmadaManifestReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Helm: hc, Recorder: rec},
+	}
+}
+
+// NewManager builds the manager with all three reconcilers registered.
+func NewManager(ctx context.Context, cfg *rest.Config, o Options, log logr.Logger) (ctrl.Manager, error) {
+	return o.operator().NewManager(ctx, cfg, log)
+}
+
+// Run starts the operator and blocks until ctx is done. An operator
+// started before its CRDs are installed (the phase that installs them may
+// run after it) waits for them instead of exiting.
 func Run(ctx context.Context, cfg *rest.Config, o Options, log logr.Logger) error {
-	if err := operatorkit.WaitForKinds(ctx, cfg, armadav1.GroupVersion.String(), []string{"ArmadaChart", "ArmadaChartGroup", "ArmadaManifest"}, log); err != nil {
-		return err
-	}
-	mgr, err := NewManager(ctx, cfg, o, log)
-	if err != nil {
-		return err
-	}
-	log.Info("starting armada-operator", "leaderElection", o.LeaderElection, "concurrency", o.Concurrency)
-	return mgr.Start(ctx)
+	return o.operator().Run(ctx, cfg, log)
 }

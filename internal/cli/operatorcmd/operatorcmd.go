@@ -21,24 +21,37 @@ import (
 // InClusterNamespaceFile is where a pod finds its namespace.
 var InClusterNamespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 
-// Spec describes one operator binary.
-type Spec struct {
+// Spec describes one operator binary whose options are an O (the
+// operator's Options, which embed operatorkit.Options). Method
+// expressions fill it: Bind: (*operator.Options).BindFlags,
+// Validate: operator.Options.Validate, Run: operator.Run.
+type Spec[O any] struct {
 	// Name is the binary's name; Short and Example its help.
 	Name, Short, Example string
-	// Bind registers the operator's own flags (its operatorkit.Options
-	// among them).
-	Bind func(fs *flag.FlagSet)
-	// Common points at the operator's shared manager options, so the
-	// leader election namespace can be filled in.
-	Common *operatorkit.Options
+	// Defaults are the options before the flags are parsed (and the
+	// flags' defaults).
+	Defaults func() O
+	// Bind registers o's flags on fs, the shared operatorkit ones among
+	// them.
+	Bind func(o *O, fs *flag.FlagSet)
+	// Shared points at o's manager options, so the leader election
+	// namespace can be filled in.
+	Shared func(o *O) *operatorkit.Options
 	// Validate checks the options before the cluster is looked for.
-	Validate func() error
-	// Run runs the operator until ctx ends.
-	Run func(ctx context.Context, cfg *rest.Config, log logr.Logger) error
+	Validate func(o O) error
+	// Run runs the operator until ctx ends; tests replace it.
+	Run func(ctx context.Context, cfg *rest.Config, o O, log logr.Logger) error
+}
+
+// Main runs the operator binary of spec with args and returns the process
+// exit code.
+func Main[O any](ctx context.Context, args []string, streams cli.IOStreams, spec Spec[O]) int {
+	return cli.Run(ctx, New(streams, spec), args, streams)
 }
 
 // New returns the operator's root command.
-func New(streams cli.IOStreams, spec Spec) *cobra.Command {
+func New[O any](streams cli.IOStreams, spec Spec[O]) *cobra.Command {
+	o := spec.Defaults()
 	var kubeconfig string
 	var zopts zap.Options
 	cmd := &cobra.Command{
@@ -49,25 +62,25 @@ func New(streams cli.IOStreams, spec Spec) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log := zap.New(zap.UseFlagOptions(&zopts), zap.WriteTo(streams.ErrOut))
 			ctrl.SetLogger(log)
-			if err := spec.Validate(); err != nil {
+			if err := spec.Validate(o); err != nil {
 				return err
 			}
 			cfg, err := RESTConfig(kubeconfig)
 			if err != nil {
 				return err
 			}
-			if spec.Common.LeaderElection && spec.Common.LeaderElectionNamespace == "" {
+			if shared := spec.Shared(&o); shared.LeaderElection && shared.LeaderElectionNamespace == "" {
 				ns, err := LeaderElectionNamespace(kubeconfig)
 				if err != nil {
 					return err
 				}
-				spec.Common.LeaderElectionNamespace = ns
+				shared.LeaderElectionNamespace = ns
 			}
-			return spec.Run(cmd.Context(), cfg, log)
+			return spec.Run(cmd.Context(), cfg, o, log)
 		},
 	}
 	gofs := flag.NewFlagSet(spec.Name, flag.ContinueOnError)
-	spec.Bind(gofs)
+	spec.Bind(&o, gofs)
 	zopts.BindFlags(gofs)
 	cmd.Flags().AddGoFlagSet(gofs)
 	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig of the cluster to run against (default: $KUBECONFIG, then the in-cluster configuration, then ~/.kube/config)")
