@@ -9,5 +9,5 @@
 //	data: <kind-specific>
 //
 // and the types in v1 describe the data part. Validation is done against
-// the JSON schemas shipped in internal/promenade/config/schemas.
+// the JSON schemas shipped in internal/promenade/docset/schemas.
 package promenade

@@ -13,7 +13,7 @@ import (
 	"github.com/airshipit/airship-go/bench/internal/harness"
 	"github.com/airshipit/airship-go/internal/pki"
 	"github.com/airshipit/airship-go/internal/promenade/certs"
-	"github.com/airshipit/airship-go/internal/promenade/config"
+	"github.com/airshipit/airship-go/internal/promenade/docset"
 	"github.com/airshipit/airship-go/internal/test/testtool"
 )
 
@@ -31,9 +31,9 @@ func configFiles(tb testing.TB) []string {
 	return files
 }
 
-func loadCatalog(tb testing.TB) (*config.Set, *certs.Catalog) {
+func loadCatalog(tb testing.TB) (*docset.Set, *certs.Catalog) {
 	tb.Helper()
-	set, err := config.Load(configFiles(tb)...)
+	set, err := docset.Load(configFiles(tb)...)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/airshipit/airship-go/internal/fileutil"
 	"github.com/airshipit/airship-go/internal/promenade/anchor"
 	"github.com/airshipit/airship-go/internal/promenade/builder"
-	"github.com/airshipit/airship-go/internal/promenade/config"
+	"github.com/airshipit/airship-go/internal/promenade/docset"
 )
 
 func newBuildAllCmd(streams cli.IOStreams) *cobra.Command {
@@ -32,7 +32,7 @@ unless every script renders.`,
 			if outDir == "" {
 				return fmt.Errorf("--output-dir (-o) is required")
 			}
-			set, err := config.Load(args...)
+			set, err := docset.Load(args...)
 			if err != nil {
 				return err
 			}

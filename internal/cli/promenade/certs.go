@@ -8,7 +8,7 @@ import (
 	"github.com/airshipit/airship-go/internal/cli"
 	"github.com/airshipit/airship-go/internal/pki"
 	"github.com/airshipit/airship-go/internal/promenade/certs"
-	"github.com/airshipit/airship-go/internal/promenade/config"
+	"github.com/airshipit/airship-go/internal/promenade/docset"
 )
 
 func newGenerateCertsCmd(streams cli.IOStreams) *cobra.Command {
@@ -37,7 +37,7 @@ the PEM files under DIR/pki (private keys 0600). Nothing is written on error.`,
 			if _, err := pki.NewKey(opts.KeyType); opts.KeyType != pki.ECDSAP256 && err != nil {
 				return fmt.Errorf("--key-type: %w", err)
 			}
-			set, err := config.Load(args...)
+			set, err := docset.Load(args...)
 			if err != nil {
 				return err
 			}
@@ -75,7 +75,7 @@ func newValidateCmd(streams cli.IOStreams) *cobra.Command {
 		Example: `  promenade validate site/promenade/*.yaml out/certificates.yaml`,
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			set, err := config.Load(args...)
+			set, err := docset.Load(args...)
 			if err != nil {
 				return err
 			}

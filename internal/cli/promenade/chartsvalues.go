@@ -13,7 +13,7 @@ import (
 	"github.com/airshipit/airship-go/internal/fileutil"
 	"github.com/airshipit/airship-go/internal/promenade/anchor"
 	"github.com/airshipit/airship-go/internal/promenade/charts"
-	"github.com/airshipit/airship-go/internal/promenade/config"
+	"github.com/airshipit/airship-go/internal/promenade/docset"
 )
 
 type chartsValuesOptions struct {
@@ -69,7 +69,7 @@ mode 0600.`,
 }
 
 func runChartsValues(streams cli.IOStreams, o chartsValuesOptions, args []string) error {
-	set, err := config.Load(args...)
+	set, err := docset.Load(args...)
 	if err != nil {
 		return err
 	}

@@ -25,7 +25,7 @@ import (
 
 	v1 "github.com/airshipit/airship-go/api/promenade/v1"
 	"github.com/airshipit/airship-go/internal/promenade/builder"
-	"github.com/airshipit/airship-go/internal/promenade/config"
+	"github.com/airshipit/airship-go/internal/promenade/docset"
 )
 
 //go:embed anchor.sh
@@ -64,7 +64,7 @@ type component struct {
 }
 
 // Objects renders the ConfigMap, Secret and DaemonSet of each anchor.
-func Objects(set *config.Set) ([]client.Object, error) {
+func Objects(set *docset.Set) ([]client.Object, error) {
 	r, err := newRenderer(set)
 	if err != nil {
 		return nil, err
@@ -94,13 +94,13 @@ func Objects(set *config.Set) ([]client.Object, error) {
 // configuration, and collects the material the anchors name but the
 // configuration lacks.
 type renderer struct {
-	set    *config.Set
+	set    *docset.Set
 	g      v1.Genesis
 	net    v1.KubernetesNetwork
 	host   v1.HostSystem
 	enc    v1.EncryptionPolicy
 	hasEnc bool
-	nodes  []config.Node
+	nodes  []docset.Node
 	params builder.PodParams
 	// image runs the anchor loop of every component but the etcds.
 	image string
@@ -111,7 +111,7 @@ type renderer struct {
 }
 
 // newRenderer reads the documents the anchors are rendered from.
-func newRenderer(set *config.Set) (*renderer, error) {
+func newRenderer(set *docset.Set) (*renderer, error) {
 	r := &renderer{set: set}
 	for _, one := range []struct {
 		schema string
@@ -313,7 +313,7 @@ func etcdPorts(net v1.KubernetesNetwork) builder.EtcdPorts {
 	return builder.EtcdPorts{Client: client, Peer: client + 1, Metrics: client + 2}
 }
 
-func masters(g v1.Genesis, nodes []config.Node, label string) []string {
+func masters(g v1.Genesis, nodes []docset.Node, label string) []string {
 	out := []string{g.IP}
 	for _, n := range nodes {
 		for _, l := range append(append([]string(nil), n.Labels.Static...), n.Labels.Dynamic...) {

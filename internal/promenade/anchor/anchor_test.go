@@ -15,14 +15,14 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/airshipit/airship-go/internal/promenade/config"
+	"github.com/airshipit/airship-go/internal/promenade/docset"
 	"github.com/airshipit/airship-go/internal/promenade/promenadetest"
 	"github.com/airshipit/airship-go/internal/test/testenv"
 	"github.com/airshipit/airship-go/internal/test/testtool"
 )
 
 // exampleSet is the example site with freshly generated certificates.
-func exampleSet(t *testing.T) *config.Set { return promenadetest.ExampleSet(t) }
+func exampleSet(t *testing.T) *docset.Set { return promenadetest.ExampleSet(t) }
 
 func TestObjects(t *testing.T) {
 	objs, err := Objects(exampleSet(t))

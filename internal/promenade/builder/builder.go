@@ -21,7 +21,7 @@ import (
 	v1 "github.com/airshipit/airship-go/api/promenade/v1"
 	"github.com/airshipit/airship-go/internal/fileutil"
 	"github.com/airshipit/airship-go/internal/pki"
-	"github.com/airshipit/airship-go/internal/promenade/config"
+	"github.com/airshipit/airship-go/internal/promenade/docset"
 )
 
 // Options for building scripts.
@@ -37,7 +37,7 @@ type Options struct {
 
 // Builder renders scripts from a configuration set.
 type Builder struct {
-	set  *config.Set
+	set  *docset.Set
 	opts Options
 
 	genesis    v1.Genesis
@@ -47,12 +47,12 @@ type Builder struct {
 	docker     *v1.Docker
 	containerd *v1.Containerd
 	encryption *v1.EncryptionPolicy
-	nodes      []config.Node
+	nodes      []docset.Node
 }
 
 // New reads the configuration documents the scripts need. Missing or
 // inconsistent documents are reported together.
-func New(set *config.Set, opts Options) (*Builder, error) {
+func New(set *docset.Set, opts Options) (*Builder, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -135,7 +135,7 @@ func (b *Builder) check() error {
 }
 
 // Nodes returns the join nodes of the configuration.
-func (b *Builder) Nodes() []config.Node { return b.nodes }
+func (b *Builder) Nodes() []docset.Node { return b.nodes }
 
 // Script is a rendered script.
 type Script struct {
@@ -199,8 +199,8 @@ func WriteScripts(dir string, scripts []Script) error {
 	return nil
 }
 
-func (b *Builder) genesisNode() config.Node {
-	return config.Node{Name: "genesis", KubernetesNode: v1.KubernetesNode{
+func (b *Builder) genesisNode() docset.Node {
+	return docset.Node{Name: "genesis", KubernetesNode: v1.KubernetesNode{
 		Hostname: b.genesis.Hostname, IP: b.genesis.IP, ExternalIP: b.genesis.ExternalIP,
 		Domain: b.genesis.Domain, Labels: b.genesis.Labels,
 	}}
@@ -236,7 +236,7 @@ func (b *Builder) certPair(names ...string) (pair, error) {
 // kubeletPair finds kubelet-<hostname>, or issues one from the kubernetes
 // CA when the configuration carries the CA key (the API does this for
 // nodes that are not in the catalog).
-func (b *Builder) kubeletPair(n config.Node, genesis bool) (pair, error) {
+func (b *Builder) kubeletPair(n docset.Node, genesis bool) (pair, error) {
 	names := []string{"kubelet-" + n.Hostname}
 	if genesis {
 		names = append(names, "kubelet-genesis")
@@ -279,7 +279,7 @@ func labelsOf(l v1.Labels) []string {
 // masters are the API server addresses a joining node balances over: the
 // genesis node, nodes labelled kubernetes-apiserver=enabled and the node's
 // join IPs.
-func (b *Builder) masters(n *config.Node) []string {
+func (b *Builder) masters(n *docset.Node) []string {
 	ips := []string{b.genesis.IP}
 	for _, o := range b.nodes {
 		if slices.Contains(labelsOf(o.Labels), "kubernetes-apiserver=enabled") {

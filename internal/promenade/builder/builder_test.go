@@ -16,7 +16,7 @@ import (
 
 	v1 "github.com/airshipit/airship-go/api/promenade/v1"
 	"github.com/airshipit/airship-go/internal/promenade/certs"
-	"github.com/airshipit/airship-go/internal/promenade/config"
+	"github.com/airshipit/airship-go/internal/promenade/docset"
 	"github.com/airshipit/airship-go/internal/test/testtool"
 )
 
@@ -25,26 +25,26 @@ var update = flag.Bool("update", false, "rewrite the golden scripts in testdata/
 // fixedNow is the clock of the golden material.
 var fixedNow = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-func exampleSources(t testing.TB) []config.Source {
+func exampleSources(t testing.TB) []docset.Source {
 	t.Helper()
 	files, err := filepath.Glob("../../../examples/site/promenade/*.yaml")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("example configuration: %v", err)
 	}
-	var out []config.Source
+	var out []docset.Source
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		out = append(out, config.Source{Name: filepath.Base(f), Data: b})
+		out = append(out, docset.Source{Name: filepath.Base(f), Data: b})
 	}
 	return out
 }
 
 // exampleSet loads the example site with PKI generated from a fixed seed
 // and clock, so every run produces the same material.
-func exampleSet(t *testing.T, extra ...config.Source) *config.Set {
+func exampleSet(t *testing.T, extra ...docset.Source) *docset.Set {
 	t.Helper()
 	return exampleSetFrom(t, append(exampleSources(t), extra...))
 }
@@ -52,7 +52,7 @@ func exampleSet(t *testing.T, extra ...config.Source) *config.Set {
 // armadaSources is the example site with a bootstrap Armada: the Genesis
 // document names the manifest of testdata/armada and an armada-operator
 // tarball.
-func armadaSources(t *testing.T) []config.Source {
+func armadaSources(t *testing.T) []docset.Source {
 	t.Helper()
 	src := exampleSources(t)
 	for i := range src {
@@ -76,13 +76,13 @@ func armadaSources(t *testing.T) []config.Source {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return append(src, config.Source{Name: "armada.yaml", Data: m})
+	return append(src, docset.Source{Name: "armada.yaml", Data: m})
 }
 
-func exampleSetFrom(t *testing.T, src []config.Source) *config.Set {
+func exampleSetFrom(t *testing.T, src []docset.Source) *docset.Set {
 	t.Helper()
 	cryptotest.SetGlobalRandom(t, 20260101)
-	set, err := config.LoadSources(src...)
+	set, err := docset.LoadSources(src...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,11 +90,11 @@ func exampleSetFrom(t *testing.T, src []config.Source) *config.Set {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pem, err := config.MarshalYAML(res.Documents)
+	pem, err := docset.MarshalYAML(res.Documents)
 	if err != nil {
 		t.Fatal(err)
 	}
-	set, err = config.LoadSources(append(src, config.Source{Name: "certificates.yaml", Data: pem})...)
+	set, err = docset.LoadSources(append(src, docset.Source{Name: "certificates.yaml", Data: pem})...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -354,11 +354,11 @@ func TestExtractFlag(t *testing.T) {
 }
 
 func TestBadConfigurations(t *testing.T) {
-	node := func(body string) config.Source {
-		return config.Source{Name: "extra.yaml", Data: []byte(body)}
+	node := func(body string) docset.Source {
+		return docset.Source{Name: "extra.yaml", Data: []byte(body)}
 	}
 	t.Run("node without an IP", func(t *testing.T) {
-		_, err := config.LoadSources(append(exampleSources(t), node(`
+		_, err := docset.LoadSources(append(exampleSources(t), node(`
 schema: promenade/KubernetesNode/v1
 metadata: {schema: metadata/Document/v1, name: n9}
 data: {hostname: n9}
@@ -378,7 +378,7 @@ data: {hostname: n1, ip: 192.168.77.99}
 		}
 	})
 	t.Run("no certificates", func(t *testing.T) {
-		set, err := config.LoadSources(exampleSources(t)...)
+		set, err := docset.LoadSources(exampleSources(t)...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -397,7 +397,7 @@ data: {hostname: n1, ip: 192.168.77.99}
 		if err != nil {
 			t.Fatal(err)
 		}
-		extra := config.Node{Name: "n7", KubernetesNode: v1.KubernetesNode{Hostname: "n7", IP: "192.168.77.17"}}
+		extra := docset.Node{Name: "n7", KubernetesNode: v1.KubernetesNode{Hostname: "n7", IP: "192.168.77.17"}}
 		s, err := b.JoinScript(extra)
 		if err != nil {
 			t.Fatal(err)

@@ -10,7 +10,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	v1 "github.com/airshipit/airship-go/api/promenade/v1"
-	"github.com/airshipit/airship-go/internal/promenade/config"
+	"github.com/airshipit/airship-go/internal/promenade/docset"
 )
 
 // File is a file laid down by a script, from the embedded tarball.
@@ -145,7 +145,7 @@ func (b *Builder) noProxy(extra ...string) string {
 
 // commonPayload: what every node gets — host files, apt configuration,
 // container runtime and kubelet configuration.
-func (b *Builder) commonPayload(n config.Node, genesis bool, apiServer string) (*Payload, error) {
+func (b *Builder) commonPayload(n docset.Node, genesis bool, apiServer string) (*Payload, error) {
 	p := &Payload{}
 	p.addHostFiles(b.host.Files)
 	b.addAptAndNames(p, genesis)
@@ -220,7 +220,7 @@ func (b *Builder) addRuntime(p *Payload, unit string) error {
 
 // addKubelet adds the kubelet's certificates, kubeconfig (to apiServer),
 // configuration and systemd unit, started after the runtime's unit.
-func (b *Builder) addKubelet(p *Payload, n config.Node, genesis bool, apiServer, unit, endpoint string) error {
+func (b *Builder) addKubelet(p *Payload, n docset.Node, genesis bool, apiServer, unit, endpoint string) error {
 	kp, err := b.kubeletPair(n, genesis)
 	if err != nil {
 		return err
@@ -338,7 +338,7 @@ func (b *Builder) adminPayload(p *Payload, server string) error {
 	return p.addYAML(dir+"/kubeconfig.yaml", 0o600, kubeconfig(server, dir+"/pki/cluster-ca.pem", dir+"/pki/admin.pem", dir+"/pki/admin-key.pem", "admin"))
 }
 
-func (b *Builder) podParams(n config.Node) PodParams {
+func (b *Builder) podParams(n docset.Node) PodParams {
 	p := PodParams{
 		NodeName: n.Hostname, NodeIP: n.IP,
 		Images: b.genesis.Images.Kubernetes, Network: b.network,
@@ -384,7 +384,7 @@ func (b *Builder) GenesisPayload() (*Payload, error) {
 // addGenesisPKI adds the control plane's certificates and keys, the
 // kubeconfigs of the controller manager and scheduler (to local) and the
 // encryption configuration, when there is one.
-func (b *Builder) addGenesisPKI(p *Payload, n config.Node, local string) error {
+func (b *Builder) addGenesisPKI(p *Payload, n docset.Node, local string) error {
 	// The first error stops the reading; it is returned once, below.
 	var err error
 	get := func(schema string, names ...string) string {
@@ -457,7 +457,7 @@ func (b *Builder) addGenesisPKI(p *Payload, n config.Node, local string) error {
 // addGenesisPods adds the control plane's static pods: the API server,
 // controller manager, scheduler, and the Kubernetes etcd with an auxiliary
 // member on the same node (the initial cluster names both).
-func (b *Builder) addGenesisPods(p *Payload, n config.Node) error {
+func (b *Builder) addGenesisPods(p *Payload, n docset.Node) error {
 	h := n.Hostname
 	params := b.podParams(n)
 	main := params.etcdPorts()
@@ -480,7 +480,7 @@ func (b *Builder) addGenesisPods(p *Payload, n config.Node) error {
 // JoinPayload is everything join-<node>.sh lays down: the common files, an
 // HAProxy static pod in front of the API servers and the admin credentials
 // used to label the node.
-func (b *Builder) JoinPayload(n config.Node) (*Payload, error) {
+func (b *Builder) JoinPayload(n docset.Node) (*Payload, error) {
 	server := fmt.Sprintf("https://127.0.0.1:%d", b.network.Kubernetes.HAProxyPort)
 	p, err := b.commonPayload(n, false, server)
 	if err != nil {

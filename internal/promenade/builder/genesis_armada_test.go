@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/airshipit/airship-go/internal/promenade/config"
+	"github.com/airshipit/airship-go/internal/promenade/docset"
 )
 
 // armadaGenesis writes genesis.sh of the example site with a bootstrap
@@ -160,7 +160,7 @@ func TestGenesisArmadaConfigErrors(t *testing.T) {
 			src[i].Data = []byte(s)
 		}
 	}
-	_, err = config.LoadSources(src...)
+	_, err = docset.LoadSources(src...)
 	if err == nil || !strings.Contains(err.Error(), "/data/armada/operator") || !strings.Contains(err.Error(), "chartRoot") {
 		t.Fatalf("got %v", err)
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	v1 "github.com/airshipit/airship-go/api/promenade/v1"
-	"github.com/airshipit/airship-go/internal/promenade/config"
+	"github.com/airshipit/airship-go/internal/promenade/docset"
 )
 
 type removeScriptData struct {
@@ -31,7 +31,7 @@ func RemovalScriptName(hostname string) string { return "remove-" + hostname + "
 // the kubelet and the container runtime and removes the files its join
 // script laid down. It carries the admin credentials, as the join script
 // does, since the join script removes its own.
-func (b *Builder) RemovalScript(n config.Node) ([]byte, error) {
+func (b *Builder) RemovalScript(n docset.Node) ([]byte, error) {
 	p, err := b.JoinPayload(n)
 	if err != nil {
 		return nil, err

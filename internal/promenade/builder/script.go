@@ -9,7 +9,7 @@ import (
 	"strings"
 	"text/template"
 
-	"github.com/airshipit/airship-go/internal/promenade/config"
+	"github.com/airshipit/airship-go/internal/promenade/docset"
 )
 
 //go:embed templates/*.tmpl
@@ -57,7 +57,7 @@ type nodeScriptData struct {
 	ArmadaDir, Validator string
 }
 
-func (b *Builder) nodeScript(n config.Node, genesis bool, p *Payload) ([]byte, error) {
+func (b *Builder) nodeScript(n docset.Node, genesis bool, p *Payload) ([]byte, error) {
 	tgz, err := Tarball(p.Files)
 	if err != nil {
 		return nil, err
@@ -126,7 +126,7 @@ func (b *Builder) GenesisScript() ([]byte, error) {
 }
 
 // JoinScript renders join-<hostname>.sh.
-func (b *Builder) JoinScript(n config.Node) ([]byte, error) {
+func (b *Builder) JoinScript(n docset.Node) ([]byte, error) {
 	p, err := b.JoinPayload(n)
 	if err != nil {
 		return nil, err
@@ -142,7 +142,7 @@ type validateData struct {
 
 // ValidateNodeScript renders validate-genesis.sh or validate-<node>.sh:
 // embedded files unchanged, runtime and kubelet up, node Ready and labelled.
-func (b *Builder) ValidateNodeScript(n config.Node, genesis bool) ([]byte, error) {
+func (b *Builder) ValidateNodeScript(n docset.Node, genesis bool) ([]byte, error) {
 	var p *Payload
 	var err error
 	name := "validate-" + n.Hostname + ".sh"

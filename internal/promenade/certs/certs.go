@@ -23,7 +23,7 @@ import (
 	v1 "github.com/airshipit/airship-go/api/promenade/v1"
 	"github.com/airshipit/airship-go/internal/fileutil"
 	"github.com/airshipit/airship-go/internal/pki"
-	"github.com/airshipit/airship-go/internal/promenade/config"
+	"github.com/airshipit/airship-go/internal/promenade/docset"
 )
 
 // Defaults.
@@ -77,7 +77,7 @@ type Action struct {
 
 // Result is the generated material.
 type Result struct {
-	Documents []config.Document
+	Documents []docset.Document
 	Actions   []Action
 }
 
@@ -117,7 +117,7 @@ func (c *Catalog) NumItems() int {
 
 // ReadCatalog merges the PKICatalog documents of a set. A certificate
 // naming a CA that no catalog defines, and names used twice, are errors.
-func ReadCatalog(set *config.Set) (*Catalog, error) {
+func ReadCatalog(set *docset.Set) (*Catalog, error) {
 	docs := set.All(v1.SchemaPKICatalog)
 	if len(docs) == 0 {
 		return nil, errors.New("the configuration has no promenade/PKICatalog/v1 document")
@@ -236,7 +236,7 @@ func sortedKeys[V any](m map[string]V) []string {
 
 // Generate builds every CA, certificate and keypair of the catalog,
 // reusing matching material found in the set.
-func Generate(set *config.Set, opts Options) (*Result, error) {
+func Generate(set *docset.Set, opts Options) (*Result, error) {
 	opts.defaults()
 	cat, err := ReadCatalog(set)
 	if err != nil {
@@ -285,7 +285,7 @@ func Generate(set *config.Set, opts Options) (*Result, error) {
 			return nil, err
 		}
 		for _, d := range []struct{ schema, data string }{{v1.SchemaPublicKey, string(pubPEM)}, {v1.SchemaPrivateKey, string(keyPEM)}} {
-			doc, err := config.NewDocument(d.schema, kp.Name, d.data)
+			doc, err := docset.NewDocument(d.schema, kp.Name, d.data)
 			if err != nil {
 				return nil, err
 			}
@@ -296,7 +296,7 @@ func Generate(set *config.Set, opts Options) (*Result, error) {
 }
 
 type generator struct {
-	set  *config.Set
+	set  *docset.Set
 	opts Options
 	now  time.Time
 	pool map[pki.KeyType][]crypto.Signer
@@ -308,7 +308,7 @@ func (g *generator) addPair(res *Result, certSchema, keySchema, name string, kp 
 		return err
 	}
 	for _, d := range []struct{ schema, data string }{{certSchema, string(kp.CertPEM())}, {keySchema, string(keyPEM)}} {
-		doc, err := config.NewDocument(d.schema, name, d.data)
+		doc, err := docset.NewDocument(d.schema, name, d.data)
 		if err != nil {
 			return err
 		}
@@ -587,7 +587,7 @@ func firstNonEmpty(s ...string) string {
 // and each item as PEM files under dir/pki: <name>.pem (0644) and
 // <name>-key.pem (0600), ca-<name>.pem for CAs, <name>.pub for public keys.
 func Write(dir string, res *Result) error {
-	out, err := config.MarshalYAML(res.Documents)
+	out, err := docset.MarshalYAML(res.Documents)
 	if err != nil {
 		return err
 	}

@@ -15,7 +15,7 @@ import (
 
 	v1 "github.com/airshipit/airship-go/api/promenade/v1"
 	"github.com/airshipit/airship-go/internal/pki"
-	"github.com/airshipit/airship-go/internal/promenade/config"
+	"github.com/airshipit/airship-go/internal/promenade/docset"
 )
 
 const catalogYAML = `
@@ -41,13 +41,13 @@ data:
     - name: service-account
 `
 
-func load(t *testing.T, sources ...string) *config.Set {
+func load(t *testing.T, sources ...string) *docset.Set {
 	t.Helper()
-	var src []config.Source
+	var src []docset.Source
 	for i, s := range sources {
-		src = append(src, config.Source{Name: "in" + string(rune('0'+i)) + ".yaml", Data: []byte(s)})
+		src = append(src, docset.Source{Name: "in" + string(rune('0'+i)) + ".yaml", Data: []byte(s)})
 	}
-	set, err := config.LoadSources(src...)
+	set, err := docset.LoadSources(src...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func load(t *testing.T, sources ...string) *config.Set {
 
 func material(t *testing.T, res *Result) string {
 	t.Helper()
-	b, err := config.MarshalYAML(res.Documents)
+	b, err := docset.MarshalYAML(res.Documents)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,13 +233,13 @@ func TestReuseOrRegenerate(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var kept []config.Document
+			var kept []docset.Document
 			for _, d := range first.Documents {
 				if d.Schema+"/"+d.Metadata.Name != tc.dropDoc {
 					kept = append(kept, d)
 				}
 			}
-			out, err := config.MarshalYAML(kept)
+			out, err := docset.MarshalYAML(kept)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -368,7 +368,7 @@ func TestWriteModes(t *testing.T) {
 
 func TestExampleCatalog(t *testing.T) {
 	files, _ := filepath.Glob("../../../examples/site/promenade/*.yaml")
-	set, err := config.Load(files...)
+	set, err := docset.Load(files...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 
 	v1 "github.com/airshipit/airship-go/api/promenade/v1"
 	"github.com/airshipit/airship-go/internal/promenade/anchor"
-	"github.com/airshipit/airship-go/internal/promenade/config"
+	"github.com/airshipit/airship-go/internal/promenade/docset"
 )
 
 // Dir is where the charts live, relative to the repository root.
@@ -67,7 +67,7 @@ func IsAnchor(chart string) bool {
 
 // Values renders every chart's values from the site's documents, which must
 // include the generated certificates (promenade generate-certs).
-func Values(set *config.Set) (map[string]map[string]any, error) {
+func Values(set *docset.Set) (map[string]map[string]any, error) {
 	objs, err := anchor.Objects(set)
 	if err != nil {
 		return nil, fmt.Errorf("anchor charts: %w", err)
@@ -126,8 +126,8 @@ func Values(set *config.Set) (map[string]map[string]any, error) {
 
 // siteYAML is the site's documents as one stream, in a stable order, for
 // the Promenade API's design root.
-func siteYAML(set *config.Set) (string, error) {
-	docs := append([]config.Document(nil), set.Documents...)
+func siteYAML(set *docset.Set) (string, error) {
+	docs := append([]docset.Document(nil), set.Documents...)
 	sort.SliceStable(docs, func(i, j int) bool {
 		if docs[i].Schema != docs[j].Schema {
 			return docs[i].Schema < docs[j].Schema

@@ -19,7 +19,7 @@ import (
 	armadav1 "github.com/airshipit/airship-go/api/armada/v1alpha1"
 	"github.com/airshipit/airship-go/internal/installchart"
 	"github.com/airshipit/airship-go/internal/promenade/anchor"
-	"github.com/airshipit/airship-go/internal/promenade/config"
+	"github.com/airshipit/airship-go/internal/promenade/docset"
 	"github.com/airshipit/airship-go/internal/promenade/promenadetest"
 )
 
@@ -28,7 +28,7 @@ const root = "../../.."
 func chartDir(name string) string { return filepath.Join(root, Dir, name) }
 
 // exampleSet is the example site with freshly generated certificates.
-func exampleSet(t *testing.T) *config.Set { return promenadetest.ExampleSet(t) }
+func exampleSet(t *testing.T) *docset.Set { return promenadetest.ExampleSet(t) }
 
 func render(t *testing.T, chart string, vals map[string]any) *installchart.Rendered {
 	t.Helper()

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/airshipit/airship-go/internal/promenade/certs"
-	"github.com/airshipit/airship-go/internal/promenade/config"
+	"github.com/airshipit/airship-go/internal/promenade/docset"
 )
 
 // ExampleFiles are the example site's Promenade documents.
@@ -22,9 +22,9 @@ func ExampleFiles(t testing.TB) []string {
 
 // ExampleSet is the example site's configuration with certificates freshly
 // generated for it.
-func ExampleSet(t testing.TB) *config.Set {
+func ExampleSet(t testing.TB) *docset.Set {
 	t.Helper()
-	set, err := config.Load(ExampleFiles(t)...)
+	set, err := docset.Load(ExampleFiles(t)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 
 	v1 "github.com/airshipit/airship-go/api/promenade/v1"
 	"github.com/airshipit/airship-go/internal/promenade/builder"
-	"github.com/airshipit/airship-go/internal/promenade/config"
+	"github.com/airshipit/airship-go/internal/promenade/docset"
 	"github.com/airshipit/airship-go/internal/promenade/nodelabels"
 )
 
@@ -136,7 +136,7 @@ func (s *Server) removalScripts(w http.ResponseWriter, r *http.Request) {
 // KubernetesNodes, or a node added through join-scripts, described by the
 // same parameters (ip, labels.static, labels.dynamic) as its join script.
 // The genesis node has none: it runs the bootstrap control plane.
-func RemovalScript(set *config.Set, hostname string, q map[string][]string) ([]byte, error) {
+func RemovalScript(set *docset.Set, hostname string, q map[string][]string) ([]byte, error) {
 	var g v1.Genesis
 	if err := set.One(v1.SchemaGenesis, &g); err == nil && g.Hostname == hostname {
 		return nil, badParam("hostname", "%s is the genesis node of the design, which has no removal script: it runs the bootstrap control plane", hostname)

@@ -33,7 +33,7 @@ import (
 	"github.com/airshipit/airship-go/internal/httplimit"
 	"github.com/airshipit/airship-go/internal/promenade/builder"
 	"github.com/airshipit/airship-go/internal/promenade/certs"
-	"github.com/airshipit/airship-go/internal/promenade/config"
+	"github.com/airshipit/airship-go/internal/promenade/docset"
 	"github.com/airshipit/airship-go/internal/redact"
 )
 
@@ -321,7 +321,7 @@ func (s *Server) joinScripts(w http.ResponseWriter, r *http.Request) {
 }
 
 // JoinScript renders the join script of a node that is added to the design.
-func JoinScript(set *config.Set, req *JoinRequest) ([]byte, error) {
+func JoinScript(set *docset.Set, req *JoinRequest) ([]byte, error) {
 	nodes, err := set.Nodes()
 	if err != nil {
 		return nil, badParam("design_ref", "the design's nodes are invalid: %v", err)
@@ -348,12 +348,12 @@ func JoinScript(set *config.Set, req *JoinRequest) ([]byte, error) {
 
 // addNode adds the requested node to the design and returns a builder for
 // it.
-func addNode(set *config.Set, req *JoinRequest, opts builder.Options) (*builder.Builder, config.Node, error) {
-	node := config.Node{Name: req.Hostname, KubernetesNode: v1.KubernetesNode{
+func addNode(set *docset.Set, req *JoinRequest, opts builder.Options) (*builder.Builder, docset.Node, error) {
+	node := docset.Node{Name: req.Hostname, KubernetesNode: v1.KubernetesNode{
 		Hostname: req.Hostname, IP: req.IP, Domain: req.Domain, JoinIP: req.JoinIP,
 		Labels: v1.Labels{Static: req.Static, Dynamic: req.Dynamic},
 	}}
-	doc, err := config.NewDocument(v1.SchemaKubernetesNode, req.Hostname, node.KubernetesNode)
+	doc, err := docset.NewDocument(v1.SchemaKubernetesNode, req.Hostname, node.KubernetesNode)
 	if err != nil {
 		return nil, node, err
 	}
@@ -379,7 +379,7 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 
 // loadDesign reads a design_ref: a file or directory path (or file:// URL)
 // or an http(s) URL of a YAML document stream.
-func (s *Server) loadDesign(ctx context.Context, ref string) (*config.Set, error) {
+func (s *Server) loadDesign(ctx context.Context, ref string) (*docset.Set, error) {
 	u, err := url.Parse(ref)
 	if err != nil {
 		return nil, badParam("design_ref", "malformed design_ref %q: %v", ref, err)
@@ -406,7 +406,7 @@ func (s *Server) loadDesign(ctx context.Context, ref string) (*config.Set, error
 	}
 }
 
-func (s *Server) fetch(ctx context.Context, ref string) (*config.Set, error) {
+func (s *Server) fetch(ctx context.Context, ref string) (*docset.Set, error) {
 	shown := redact.URL(ref)
 	ctx, cancel := context.WithTimeout(ctx, s.opts.RemoteTimeout)
 	defer cancel()
@@ -431,7 +431,7 @@ func (s *Server) fetch(ctx context.Context, ref string) (*config.Set, error) {
 	if int64(len(body)) > s.opts.MaxDesignBytes {
 		return nil, badParam("design_ref", "%s is larger than the limit of %d bytes (--max-design-bytes)", shown, s.opts.MaxDesignBytes)
 	}
-	set, err := config.LoadSources(config.Source{Name: shown, Data: body})
+	set, err := docset.LoadSources(docset.Source{Name: shown, Data: body})
 	if err != nil {
 		return nil, wrapParam("design_ref", err)
 	}
@@ -459,7 +459,7 @@ func fetchError(err error) error {
 // through an os.Root at the design root: nothing outside it is opened, a
 // symbolic link that leads out of it included. Errors name the path the
 // client gave, never what lies outside the root.
-func (s *Server) loadPath(path string) (*config.Set, error) {
+func (s *Server) loadPath(path string) (*docset.Set, error) {
 	if path == "" {
 		return nil, badParam("design_ref", "empty design_ref path")
 	}
@@ -505,7 +505,7 @@ func (s *Server) loadPath(path string) (*config.Set, error) {
 			return nil, badParam("design_ref", "directory %s has no *.yaml files", path)
 		}
 	}
-	sources := make([]config.Source, 0, len(files))
+	sources := make([]docset.Source, 0, len(files))
 	for _, f := range files {
 		data, err := root.ReadFile(f)
 		if err != nil {
@@ -514,9 +514,9 @@ func (s *Server) loadPath(path string) (*config.Set, error) {
 			}
 			return nil, badParam("design_ref", "%s is outside the design root or unreadable", filepath.Join(path, filepath.Base(f)))
 		}
-		sources = append(sources, config.Source{Name: filepath.Join(s.opts.DesignRoot, f), Data: data})
+		sources = append(sources, docset.Source{Name: filepath.Join(s.opts.DesignRoot, f), Data: data})
 	}
-	set, err := config.LoadSources(sources...)
+	set, err := docset.LoadSources(sources...)
 	if err != nil {
 		return nil, wrapParam("design_ref", err)
 	}
@@ -543,7 +543,7 @@ func (s *Server) validateDesign(w http.ResponseWriter, r *http.Request) {
 	set, err := s.loadDesign(r.Context(), req.Href)
 	if err != nil {
 		var pe *paramError
-		var verrs config.ValidationErrors
+		var verrs docset.ValidationErrors
 		if errors.As(err, &verrs) {
 			for _, e := range verrs {
 				msgs = append(msgs, StatusMessage{Message: e.Error(), Error: true, Level: "Error", Name: e.Document})

@@ -16,7 +16,7 @@ import (
 
 	"github.com/airshipit/airship-go/internal/promenade/builder"
 	"github.com/airshipit/airship-go/internal/promenade/certs"
-	"github.com/airshipit/airship-go/internal/promenade/config"
+	"github.com/airshipit/airship-go/internal/promenade/docset"
 )
 
 // design writes the example site plus generated certificates into a
@@ -27,7 +27,7 @@ func design(t testing.TB) (string, []byte) {
 	if err != nil || len(files) == 0 {
 		t.Fatal("no example")
 	}
-	set, err := config.Load(files...)
+	set, err := docset.Load(files...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,5 @@
-// Package config decodes and validates Promenade configuration documents.
+// Package docset decodes and validates a set of Promenade documents (the
+// site's Promenade configuration).
 //
 // A configuration set is a list of YAML documents of the form
 // schema/metadata/data. Decode splits and parses files; Validate checks
@@ -6,4 +7,4 @@
 // the binary) and reports every problem at once, each naming the file, the
 // document (schema and metadata.name) and the field. A Set gives typed
 // access to the documents of a validated configuration.
-package config
+package docset
