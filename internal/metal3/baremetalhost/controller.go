@@ -27,24 +27,27 @@ import (
 	"github.com/airshipit/airship-go/internal/bmc"
 	"github.com/airshipit/airship-go/internal/metal3/provisioner"
 	"github.com/airshipit/airship-go/internal/metal3/refs"
+	"github.com/airshipit/airship-go/internal/operatorkit"
 )
 
 // credentialsIndex indexes hosts by the name of their BMC Secret, so a
 // changed Secret wakes the hosts that use it.
 const credentialsIndex = "spec.bmc.credentialsName"
 
-// Defaults of the Reconciler's timings.
+// Defaults of the BareMetalHostReconciler's timings.
 const (
 	DefaultPowerPollInterval = time.Minute
 	DefaultMaxBackoff        = 5 * time.Minute
-	baseBackoff              = 2 * time.Second
+	// baseBackoff is the wait after a step's first failure, doubled
+	// for each one after (status.errorCount counts them).
+	baseBackoff = 2 * time.Second
 	// nextStateDelay is the wait before the handler of a state just
 	// entered runs.
 	nextStateDelay = 100 * time.Millisecond
 )
 
-// Reconciler reconciles BareMetalHosts.
-type Reconciler struct {
+// BareMetalHostReconciler reconciles BareMetalHosts.
+type BareMetalHostReconciler struct {
 	Client   client.Client
 	Factory  provisioner.Factory
 	Recorder recorder.EventRecorder
@@ -68,7 +71,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // SetupWithManager registers the controller, its Secret index and watches.
-func (r *Reconciler) SetupWithManager(ctx context.Context, mgr manager.Manager) error {
+func (r *BareMetalHostReconciler) SetupWithManager(ctx context.Context, mgr manager.Manager) error {
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
 	}
@@ -101,7 +104,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr manager.Manager) 
 }
 
 // hostsOfSecret maps a Secret to the hosts whose BMC credentials it holds.
-func (r *Reconciler) hostsOfSecret(ctx context.Context, o client.Object) []reconcile.Request {
+func (r *BareMetalHostReconciler) hostsOfSecret(ctx context.Context, o client.Object) []reconcile.Request {
 	var hosts metal3v1alpha1.BareMetalHostList
 	if err := r.Client.List(ctx, &hosts, client.InNamespace(o.GetNamespace()), client.MatchingFields{credentialsIndex: o.GetName()}); err != nil {
 		return nil
@@ -113,63 +116,76 @@ func (r *Reconciler) hostsOfSecret(ctx context.Context, o client.Object) []recon
 	return out
 }
 
-// Reconcile moves one host one step on.
-func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+// Reconcile moves one host one step on: admit it, run the handler of its
+// state (states.go), then write what the handler changed and say when to
+// look again.
+func (r *BareMetalHostReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	host := &metal3v1alpha1.BareMetalHost{}
 	if err := r.Client.Get(ctx, req.NamespacedName, host); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
-	logger := log.FromContext(ctx).WithValues("state", host.Status.Provisioning.State)
-	ctx = log.IntoContext(ctx, logger)
-
-	// A host moved from another cluster carries its status in an
-	// annotation: restore it before anything else looks at the status.
-	// While the host is paused (the Cluster API provider pauses it and
-	// writes the annotation before a move) the annotation stays, so that
-	// the move carries it.
-	_, paused := host.Annotations[metal3v1alpha1.PausedAnnotation]
-	if restored, err := r.restoreStatus(ctx, host, paused); err != nil || restored {
+	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("state", host.Status.Provisioning.State))
+	if run, err := r.admit(ctx, host); err != nil || !run {
 		return reconcile.Result{}, err
 	}
-	if paused {
-		logger.V(1).Info("paused: not reconciling")
-		return reconcile.Result{}, nil
-	}
-	deleting := !host.DeletionTimestamp.IsZero()
-	// References to other namespaces are refused before anything is read
-	// or sent, and before the finalizer: such a host is always deletable.
-	if err := HostReferences(host); err != nil && !deleting {
-		return reconcile.Result{}, r.refuse(ctx, host, err)
-	}
-	if !deleting && !controllerutil.ContainsFinalizer(host, metal3v1alpha1.BareMetalHostFinalizer) {
-		patch := client.MergeFromWithOptions(host.DeepCopy(), client.MergeFromWithOptimisticLock{})
-		controllerutil.AddFinalizer(host, metal3v1alpha1.BareMetalHostFinalizer)
-		if err := r.Client.Patch(ctx, host, patch); err != nil {
-			return reconcile.Result{}, fmt.Errorf("adding the finalizer: %w", err)
-		}
-	}
-	if deleting && !controllerutil.ContainsFinalizer(host, metal3v1alpha1.BareMetalHostFinalizer) {
-		return reconcile.Result{}, nil
-	}
-	if !deleting {
-		if err := r.ownCredentials(ctx, host); err != nil {
+
+	snap := operatorkit.SnapshotStatus(host, "lastUpdated")
+	s := &step{r: r, host: host, ctx: ctx}
+	outcome := operatorkit.OutcomeOf(s.run(!host.DeletionTimestamp.IsZero()), "")
+	if s.removeFinalizer {
+		if err := operatorkit.RemoveFinalizer(ctx, r.Client, host, metal3v1alpha1.BareMetalHostFinalizer); err != nil {
 			return reconcile.Result{}, err
 		}
-	}
-
-	before := host.Status.DeepCopy()
-	s := &step{r: r, host: host, ctx: ctx}
-	res := s.run(deleting)
-
-	if s.removeFinalizer {
-		patch := client.MergeFromWithOptions(host.DeepCopy(), client.MergeFromWithOptimisticLock{})
-		controllerutil.RemoveFinalizer(host, metal3v1alpha1.BareMetalHostFinalizer)
-		if err := r.Client.Patch(ctx, host, patch); err != nil {
-			return reconcile.Result{}, client.IgnoreNotFound(fmt.Errorf("removing the finalizer: %w", err))
-		}
-		r.events(host, s.events)
+		r.record(host, s.events)
 		return reconcile.Result{}, nil
 	}
+	if err := r.write(ctx, s, snap); err != nil {
+		return reconcile.Result{}, err
+	}
+	// Events go out once every write of the pass succeeded, whether or not
+	// the status changed (a reboot changes nothing in it).
+	r.record(host, s.events)
+	return s.requeue(outcome), nil
+}
+
+// admit readies a host for its state's handler and reports whether the
+// handler is to run. A host moved from another cluster carries its status
+// in an annotation: it is restored before anything else looks at the
+// status. While the host is paused (the Cluster API provider pauses it and
+// writes the annotation before a move) the annotation stays, so that the
+// move carries it, and nothing else is done. References to other
+// namespaces are refused before anything is read or sent, and before the
+// finalizer: such a host is always deletable. A host being deleted without
+// the finalizer has nothing left to undo.
+func (r *BareMetalHostReconciler) admit(ctx context.Context, host *metal3v1alpha1.BareMetalHost) (bool, error) {
+	_, paused := host.Annotations[metal3v1alpha1.PausedAnnotation]
+	if restored, err := r.restoreStatus(ctx, host, paused); err != nil || restored {
+		return false, err
+	}
+	if paused {
+		log.FromContext(ctx).V(1).Info("paused: not reconciling")
+		return false, nil
+	}
+	if !host.DeletionTimestamp.IsZero() {
+		return controllerutil.ContainsFinalizer(host, metal3v1alpha1.BareMetalHostFinalizer), nil
+	}
+	if err := HostReferences(host); err != nil {
+		return false, r.refuse(ctx, host, operatorkit.Stall("InvalidReference", err))
+	}
+	if _, err := operatorkit.EnsureFinalizer(ctx, r.Client, host, metal3v1alpha1.BareMetalHostFinalizer); err != nil {
+		return false, err
+	}
+	if err := r.ownCredentials(ctx, host); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// write stores what a pass changed: the reboot annotation a handler
+// consumed, then the status when it differs from the snapshot taken before
+// the handler ran (lastUpdated aside).
+func (r *BareMetalHostReconciler) write(ctx context.Context, s *step, snap *operatorkit.StatusSnapshot) error {
+	host := s.host
 	if s.clearRebootAnnotation != "" {
 		// The patch reads the stored host back, status included: keep the
 		// pass's status to write next.
@@ -177,29 +193,31 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		patch := client.MergeFromWithOptions(host.DeepCopy(), client.MergeFromWithOptimisticLock{})
 		delete(host.Annotations, s.clearRebootAnnotation)
 		if err := r.Client.Patch(ctx, host, patch); err != nil {
-			return reconcile.Result{}, fmt.Errorf("removing annotation %s: %w", s.clearRebootAnnotation, err)
+			return fmt.Errorf("removing annotation %s from %s: %w", s.clearRebootAnnotation, operatorkit.ObjectName(host), err)
 		}
 		host.Status = *status
 	}
-	if !statusEqual(before, &host.Status) {
-		now := metav1.NewTime(r.Clock.Now())
-		host.Status.LastUpdated = &now
-		// A conflict (the cache had not yet seen the last write, or someone
-		// else wrote the host) is returned: the work queue retries with its
-		// backoff, from a fresh read.
-		if err := r.Client.Status().Update(ctx, host); err != nil {
-			return reconcile.Result{}, fmt.Errorf("writing status: %w", err)
-		}
+	if !snap.Changed(host) {
+		return nil
 	}
-	// Events go out once every write of the pass succeeded, whether or not
-	// the status changed (a reboot changes nothing in it).
-	r.events(host, s.events)
-	if s.stateChanged {
-		// Go on to the next state's handler; the short wait lets the
-		// cache see the status just written.
-		return reconcile.Result{RequeueAfter: nextStateDelay}, nil
+	return r.updateStatus(ctx, host)
+}
+
+// updateStatus stamps lastUpdated and writes the host's whole status with
+// Update, not with the kit's merge patch: in upstream's model the status
+// is one record of the provisioning state machine (state, operation
+// history, error fields, credentials) that moves together, stamped with
+// its own lastUpdated. An Update conflicts as an optimistic-lock patch
+// does: a conflict (the cache had not yet seen the last write, or someone
+// else wrote the host) is returned, and the work queue retries with its
+// backoff, from a fresh read.
+func (r *BareMetalHostReconciler) updateStatus(ctx context.Context, host *metal3v1alpha1.BareMetalHost) error {
+	now := metav1.NewTime(r.Clock.Now())
+	host.Status.LastUpdated = &now
+	if err := r.Client.Status().Update(ctx, host); err != nil {
+		return fmt.Errorf("writing the status of %s: %w", operatorkit.ObjectName(host), err)
 	}
-	return res, nil
+	return nil
 }
 
 // HostReferences checks the host's Secret references: each resolves in the
@@ -220,32 +238,32 @@ func HostReferences(host *metal3v1alpha1.BareMetalHost) error {
 	return refs.Check("BareMetalHost", host.Namespace, rs...)
 }
 
-// refuse records a host the controller will not act on: its status says
-// why (an error of type registration error naming the field) and a warning
-// event repeats it once. Nothing else is done until the spec changes.
-func (r *Reconciler) refuse(ctx context.Context, host *metal3v1alpha1.BareMetalHost, err error) error {
-	msg := err.Error()
-	log.FromContext(ctx).Info("refusing the host", "error", msg)
+// refuse records a host the controller will not act on; err is the
+// stalled outcome that says why. The status says it too (an error of type
+// registration error naming the field) and a warning event repeats it
+// once. Nothing else is done until the spec changes: no requeue, the
+// watch brings the host back.
+func (r *BareMetalHostReconciler) refuse(ctx context.Context, host *metal3v1alpha1.BareMetalHost, err error) error {
+	o := operatorkit.OutcomeOf(err, "")
+	log.FromContext(ctx).Info("refusing the host", "error", o.Message)
 	st := &host.Status
-	if st.ErrorType == metal3v1alpha1.RegistrationError && st.ErrorMessage == msg && st.OperationalStatus == metal3v1alpha1.OperationalStatusError {
+	if st.ErrorType == metal3v1alpha1.RegistrationError && st.ErrorMessage == o.Message && st.OperationalStatus == metal3v1alpha1.OperationalStatusError {
 		return nil
 	}
 	st.ErrorType = metal3v1alpha1.RegistrationError
-	st.ErrorMessage = msg
+	st.ErrorMessage = o.Message
 	st.OperationalStatus = metal3v1alpha1.OperationalStatusError
-	now := metav1.NewTime(r.Clock.Now())
-	st.LastUpdated = &now
-	if err := r.Client.Status().Update(ctx, host); err != nil {
-		return fmt.Errorf("writing status: %w", err)
+	if err := r.updateStatus(ctx, host); err != nil {
+		return err
 	}
-	r.events(host, []hostEvent{{reason: "InvalidReference", message: msg, warning: true}})
+	r.record(host, []hostEvent{{reason: o.Reason, message: o.Message, warning: true}})
 	return nil
 }
 
 // ownCredentials makes the host an owner of its BMC credentials Secret, as
 // upstream does: clusterctl move then carries the Secret with the host,
 // and the Secret goes when its last host does.
-func (r *Reconciler) ownCredentials(ctx context.Context, host *metal3v1alpha1.BareMetalHost) error {
+func (r *BareMetalHostReconciler) ownCredentials(ctx context.Context, host *metal3v1alpha1.BareMetalHost) error {
 	name := host.Spec.BMC.CredentialsName
 	if name == "" {
 		return nil
@@ -273,7 +291,7 @@ func (r *Reconciler) ownCredentials(ctx context.Context, host *metal3v1alpha1.Ba
 // restoreStatus copies the status annotation into an empty status (a host
 // that moved between clusters), then drops the annotation unless the host
 // is paused.
-func (r *Reconciler) restoreStatus(ctx context.Context, host *metal3v1alpha1.BareMetalHost, paused bool) (bool, error) {
+func (r *BareMetalHostReconciler) restoreStatus(ctx context.Context, host *metal3v1alpha1.BareMetalHost, paused bool) (bool, error) {
 	raw, ok := host.Annotations[metal3v1alpha1.StatusAnnotation]
 	if !ok {
 		return false, nil
@@ -285,12 +303,14 @@ func (r *Reconciler) restoreStatus(ctx context.Context, host *metal3v1alpha1.Bar
 			log.FromContext(ctx).Error(err, "the status annotation is not a BareMetalHost status; ignoring it", "annotation", metal3v1alpha1.StatusAnnotation)
 		} else {
 			host.Status = st
+			// The carried record is written whole, as updateStatus writes
+			// every status, keeping its own lastUpdated when it has one.
 			if host.Status.LastUpdated.IsZero() {
 				now := metav1.NewTime(r.Clock.Now())
 				host.Status.LastUpdated = &now
 			}
 			if err := r.Client.Status().Update(ctx, host); err != nil {
-				return false, fmt.Errorf("restoring status from annotation %s: %w", metal3v1alpha1.StatusAnnotation, err)
+				return false, fmt.Errorf("restoring the status of %s from annotation %s: %w", operatorkit.ObjectName(host), metal3v1alpha1.StatusAnnotation, err)
 			}
 			restored = true
 		}
@@ -301,29 +321,27 @@ func (r *Reconciler) restoreStatus(ctx context.Context, host *metal3v1alpha1.Bar
 	patch := client.MergeFromWithOptions(host.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	delete(host.Annotations, metal3v1alpha1.StatusAnnotation)
 	if err := r.Client.Patch(ctx, host, patch); err != nil {
-		return false, fmt.Errorf("removing annotation %s: %w", metal3v1alpha1.StatusAnnotation, err)
+		return false, fmt.Errorf("removing annotation %s from %s: %w", metal3v1alpha1.StatusAnnotation, operatorkit.ObjectName(host), err)
 	}
 	return true, nil
 }
 
-// events records a pass's events on the host. Messages are built by this
+// record emits a pass's events on the host. Messages are built by this
 // package and never hold credentials or user-data.
-func (r *Reconciler) events(host *metal3v1alpha1.BareMetalHost, events []hostEvent) {
-	if r.Recorder == nil {
-		return
-	}
+func (r *BareMetalHostReconciler) record(host *metal3v1alpha1.BareMetalHost, events []hostEvent) {
+	rec := operatorkit.Events{Recorder: r.Recorder}
 	for _, e := range events {
 		typ := corev1.EventTypeNormal
 		if e.warning {
 			typ = corev1.EventTypeWarning
 		}
-		r.Recorder.Eventf(host, nil, typ, e.reason, e.reason, "%s", e.message)
+		rec.Record(host, typ, e.reason, "", e.message)
 	}
 }
 
 // credentials reads the host's BMC Secret. A missing or incomplete Secret
 // is the host's registration error, not the controller's.
-func (r *Reconciler) credentials(ctx context.Context, host *metal3v1alpha1.BareMetalHost) (*corev1.Secret, provisioner.Credentials, error) {
+func (r *BareMetalHostReconciler) credentials(ctx context.Context, host *metal3v1alpha1.BareMetalHost) (*corev1.Secret, provisioner.Credentials, error) {
 	if host.Spec.BMC.CredentialsName == "" {
 		return nil, provisioner.Credentials{}, errors.New("spec.bmc.credentialsName is empty")
 	}
@@ -345,7 +363,7 @@ func (r *Reconciler) credentials(ctx context.Context, host *metal3v1alpha1.BareM
 }
 
 // open parses the host's BMC address and opens its provisioner.
-func (r *Reconciler) open(ctx context.Context, host *metal3v1alpha1.BareMetalHost, c provisioner.Credentials) (provisioner.Provisioner, error) {
+func (r *BareMetalHostReconciler) open(ctx context.Context, host *metal3v1alpha1.BareMetalHost, c provisioner.Credentials) (provisioner.Provisioner, error) {
 	access, err := bmc.Parse(host.Spec.BMC.Address)
 	if err != nil {
 		return nil, fmt.Errorf("spec.bmc.address: %w", err)
@@ -353,20 +371,8 @@ func (r *Reconciler) open(ctx context.Context, host *metal3v1alpha1.BareMetalHos
 	return r.Factory.Open(ctx, provisioner.Target{Access: access, Credentials: c, InsecureSkipVerify: host.Spec.BMC.DisableCertificateVerification})
 }
 
-// backoff is the wait before the n-th retry of a failing step.
-func (r *Reconciler) backoff(n int) time.Duration {
-	d := baseBackoff
-	for i := 1; i < n && d < r.MaxBackoff; i++ {
-		d *= 2
-	}
-	return min(d, r.MaxBackoff)
-}
-
-// statusEqual compares statuses ignoring lastUpdated.
-func statusEqual(a, b *metal3v1alpha1.BareMetalHostStatus) bool {
-	a, b = a.DeepCopy(), b.DeepCopy()
-	a.LastUpdated, b.LastUpdated = nil, nil
-	ja, _ := json.Marshal(a)
-	jb, _ := json.Marshal(b)
-	return string(ja) == string(jb)
+// backoff is the wait before retrying a failing step, by the host's
+// status.errorCount.
+func (r *BareMetalHostReconciler) backoff() operatorkit.Backoff {
+	return operatorkit.Backoff{Base: baseBackoff, Max: r.MaxBackoff}
 }

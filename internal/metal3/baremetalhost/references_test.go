@@ -135,7 +135,7 @@ func TestHostReferencesToOtherNamespaces(t *testing.T) {
 
 			f := hostopstest.NewFactory()
 			f.Add(unitBMC, &hostopstest.Host{Username: "admin", Password: "pw", Power: provisioner.PowerOff})
-			r := &Reconciler{Client: c, Factory: f, Clock: clocktesting.NewFakePassiveClock(now), PowerPollInterval: time.Minute, MaxBackoff: time.Minute}
+			r := &BareMetalHostReconciler{Client: c, Factory: f, Clock: clocktesting.NewFakePassiveClock(now), PowerPollInterval: time.Minute, MaxBackoff: time.Minute}
 			req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(h)}
 			for range 3 {
 				if _, err := r.Reconcile(ctx, req); err != nil {

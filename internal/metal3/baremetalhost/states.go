@@ -3,6 +3,7 @@ package baremetalhost
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"strings"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/airshipit/airship-go/internal/metal3/provisioner"
 	"github.com/airshipit/airship-go/internal/metal3/refs"
+	"github.com/airshipit/airship-go/internal/operatorkit"
 )
 
 // hostEvent is an event to record once the status is written.
@@ -25,10 +27,18 @@ type hostEvent struct {
 	warning         bool
 }
 
-// step is one reconcile of one host: the handlers change host.Status and
-// say what Reconcile must do besides writing it.
+// step is one reconcile of one host: the handlers change host.Status,
+// return the pass's outcome and say what Reconcile must do besides writing
+// the status.
+//
+// A handler returns nil when it is done; a StalledError when no retry can
+// help; any other error (always fail's) for a failed step, which it has
+// already recorded in the status as upstream does (errorType,
+// errorMessage, errorCount): the step is retried after a backoff counted
+// by errorCount. Entering another state, or settling (poll), is said in
+// the fields below.
 type step struct {
-	r    *Reconciler
+	r    *BareMetalHostReconciler
 	host *metal3v1alpha1.BareMetalHost
 	ctx  context.Context
 	prov provisioner.Provisioner
@@ -37,11 +47,32 @@ type step struct {
 	stateChanged          bool
 	removeFinalizer       bool
 	clearRebootAnnotation string
+	// poll is set when the host settled as spec.online asks: its power
+	// is read again after PowerPollInterval, to notice changes made
+	// behind the controller's back.
+	poll bool
+}
+
+// requeue is when the host is looked at again after a pass with outcome
+// o: soon after a state change (the next state's handler runs), after the
+// backoff when a step failed, after the power poll interval when the host
+// settled, and otherwise only when something changes (a watch).
+func (s *step) requeue(o operatorkit.Outcome) reconcile.Result {
+	switch {
+	case s.stateChanged:
+		// The short wait lets the cache see the status just written.
+		return reconcile.Result{RequeueAfter: nextStateDelay}
+	case o.Kind == operatorkit.Failed:
+		return reconcile.Result{RequeueAfter: s.r.backoff().Delay(int64(s.host.Status.ErrorCount))}
+	case o.Kind == operatorkit.Succeeded && s.poll:
+		return reconcile.Result{RequeueAfter: s.r.PowerPollInterval}
+	}
+	return reconcile.Result{}
 }
 
 // run dispatches on the host's state. Deleting hosts go through
 // deprovisioning and powering off before they are let go.
-func (s *step) run(deleting bool) reconcile.Result {
+func (s *step) run(deleting bool) error {
 	h := s.host
 	st := &h.Status
 
@@ -49,13 +80,13 @@ func (s *step) run(deleting bool) reconcile.Result {
 		// Detached: no BMC action at all, deletion included.
 		if deleting {
 			s.removeFinalizer = true
-			return reconcile.Result{}
+			return nil
 		}
 		if st.OperationalStatus != metal3v1alpha1.OperationalStatusDetached {
 			st.OperationalStatus = metal3v1alpha1.OperationalStatusDetached
 			s.event("Detached", "the detached annotation is set: the host is not managed", false)
 		}
-		return reconcile.Result{}
+		return nil
 	}
 	if st.OperationalStatus == metal3v1alpha1.OperationalStatusDetached {
 		// The annotation is gone: manage the host again from where it was.
@@ -75,8 +106,8 @@ func (s *step) run(deleting bool) reconcile.Result {
 	}
 	// Every managed state needs working credentials; new or changed ones
 	// are registered in place, whatever the state (see connect).
-	if res, ok := s.connect(); !ok {
-		return res
+	if err := s.connect(); err != nil {
+		return err
 	}
 	switch st.Provisioning.State {
 	case metal3v1alpha1.StateRegistering:
@@ -94,33 +125,36 @@ func (s *step) run(deleting bool) reconcile.Result {
 	case metal3v1alpha1.StateDeprovisioning:
 		return s.handleDeprovisioning(false)
 	default:
-		s.setError(metal3v1alpha1.RegistrationError, fmt.Sprintf("unknown provisioning state %q", st.Provisioning.State))
-		return reconcile.Result{}
+		// Only a change of the status (a restored one, or an edit) can
+		// help: there is nothing to retry.
+		msg := fmt.Sprintf("unknown provisioning state %q", st.Provisioning.State)
+		s.setError(metal3v1alpha1.RegistrationError, msg)
+		return operatorkit.Stall("UnknownState", errors.New(msg))
 	}
 }
 
 // runDeleting takes a deleted host through deprovisioning (when it was
 // provisioned), powering off before delete and deleting.
-func (s *step) runDeleting() reconcile.Result {
+func (s *step) runDeleting() error {
 	st := &s.host.Status
 	switch st.Provisioning.State {
 	case metal3v1alpha1.StateNone, metal3v1alpha1.StateUnmanaged, metal3v1alpha1.StateDeleting:
 		s.removeFinalizer = true
-		return reconcile.Result{}
+		return nil
 	}
 	if st.GoodCredentials.Reference == nil {
 		// Never registered: nothing on the BMC to undo.
 		s.setState(metal3v1alpha1.StateDeleting)
 		s.removeFinalizer = true
-		return reconcile.Result{}
+		return nil
 	}
-	if res, ok := s.connect(); !ok {
-		return res
+	if err := s.connect(); err != nil {
+		return err
 	}
 	switch st.Provisioning.State {
 	case metal3v1alpha1.StateProvisioning, metal3v1alpha1.StateProvisioned:
 		s.start(metal3v1alpha1.StateDeprovisioning)
-		return reconcile.Result{}
+		return nil
 	case metal3v1alpha1.StateDeprovisioning:
 		return s.handleDeprovisioning(true)
 	case metal3v1alpha1.StatePoweringOffBeforeDelete:
@@ -131,28 +165,28 @@ func (s *step) runDeleting() reconcile.Result {
 		s.clearError()
 		s.setState(metal3v1alpha1.StateDeleting)
 		s.removeFinalizer = true
-		return reconcile.Result{}
+		return nil
 	default:
 		s.setState(metal3v1alpha1.StatePoweringOffBeforeDelete)
-		return reconcile.Result{}
+		return nil
 	}
 }
 
 // handleUnmanaged waits for BMC details, then starts registering.
-func (s *step) handleUnmanaged() reconcile.Result {
+func (s *step) handleUnmanaged() error {
 	h := s.host
 	if !h.HasBMCDetails() {
 		if h.Status.Provisioning.State != metal3v1alpha1.StateUnmanaged || h.Status.OperationalStatus != metal3v1alpha1.OperationalStatusDiscovered {
 			h.Status.OperationalStatus = metal3v1alpha1.OperationalStatusDiscovered
 			s.setState(metal3v1alpha1.StateUnmanaged)
 		}
-		return reconcile.Result{}
+		return nil
 	}
 	if h.Status.OperationalStatus == "" || h.Status.OperationalStatus == metal3v1alpha1.OperationalStatusDiscovered {
 		h.Status.OperationalStatus = metal3v1alpha1.OperationalStatusOK
 	}
 	s.start(metal3v1alpha1.StateRegistering)
-	return reconcile.Result{}
+	return nil
 }
 
 // connect resolves the credentials and opens the provisioner. New or
@@ -160,24 +194,24 @@ func (s *step) handleUnmanaged() reconcile.Result {
 // status.goodCredentials) are registered in place before anything else
 // happens: the host stays in its state, and a failure is a registration
 // error of that state.
-func (s *step) connect() (reconcile.Result, bool) {
+func (s *step) connect() error {
 	h := s.host
 	sec, creds, err := s.r.credentials(s.ctx, h)
 	if sec != nil {
 		h.UpdateTriedCredentials(*sec)
 	}
 	if err != nil {
-		return s.fail(s.registrationErrorType(), "reading the BMC credentials", err), false
+		return s.fail(s.registrationErrorType(), "reading the BMC credentials", err)
 	}
 	prov, err := s.r.open(s.ctx, h, creds)
 	if err != nil {
-		return s.fail(s.registrationErrorType(), "opening the BMC", err), false
+		return s.fail(s.registrationErrorType(), "opening the BMC", err)
 	}
 	s.prov = prov
 	good := h.Status.GoodCredentials
 	if good.Reference == nil || good.Reference.Name != sec.Name || good.Version != sec.ResourceVersion {
 		if err := prov.Register(s.ctx); err != nil {
-			return s.fail(s.registrationErrorType(), "registering with the BMC", err), false
+			return s.fail(s.registrationErrorType(), "registering with the BMC", err)
 		}
 		h.UpdateGoodCredentials(*sec)
 		if isRegistrationError(h.Status.ErrorType) {
@@ -185,7 +219,7 @@ func (s *step) connect() (reconcile.Result, bool) {
 		}
 		s.event("BMCAccessValidated", "the BMC accepted the credentials", false)
 	}
-	return reconcile.Result{}, true
+	return nil
 }
 
 func (s *step) registrationErrorType() metal3v1alpha1.ErrorType {
@@ -201,7 +235,7 @@ func isRegistrationError(t metal3v1alpha1.ErrorType) bool {
 
 // handleRegistering: connect registered the credentials; move on to
 // inspection, or straight to externally provisioned or preparing.
-func (s *step) handleRegistering() reconcile.Result {
+func (s *step) handleRegistering() error {
 	h := s.host
 	s.finish(metal3v1alpha1.StateRegistering)
 	s.clearError()
@@ -214,11 +248,11 @@ func (s *step) handleRegistering() reconcile.Result {
 	default:
 		s.setState(metal3v1alpha1.StatePreparing)
 	}
-	return reconcile.Result{}
+	return nil
 }
 
 // handleInspecting reads the inventory into status.hardware.
-func (s *step) handleInspecting() reconcile.Result {
+func (s *step) handleInspecting() error {
 	h := s.host
 	hw, err := s.prov.Inspect(s.ctx)
 	if err != nil {
@@ -230,31 +264,31 @@ func (s *step) handleInspecting() reconcile.Result {
 	s.clearError()
 	s.event("InspectionComplete", "hardware inventory read from the BMC", false)
 	s.setState(metal3v1alpha1.StatePreparing)
-	return reconcile.Result{}
+	return nil
 }
 
 // handlePreparing has nothing to apply (no RAID or firmware settings
 // through Redfish here) and records the boot mode the host will use.
-func (s *step) handlePreparing() reconcile.Result {
+func (s *step) handlePreparing() error {
 	h := s.host
 	h.Status.Provisioning.BootMode = h.BootMode()
 	h.Status.Provisioning.RootDeviceHints = h.Spec.RootDeviceHints.DeepCopy()
 	s.clearError()
 	s.setState(metal3v1alpha1.StateAvailable)
-	return reconcile.Result{}
+	return nil
 }
 
 // handleAvailable starts provisioning when an image is set and the host is
 // to be online; otherwise it keeps the power as spec.online asks.
-func (s *step) handleAvailable() reconcile.Result {
+func (s *step) handleAvailable() error {
 	h := s.host
 	if h.Spec.ExternallyProvisioned {
 		s.setState(metal3v1alpha1.StateExternallyProvisioned)
-		return reconcile.Result{}
+		return nil
 	}
 	if h.NeedsProvisioning() {
 		s.start(metal3v1alpha1.StateProvisioning)
-		return reconcile.Result{}
+		return nil
 	}
 	return s.managePower()
 }
@@ -264,7 +298,7 @@ func (s *step) handleAvailable() reconcile.Result {
 // holds the image's URL, it inserts the image and restarts the host into
 // it; then it powers the host on if it is off. A custom deploy without an
 // image is provisionCustomDeploy's.
-func (s *step) handleProvisioning() reconcile.Result {
+func (s *step) handleProvisioning() error {
 	h := s.host
 	if !hasImage(h) {
 		if hasCustomDeploy(h) {
@@ -272,7 +306,7 @@ func (s *step) handleProvisioning() reconcile.Result {
 		}
 		// The image was taken away before it was written: undo.
 		s.start(metal3v1alpha1.StateDeprovisioning)
-		return reconcile.Result{}
+		return nil
 	}
 	media, err := s.bootMedia()
 	if err != nil {
@@ -304,7 +338,7 @@ func (s *step) handleProvisioning() reconcile.Result {
 	s.clearError()
 	s.event("ProvisioningComplete", "image "+h.Spec.Image.URL+" booted", false)
 	s.setState(metal3v1alpha1.StateProvisioned)
-	return reconcile.Result{}
+	return nil
 }
 
 // provisionCustomDeploy provisions a host that has spec.customDeploy and no
@@ -313,7 +347,7 @@ func (s *step) handleProvisioning() reconcile.Result {
 // and the host is powered on as spec.online asks: whatever deploys it is
 // outside this controller. status.provisioning.customDeploy records the
 // method, so the host is provisioned until spec.customDeploy goes.
-func (s *step) provisionCustomDeploy() reconcile.Result {
+func (s *step) provisionCustomDeploy() error {
 	h := s.host
 	power, err := s.prov.PowerState(s.ctx)
 	if err != nil {
@@ -333,7 +367,7 @@ func (s *step) provisionCustomDeploy() reconcile.Result {
 	s.clearError()
 	s.event("ProvisioningComplete", "custom deploy "+h.Spec.CustomDeploy.Method+": no deploy ramdisk here, nothing booted from media", false)
 	s.setState(metal3v1alpha1.StateProvisioned)
-	return reconcile.Result{}
+	return nil
 }
 
 // hasImage reports whether the host names an image to provision.
@@ -348,15 +382,15 @@ func hasCustomDeploy(h *metal3v1alpha1.BareMetalHost) bool {
 
 // handleProvisioned keeps the power as asked and deprovisions when both
 // the image and the custom deploy are taken away.
-func (s *step) handleProvisioned() reconcile.Result {
+func (s *step) handleProvisioned() error {
 	h := s.host
 	if h.Status.Provisioning.State == metal3v1alpha1.StateProvisioned && !hasImage(h) && !hasCustomDeploy(h) {
 		s.start(metal3v1alpha1.StateDeprovisioning)
-		return reconcile.Result{}
+		return nil
 	}
 	if h.Status.Provisioning.State == metal3v1alpha1.StateExternallyProvisioned && !h.Spec.ExternallyProvisioned {
 		s.setState(metal3v1alpha1.StatePreparing)
-		return reconcile.Result{}
+		return nil
 	}
 	return s.managePower()
 }
@@ -368,7 +402,7 @@ func (s *step) handleProvisioned() reconcile.Result {
 // Every way into deprovisioning starts its metric (start); a retry here
 // keeps it, and finish stamps a start for a host that came in another way
 // (a restored status).
-func (s *step) handleDeprovisioning(deleting bool) reconcile.Result {
+func (s *step) handleDeprovisioning(deleting bool) error {
 	h := s.host
 	if err := s.prov.EjectMedia(s.ctx); err != nil {
 		return s.fail(metal3v1alpha1.ProvisioningError, "ejecting the virtual media", err)
@@ -388,7 +422,7 @@ func (s *step) handleDeprovisioning(deleting bool) reconcile.Result {
 	} else {
 		s.setState(metal3v1alpha1.StateAvailable)
 	}
-	return reconcile.Result{}
+	return nil
 }
 
 // managePower makes the power state what spec.online and the reboot
@@ -396,34 +430,15 @@ func (s *step) handleDeprovisioning(deleting bool) reconcile.Result {
 // to be online once and is removed; on a host whose spec.online is false it
 // is removed without a reboot, as upstream leaves an offline host off. A
 // suffixed one keeps the host off until it is removed.
-func (s *step) managePower() reconcile.Result {
+func (s *step) managePower() error {
 	h := s.host
 	power, err := s.prov.PowerState(s.ctx)
 	if err != nil {
 		return s.fail(metal3v1alpha1.PowerManagementError, "reading the power state", err)
 	}
 	h.Status.PoweredOn = power == provisioner.PowerOn
-	want, rebootNow, force, keepOff := h.Spec.Online, "", false, false
-	for k, v := range h.Annotations {
-		if k != metal3v1alpha1.RebootAnnotationPrefix && !strings.HasPrefix(k, metal3v1alpha1.RebootAnnotationPrefix+"/") {
-			continue
-		}
-		var args metal3v1alpha1.RebootAnnotationArguments
-		if v != "" {
-			if err := json.Unmarshal([]byte(v), &args); err != nil {
-				log.FromContext(s.ctx).Info("ignoring a reboot annotation that is not JSON", "annotation", k)
-			}
-		}
-		force = force || args.Mode == metal3v1alpha1.RebootModeHard || args.Force
-		if k == metal3v1alpha1.RebootAnnotationPrefix {
-			rebootNow = k
-		} else {
-			keepOff = true
-		}
-	}
-	if keepOff {
-		want = false
-	}
+	rebootNow, force, keepOff := s.rebootRequest()
+	want := h.Spec.Online && !keepOff
 	if rebootNow != "" && !keepOff && !h.Spec.Online {
 		s.clearRebootAnnotation = rebootNow
 		rebootNow = ""
@@ -454,7 +469,33 @@ func (s *step) managePower() reconcile.Result {
 	if h.Status.ErrorType == metal3v1alpha1.PowerManagementError || isRegistrationError(h.Status.ErrorType) {
 		s.clearError()
 	}
-	return reconcile.Result{RequeueAfter: s.r.PowerPollInterval}
+	s.poll = true
+	return nil
+}
+
+// rebootRequest reads the host's reboot annotations: rebootNow names the
+// unsuffixed one, keepOff says a suffixed one is there, force that any
+// asks for a hard reboot. An annotation whose value is not JSON still
+// counts, without arguments.
+func (s *step) rebootRequest() (rebootNow string, force, keepOff bool) {
+	for k, v := range s.host.Annotations {
+		if k != metal3v1alpha1.RebootAnnotationPrefix && !strings.HasPrefix(k, metal3v1alpha1.RebootAnnotationPrefix+"/") {
+			continue
+		}
+		var args metal3v1alpha1.RebootAnnotationArguments
+		if v != "" {
+			if err := json.Unmarshal([]byte(v), &args); err != nil {
+				log.FromContext(s.ctx).Info("ignoring a reboot annotation that is not JSON", "annotation", k)
+			}
+		}
+		force = force || args.Mode == metal3v1alpha1.RebootModeHard || args.Force
+		if k == metal3v1alpha1.RebootAnnotationPrefix {
+			rebootNow = k
+		} else {
+			keepOff = true
+		}
+	}
+	return rebootNow, force, keepOff
 }
 
 // bootMedia gathers the image and the contents of the data Secrets. The
@@ -557,10 +598,11 @@ func (s *step) finish(state metal3v1alpha1.ProvisioningState) {
 	}
 }
 
-// fail records an error of the given type and asks for a retry after a
-// backoff that grows with the host's error count. The message is built
-// from the provisioner's error, which never holds a password.
-func (s *step) fail(t metal3v1alpha1.ErrorType, doing string, err error) reconcile.Result {
+// fail records an error of the given type in the status and returns the
+// failed outcome, retried after a backoff that grows with the host's
+// error count (requeue). The message is built from the provisioner's
+// error, which never holds a password.
+func (s *step) fail(t metal3v1alpha1.ErrorType, doing string, err error) error {
 	h := s.host
 	msg := doing + ": " + err.Error()
 	if h.Status.ErrorType != t || h.Status.ErrorMessage != msg {
@@ -571,7 +613,7 @@ func (s *step) fail(t metal3v1alpha1.ErrorType, doing string, err error) reconci
 	h.Status.ErrorCount++
 	h.Status.OperationalStatus = metal3v1alpha1.OperationalStatusError
 	log.FromContext(s.ctx).Info("step failed; will retry", "errorType", t, "error", msg, "errorCount", h.Status.ErrorCount)
-	return reconcile.Result{RequeueAfter: s.r.backoff(h.Status.ErrorCount)}
+	return operatorkit.Fail(eventReason(t), fmt.Errorf("%s: %w", doing, err))
 }
 
 func (s *step) setError(t metal3v1alpha1.ErrorType, msg string) {

@@ -56,7 +56,7 @@ func unitHost(t *testing.T, state metal3v1alpha1.ProvisioningState, power provis
 	}
 	f := hostopstest.NewFactory()
 	f.Add(unitBMC, &hostopstest.Host{Username: "admin", Password: "pw", Power: power, Fail: fail})
-	r := &Reconciler{Client: c, Factory: f, Clock: clocktesting.NewFakePassiveClock(now), PowerPollInterval: time.Minute, MaxBackoff: time.Minute}
+	r := &BareMetalHostReconciler{Client: c, Factory: f, Clock: clocktesting.NewFakePassiveClock(now), PowerPollInterval: time.Minute, MaxBackoff: time.Minute}
 	return &step{r: r, host: h, ctx: context.Background()}, f
 }
 

@@ -176,7 +176,7 @@ func (o Options) reconcilers(mgr ctrl.Manager, _ logr.Logger) []operatorkit.Reco
 		if factory == nil {
 			factory = redfish.New(redfishOptions(o))
 		}
-		rs = append(rs, &baremetalhost.Reconciler{
+		rs = append(rs, &baremetalhost.BareMetalHostReconciler{
 			Client:            mgr.GetClient(),
 			Factory:           factory,
 			Recorder:          mgr.GetEventRecorder("metal3-operator"),
