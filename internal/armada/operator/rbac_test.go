@@ -46,30 +46,13 @@ func TestDefaultKustomizationBuilds(t *testing.T) {
 func TestRBACIsEnough(t *testing.T) {
 	env := testenv.StartAPI(t, testenv.Options{CRDDirs: []string{"config/armada/crd/bases"}, AddToScheme: []func(*runtime.Scheme) error{armadav1.AddToScheme, apiextensionsv1.AddToScheme}})
 	ctx := context.Background()
-	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "armada-system"}}); err != nil {
-		t.Fatal(err)
-	}
-	for _, u := range build(t, "rbac") {
-		if err := env.Client.Create(ctx, u); err != nil {
-			t.Fatalf("creating %s %s: %v", u.GetKind(), u.GetName(), err)
-		}
-	}
-	cfg := rest.CopyConfig(env.Config)
-	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:armada-system:armada-operator"}
 	o := DefaultOptions()
 	o.SkipControllerNameValidation = true
 	o.MetricsAddr, o.ProbeAddr = "0", "0"
 	o.LeaderElectionNamespace = "armada-system"
 	o.PollInterval = 500 * time.Millisecond
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- Run(runCtx, cfg, o, logr.Discard()) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	}()
+	testenv.RunAs(t, env, testenv.ServiceAccount{Namespace: "armada-system", Name: "armada-operator", RBAC: "config/armada/rbac"},
+		func(ctx context.Context, cfg *rest.Config) error { return Run(ctx, cfg, o, logr.Discard()) })
 
 	wd, _ := os.Getwd()
 	act := &armadav1.ArmadaChart{

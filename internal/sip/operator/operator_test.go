@@ -88,14 +88,9 @@ func TestRBACIsEnough(t *testing.T) {
 		AddToScheme: []func(*runtime.Scheme) error{sipv1.AddToScheme, metal3v1alpha1.AddToScheme},
 	})
 	ctx := context.Background()
-	for _, ns := range []string{"sip-system", "tenant", "hosts"} {
+	for _, ns := range []string{"tenant", "hosts"} {
 		if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 			t.Fatal(err)
-		}
-	}
-	for _, u := range build(t, "rbac") {
-		if err := env.Client.Create(ctx, u); err != nil {
-			t.Fatalf("creating %s %s: %v", u.GetKind(), u.GetName(), err)
 		}
 	}
 	for i := range 2 {
@@ -114,21 +109,12 @@ func TestRBACIsEnough(t *testing.T) {
 		}
 	}
 
-	runCtx, cancel := context.WithCancel(ctx)
-	cfg := rest.CopyConfig(env.Config)
-	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:sip-system:sip-operator"}
 	o := DefaultOptions()
 	o.SkipControllerNameValidation = true
 	o.MetricsAddr, o.ProbeAddr = "0", freeAddr(t)
 	o.LeaderElectionNamespace = "sip-system"
-	done := make(chan error, 1)
-	go func() { done <- Run(runCtx, cfg, o, logr.Discard()) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	}()
+	testenv.RunAs(t, env, testenv.ServiceAccount{Namespace: "sip-system", Name: "sip-operator", RBAC: "config/sip/rbac"},
+		func(ctx context.Context, cfg *rest.Config) error { return Run(ctx, cfg, o, logr.Discard()) })
 
 	c := &sipv1.SIPCluster{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "tenant", Name: "c1"},
