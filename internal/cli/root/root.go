@@ -10,7 +10,7 @@ import (
 	baremetalcmd "github.com/airshipit/airship-go/internal/cli/baremetal"
 	clusterlocal "github.com/airshipit/airship-go/internal/cli/cluster/local"
 	clustersite "github.com/airshipit/airship-go/internal/cli/cluster/site"
-	configcmd "github.com/airshipit/airship-go/internal/cli/config"
+	"github.com/airshipit/airship-go/internal/cli/configcmd"
 	documentcmd "github.com/airshipit/airship-go/internal/cli/document"
 	phasecmd "github.com/airshipit/airship-go/internal/cli/phase"
 	plancmd "github.com/airshipit/airship-go/internal/cli/plan"

@@ -1,4 +1,4 @@
-package config
+package configcmd
 
 import (
 	"bytes"

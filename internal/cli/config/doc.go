@@ -1,3 +1,0 @@
-// Package config implements `airshipctl config`: init, get-context,
-// set-context, use-context, get-manifest and set-manifest.
-package config
