@@ -1,8 +1,23 @@
-// Package operatorkit is what every operator of the project shares: the
-// flags of a controller-runtime manager (metrics, probes, leader election,
-// client rate), building that manager with its health and readiness checks,
-// and waiting for the operator's CRDs to be served. armada-operator,
-// metal3-operator and sip-operator use it; a new operator does too.
+// Package operatorkit is what every operator of the project shares.
+// armada-operator, metal3-operator and sip-operator use it; a new operator
+// does too.
+//
+// The process (operatorkit.go): an operator is an Operator value — its
+// kinds (AddToScheme), the CRDs it waits for (Kinds), the reconcilers it
+// registers (Reconcilers) and the manager settings every operator has
+// (Options: metrics, probes, leader election, client rate, bound as flags
+// by Options.BindFlags). Operator.Run is the one assembly: check the
+// options, wait until the API server serves the CRDs (an operator started
+// before the phase that installs them waits instead of exiting), build the
+// scheme and the manager (NewManager), register the reconcilers, start.
+// Operator.NewManager is the same without the wait and the start, for
+// tests. Each operator package holds its Options, the function from them
+// to its Operator, and Run and NewManager that call it.
+//
+// NewManager sets controller-runtime's SkipNameValidation for the whole
+// manager from Options.SkipControllerNameValidation (tests that start
+// several managers in one process set it), so no reconciler takes a
+// setting of its own for it.
 //
 // The metrics server (/metrics, no authentication, --metrics-bind-address,
 // default :8080) and the probe server (/healthz, /readyz,
@@ -13,4 +28,9 @@
 // 120 s (Options.ServerTimeouts). Their checks are the ones NewManager
 // sets ("ping"; "caches"): checks added to the manager with
 // AddHealthzCheck or AddReadyzCheck are not served.
+//
+// The reconcile kit (the other files): how a pass ends (WaitingError,
+// StalledError, FailedError, sorted by OutcomeOf), its one status write
+// (StatusSnapshot, Settle), the kstatus conditions (Conditions), events on
+// transitions (Events), finalizer helpers and retry Backoff.
 package operatorkit

@@ -1,7 +1,11 @@
-// Package operator assembles the Armada operator process: a
-// controller-runtime manager with leader election, health and readiness
-// probes and a metrics endpoint, running the ArmadaChart, ArmadaChartGroup
-// and ArmadaManifest reconcilers. cmd/armada-operator only parses flags and
-// calls Run. Options bound what the operator fetches: --chart-fetch-timeout
-// (one chart archive fetch) and --chart-fetches (fetches in flight).
+// Package operator is the Armada operator process as an
+// operatorkit.Operator: the ArmadaChart, ArmadaChartGroup and
+// ArmadaManifest reconcilers, sharing one Helm client and event recorder,
+// after the three CRDs are served; the manager (leader election, probes,
+// metrics) is operatorkit's. Options add the operator's own flags to
+// operatorkit's: reconcile concurrency, poll interval, where charts on
+// disk are read (--chart-root, --chart-mount), and what the operator
+// fetches: --chart-fetch-timeout (one chart archive fetch) and
+// --chart-fetches (fetches in flight). cmd/armada-operator (through
+// internal/cli/armadaoperator) only parses flags and calls Run.
 package operator

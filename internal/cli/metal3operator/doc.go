@@ -1,4 +1,6 @@
-// Package metal3operator is the command line of cmd/metal3-operator: the
-// shared operator flags of internal/cli/operatorcmd plus the BareMetalHost
-// controller's own.
+// Package metal3operator is the metal3-operator binary's Spec for
+// operatorcmd: its name and help around the Metal3 operator's options and
+// Run (internal/metal3/operator: the BareMetalHost controller and the
+// Cluster API provider's). cmd/metal3-operator runs it with
+// operatorcmd.Main; operatorcmd's tests cover its command line.
 package metal3operator
