@@ -7,11 +7,15 @@
 //   - provisioner: what is asked of a BMC, with a Redfish implementation in
 //     provisioner/redfish (airshipctl's host operations use it too);
 //   - baremetalhost: the BareMetalHost state machine;
+//   - capi: what the Cluster API provider's reconcilers (capm3, data,
+//     ipam) must agree on: the owning Cluster, paused, claim status writes;
 //   - capm3: the Metal3Cluster and Metal3Machine controllers;
 //   - data: Metal3DataTemplates rendered into meta-data and network-data;
 //   - ipam: IPClaims served from IPPools;
 //   - operator: the manager cmd/metal3-operator runs.
 //
 // BMC addresses are parsed by internal/bmc, outside this tree, because
-// airshipctl and SIP read them too.
+// airshipctl and SIP read them too; airshipctl's host operations
+// (`airshipctl baremetal`, the BaremetalManager executor) are
+// internal/hostops.
 package metal3

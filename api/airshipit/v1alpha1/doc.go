@@ -16,14 +16,18 @@ limitations under the License.
 
 // Package v1alpha1 holds the airshipit.org/v1alpha1 document kinds that
 // describe how a site is deployed: Phase, PhasePlan, ClusterMap, KubeConfig,
-// the executor kinds (KubernetesApply, Clusterctl, BaremetalManager),
-// ManifestMetadata (metadata.yaml) and Config (the airshipctl configuration
-// file).
+// the executor kinds (KubernetesApply, Clusterctl, BaremetalManager,
+// GenericContainer), ManifestMetadata (metadata.yaml) and Config (the
+// airshipctl configuration file, with its manifests and repositories).
 //
 // These are documents read from a site's phase bundle or from disk, not
 // objects stored in a cluster, so they have no CRDs. Group, kinds and JSON
 // field names follow upstream airshipctl so existing Airship sites load
-// unchanged.
+// unchanged. Besides the generated deepcopy code, the only methods are the
+// rules that belong to a type wherever it is read: ProviderList accepts
+// upstream's comma-separated form, RepoCheckout.Validate refuses a
+// checkout naming more than one revision, and PhasePlan.AllPhases lists a
+// plan's steps, legacy phaseGroups included.
 //
 // +kubebuilder:object:generate=true
 // +groupName=airshipit.org
