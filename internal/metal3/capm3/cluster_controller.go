@@ -7,9 +7,7 @@ import (
 	"net/url"
 	"strconv"
 
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
@@ -18,10 +16,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	infrav1 "github.com/airshipit/airship-go/api/infrastructure/v1beta1"
+	"github.com/airshipit/airship-go/internal/metal3/capi"
+	"github.com/airshipit/airship-go/internal/operatorkit"
 )
 
 // ClusterReconciler reconciles Metal3Clusters.
@@ -97,12 +98,10 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req reconcile.Request
 	if err := r.Client.Get(ctx, req.NamespacedName, m3c); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
-	before := m3c.DeepCopy()
+	snap := operatorkit.SnapshotStatus(m3c, "lastUpdated")
 	res, err := r.reconcile(ctx, m3c)
-	if perr := r.patchStatus(ctx, before, m3c); perr != nil && err == nil {
-		err = perr
-	}
-	return res, err
+	res, err = settleCluster(ctx, m3c, res, err)
+	return operatorkit.Settle(res, err, r.patchStatus(ctx, snap, m3c))
 }
 
 func (r *ClusterReconciler) reconcile(ctx context.Context, m3c *infrav1.Metal3Cluster) (reconcile.Result, error) {
@@ -113,56 +112,89 @@ func (r *ClusterReconciler) reconcile(ctx context.Context, m3c *infrav1.Metal3Cl
 		}
 	}
 	if !m3c.DeletionTimestamp.IsZero() {
-		return r.reconcileDelete(ctx, m3c, owner)
+		return reconcile.Result{}, r.reconcileDelete(ctx, m3c, owner)
 	}
 	if owner == nil {
-		setClusterCondition(m3c, infrav1.ReadyCondition, metav1.ConditionFalse, infrav1.WaitingForClusterOwnerReason, "no Cluster owns this Metal3Cluster yet")
-		return reconcile.Result{}, nil
+		return reconcile.Result{}, operatorkit.Wait(infrav1.WaitingForClusterOwnerReason, 0, "no Cluster owns this Metal3Cluster yet")
 	}
 	cluster := &clusterv1.Cluster{}
 	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: m3c.Namespace, Name: owner.Name}, cluster); err != nil {
 		if apierrors.IsNotFound(err) {
-			setClusterCondition(m3c, infrav1.ReadyCondition, metav1.ConditionFalse, infrav1.WaitingForClusterOwnerReason, "Cluster "+owner.Name+" not found")
-			return reconcile.Result{}, nil
+			return reconcile.Result{}, operatorkit.Wait(infrav1.WaitingForClusterOwnerReason, 0, "Cluster %s not found", owner.Name)
 		}
 		return reconcile.Result{}, fmt.Errorf("reading Cluster %s/%s: %w", m3c.Namespace, owner.Name, err)
 	}
-	if (cluster.Spec.Paused != nil && *cluster.Spec.Paused) || hasAnnotation(cluster, clusterv1.PausedAnnotation) || hasAnnotation(m3c, clusterv1.PausedAnnotation) {
-		setClusterCondition(m3c, infrav1.PausedCondition, metav1.ConditionTrue, "Paused", "the Cluster or the Metal3Cluster is paused")
+	conds := clusterConditions(m3c)
+	if capi.Paused(cluster, m3c) {
+		conds.Set(infrav1.PausedCondition, metav1.ConditionTrue, "Paused", "the Cluster or the Metal3Cluster is paused")
 		return reconcile.Result{}, nil
 	}
-	apimeta.RemoveStatusCondition(&m3c.Status.Conditions, infrav1.PausedCondition)
-
-	if !controllerutil.ContainsFinalizer(m3c, infrav1.ClusterFinalizer) || (m3c.Spec.ControlPlaneEndpoint.IsZero() && m3c.Spec.APIEndpoint != "") {
-		patch := client.MergeFromWithOptions(m3c.DeepCopy(), client.MergeFromWithOptimisticLock{})
-		controllerutil.AddFinalizer(m3c, infrav1.ClusterFinalizer)
-		if m3c.Spec.ControlPlaneEndpoint.IsZero() && m3c.Spec.APIEndpoint != "" {
-			ep, err := ParseAPIEndpoint(m3c.Spec.APIEndpoint)
-			if err != nil {
-				r.invalid(m3c, err.Error())
-				return reconcile.Result{}, nil
-			}
-			m3c.Spec.ControlPlaneEndpoint = ep
-		}
-		status := m3c.Status.DeepCopy()
-		if err := r.Client.Patch(ctx, m3c, patch); err != nil {
-			return reconcile.Result{}, fmt.Errorf("updating Metal3Cluster %s/%s: %w", m3c.Namespace, m3c.Name, err)
-		}
-		m3c.Status = *status
+	conds.Remove(infrav1.PausedCondition)
+	if err := r.ensureMeta(ctx, m3c); err != nil {
+		return reconcile.Result{}, err
 	}
 	ep := m3c.Spec.ControlPlaneEndpoint
 	if ep.Host == "" || ep.Port < 1 || ep.Port > 65535 || net.ParseIP(ep.Host) == nil && !validHostname(ep.Host) {
-		r.invalid(m3c, fmt.Sprintf("spec.controlPlaneEndpoint {host: %q, port: %d} is not a host and TCP port (nor is spec.apiEndpoint set)", ep.Host, ep.Port))
-		return reconcile.Result{}, nil
+		return reconcile.Result{}, operatorkit.Stallf(infrav1.InvalidSpecReason,
+			"spec.controlPlaneEndpoint {host: %q, port: %d} is not a host and TCP port (nor is spec.apiEndpoint set)", ep.Host, ep.Port)
 	}
 	t := true
 	m3c.Status.Ready = true
 	m3c.Status.Initialization.Provisioned = &t
 	m3c.Status.APIEndpoints = []infrav1.APIEndpoint{ep}
 	m3c.Status.FailureReason, m3c.Status.FailureMessage = nil, nil
-	setClusterCondition(m3c, infrav1.ReadyCondition, metav1.ConditionTrue, infrav1.ReadyReason,
+	conds.Set(infrav1.ReadyCondition, metav1.ConditionTrue, infrav1.ReadyReason,
 		fmt.Sprintf("control-plane endpoint %s", net.JoinHostPort(ep.Host, strconv.Itoa(ep.Port))))
 	return reconcile.Result{}, nil
+}
+
+// ensureMeta adds the finalizer and copies the older spec.apiEndpoint into
+// spec.controlPlaneEndpoint, in one patch with the lock, keeping the
+// status of the pass (the patch response carries the stored one). An
+// apiEndpoint that is not a URL stalls before the finalizer.
+func (r *ClusterReconciler) ensureMeta(ctx context.Context, m3c *infrav1.Metal3Cluster) error {
+	convert := m3c.Spec.ControlPlaneEndpoint.IsZero() && m3c.Spec.APIEndpoint != ""
+	if controllerutil.ContainsFinalizer(m3c, infrav1.ClusterFinalizer) && !convert {
+		return nil
+	}
+	patch := client.MergeFromWithOptions(m3c.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	controllerutil.AddFinalizer(m3c, infrav1.ClusterFinalizer)
+	if convert {
+		ep, err := ParseAPIEndpoint(m3c.Spec.APIEndpoint)
+		if err != nil {
+			return operatorkit.Stall(infrav1.InvalidSpecReason, err)
+		}
+		m3c.Spec.ControlPlaneEndpoint = ep
+	}
+	status := m3c.Status.DeepCopy()
+	if err := r.Client.Patch(ctx, m3c, patch); err != nil {
+		return fmt.Errorf("updating Metal3Cluster %s/%s: %w", m3c.Namespace, m3c.Name, err)
+	}
+	m3c.Status = *status
+	return nil
+}
+
+// settleCluster writes the outcome of a pass in the status and decides
+// when to look again: a wait shows in Ready and is retried when asked; a
+// spec that cannot work marks the cluster failed (status.failureReason,
+// as Cluster API reads it) and waits for a change; a failure is returned
+// for the work queue's backoff, its conditions unchanged.
+func settleCluster(ctx context.Context, m3c *infrav1.Metal3Cluster, res reconcile.Result, err error) (reconcile.Result, error) {
+	o := operatorkit.OutcomeOf(err, "")
+	switch o.Kind {
+	case operatorkit.Waiting:
+		clusterConditions(m3c).Set(infrav1.ReadyCondition, metav1.ConditionFalse, o.Reason, o.Message)
+		log.FromContext(ctx).V(1).Info("waiting", "reason", o.Reason, "message", o.Message)
+		return reconcile.Result{RequeueAfter: o.After}, nil
+	case operatorkit.Stalled:
+		reason, msg := "InvalidConfiguration", o.Message
+		m3c.Status.Ready = false
+		m3c.Status.Initialization.Provisioned = nil
+		m3c.Status.FailureReason, m3c.Status.FailureMessage = &reason, &msg
+		clusterConditions(m3c).Set(infrav1.ReadyCondition, metav1.ConditionFalse, o.Reason, msg)
+		return reconcile.Result{}, nil
+	}
+	return res, err
 }
 
 func validHostname(h string) bool {
@@ -177,68 +209,37 @@ func validHostname(h string) bool {
 	return true
 }
 
-func hasAnnotation(o metav1.Object, key string) bool {
-	_, ok := o.GetAnnotations()[key]
-	return ok
-}
-
-func (r *ClusterReconciler) invalid(m3c *infrav1.Metal3Cluster, msg string) {
-	reason := "InvalidConfiguration"
-	m3c.Status.Ready = false
-	m3c.Status.Initialization.Provisioned = nil
-	m3c.Status.FailureReason, m3c.Status.FailureMessage = &reason, &msg
-	setClusterCondition(m3c, infrav1.ReadyCondition, metav1.ConditionFalse, infrav1.InvalidSpecReason, msg)
-}
-
 // reconcileDelete waits for the cluster's Metal3Machines to go.
-func (r *ClusterReconciler) reconcileDelete(ctx context.Context, m3c *infrav1.Metal3Cluster, owner *metav1.OwnerReference) (reconcile.Result, error) {
+func (r *ClusterReconciler) reconcileDelete(ctx context.Context, m3c *infrav1.Metal3Cluster, owner *metav1.OwnerReference) error {
 	if !controllerutil.ContainsFinalizer(m3c, infrav1.ClusterFinalizer) {
-		return reconcile.Result{}, nil
+		return nil
 	}
 	if owner != nil {
 		var machines infrav1.Metal3MachineList
 		if err := r.Client.List(ctx, &machines, client.InNamespace(m3c.Namespace), client.MatchingLabels{clusterv1.ClusterNameLabel: owner.Name}); err != nil {
-			return reconcile.Result{}, fmt.Errorf("listing the Metal3Machines of Cluster %s/%s: %w", m3c.Namespace, owner.Name, err)
+			return fmt.Errorf("listing the Metal3Machines of Cluster %s/%s: %w", m3c.Namespace, owner.Name, err)
 		}
 		if n := len(machines.Items); n > 0 {
-			setClusterCondition(m3c, infrav1.ReadyCondition, metav1.ConditionFalse, infrav1.WaitingForMachinesDeletedReason,
-				fmt.Sprintf("deleting: %d Metal3Machines of Cluster %s remain", n, owner.Name))
-			return reconcile.Result{RequeueAfter: waitPoll}, nil
+			return operatorkit.Wait(infrav1.WaitingForMachinesDeletedReason, waitPoll, "deleting: %d Metal3Machines of Cluster %s remain", n, owner.Name)
 		}
 	}
-	patch := client.MergeFromWithOptions(m3c.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	controllerutil.RemoveFinalizer(m3c, infrav1.ClusterFinalizer)
-	if err := r.Client.Patch(ctx, m3c, patch); err != nil {
-		return reconcile.Result{}, client.IgnoreNotFound(fmt.Errorf("removing the finalizer of Metal3Cluster %s/%s: %w", m3c.Namespace, m3c.Name, err))
-	}
-	return reconcile.Result{}, nil
+	return capi.RemoveFinalizer(ctx, r.Client, m3c, infrav1.ClusterFinalizer)
 }
 
-func setClusterCondition(m *infrav1.Metal3Cluster, t string, status metav1.ConditionStatus, reason, message string) {
-	apimeta.SetStatusCondition(&m.Status.Conditions, metav1.Condition{
-		Type: t, Status: status, Reason: reason, Message: message, ObservedGeneration: m.Generation,
-	})
+func clusterConditions(m *infrav1.Metal3Cluster) operatorkit.Conditions {
+	return operatorkit.Conditions{List: &m.Status.Conditions, Generation: m.Generation}
 }
 
-func (r *ClusterReconciler) patchStatus(ctx context.Context, before, m3c *infrav1.Metal3Cluster) error {
+// patchStatus writes the status of the pass when it changed, stamping
+// lastUpdated. A Metal3Cluster whose finalizer this pass removed is left
+// alone.
+func (r *ClusterReconciler) patchStatus(ctx context.Context, snap *operatorkit.StatusSnapshot, m3c *infrav1.Metal3Cluster) error {
 	if !m3c.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(m3c, infrav1.ClusterFinalizer) {
 		return nil
 	}
-	x, y := before.Status.DeepCopy(), m3c.Status.DeepCopy()
-	x.LastUpdated, y.LastUpdated = nil, nil
-	for i := range x.Conditions {
-		x.Conditions[i].LastTransitionTime = metav1.Time{}
+	if snap.Changed(m3c) {
+		now := metav1.NewTime(r.Clock.Now())
+		m3c.Status.LastUpdated = &now
 	}
-	for i := range y.Conditions {
-		y.Conditions[i].LastTransitionTime = metav1.Time{}
-	}
-	if apiequality.Semantic.DeepEqual(x, y) {
-		return nil
-	}
-	now := metav1.NewTime(r.Clock.Now())
-	m3c.Status.LastUpdated = &now
-	if err := r.Client.Status().Patch(ctx, m3c, client.MergeFrom(before)); err != nil {
-		return client.IgnoreNotFound(fmt.Errorf("writing the status of Metal3Cluster %s/%s: %w", m3c.Namespace, m3c.Name, err))
-	}
-	return nil
+	return capi.Rebase(snap, m3c, "lastUpdated").Patch(ctx, r.Client, m3c)
 }

@@ -13,7 +13,11 @@
 //
 // # Metal3Machine
 //
-// Each step shows in a condition and in status.phase:
+// Each step shows in a condition and in status.phase; a step waiting on
+// something returns the reconcile kit's WaitingError naming its condition,
+// a spec that cannot work a StalledError (status.failureReason), and the
+// status is written once per pass, with the optimistic lock, when it
+// changed:
 //
 //  0. Refuse (status.failureMessage naming the field, before the
 //     finalizer and before any host is claimed) a spec.userData,
@@ -53,8 +57,9 @@
 //
 // # Moves
 //
-// While the Cluster is paused (clusterctl move pauses it), each claimed
-// host gets the paused annotation baremetalhost.metal3.io/paused:
+// While the Cluster is paused (clusterctl move pauses it; paused means
+// what package capi's Paused says, the same for the Metal3Data and IPPools
+// of the Cluster), each claimed host gets the paused annotation baremetalhost.metal3.io/paused:
 // metal3.io/capm3 and a copy of its status in baremetalhost.metal3.io/status,
 // so that the move carries the status to the target cluster, where the
 // BareMetalHost controller restores it. Unpausing removes the pause.

@@ -2,7 +2,6 @@ package capm3
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -32,7 +31,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	infrav1 "github.com/airshipit/airship-go/api/infrastructure/v1beta1"
+	"github.com/airshipit/airship-go/internal/metal3/capi"
 	"github.com/airshipit/airship-go/internal/metal3/refs"
+	"github.com/airshipit/airship-go/internal/operatorkit"
 )
 
 // Polling intervals of a Metal3Machine that waits on something no watch
@@ -291,6 +292,8 @@ type machineScope struct {
 	host     *metal3v1alpha1.BareMetalHost
 	events   []event
 	hostLost bool
+	// snap is the Metal3Machine as read, for the status write at the end.
+	snap *operatorkit.StatusSnapshot
 }
 
 type event struct {
@@ -299,38 +302,24 @@ type event struct {
 	note    string
 }
 
-// waiting is an outcome that needs no error log: the machine waits on
-// something (reason, message) and is looked at again after requeue, or
-// when a watch fires.
-type waiting struct {
-	condition, reason, message string
-	requeue                    time.Duration
-}
-
-func (w *waiting) Error() string { return w.message }
-
-func wait(condition, reason string, requeue time.Duration, format string, args ...any) error {
-	return &waiting{condition: condition, reason: reason, message: fmt.Sprintf(format, args...), requeue: requeue}
-}
-
 // Reconcile moves one Metal3Machine on.
 func (r *MachineReconciler) Reconcile(ctx context.Context, req reconcile.Request) (res reconcile.Result, err error) {
 	m3m := &infrav1.Metal3Machine{}
 	if err := r.Client.Get(ctx, req.NamespacedName, m3m); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
-	s := &machineScope{r: r, ctx: ctx, m3m: m3m}
-	before := m3m.DeepCopy()
+	s := &machineScope{r: r, ctx: ctx, m3m: m3m, snap: operatorkit.SnapshotStatus(m3m, "lastUpdated")}
 	defer func() {
-		if perr := s.patchStatus(before, err); perr != nil && err == nil {
-			err = perr
-		}
+		o := operatorkit.OutcomeOf(err, "ReconcileError")
+		perr := s.patchStatus(o)
 		s.record()
-		var w *waiting
-		if errors.As(err, &w) {
-			log.FromContext(ctx).V(1).Info("waiting", "reason", w.reason, "message", w.message)
-			res, err = reconcile.Result{RequeueAfter: w.requeue}, nil
+		if o.Kind == operatorkit.Waiting || o.Kind == operatorkit.Stalled {
+			// Not failures: no error log, no backoff; a watch, or After,
+			// brings the machine back.
+			log.FromContext(ctx).V(1).Info(strings.ToLower(o.Kind.String()), "reason", o.Reason, "message", o.Message)
+			res, err = reconcile.Result{RequeueAfter: o.After}, nil
 		}
+		res, err = operatorkit.Settle(res, err, perr)
 	}()
 	if err := s.readOwners(); err != nil {
 		return reconcile.Result{}, err
@@ -338,10 +327,10 @@ func (r *MachineReconciler) Reconcile(ctx context.Context, req reconcile.Request
 	if err := s.readHost(); err != nil {
 		return reconcile.Result{}, err
 	}
-	if s.paused() {
+	if capi.Paused(s.cluster, m3m) {
 		return reconcile.Result{}, s.pause()
 	}
-	apimeta.RemoveStatusCondition(&m3m.Status.Conditions, infrav1.PausedCondition)
+	s.conditions().Remove(infrav1.PausedCondition)
 	if err := s.unpauseHost(); err != nil {
 		return reconcile.Result{}, err
 	}
@@ -354,7 +343,7 @@ func (r *MachineReconciler) Reconcile(ctx context.Context, req reconcile.Request
 		return reconcile.Result{}, s.invalid(err.Error())
 	}
 	if s.machine == nil {
-		return reconcile.Result{}, wait(infrav1.ReadyCondition, infrav1.WaitingForMachineOwnerReason, 0,
+		return reconcile.Result{}, operatorkit.WaitOn(infrav1.ReadyCondition, infrav1.WaitingForMachineOwnerReason, 0,
 			"no Machine owns Metal3Machine %s/%s yet", m3m.Namespace, m3m.Name)
 	}
 	if err := s.ensureFinalizer(); err != nil {
@@ -437,21 +426,6 @@ func groupOf(apiVersion string) string {
 	return gv.Group
 }
 
-// paused reports whether the Cluster or the Metal3Machine is paused.
-func (s *machineScope) paused() bool {
-	if _, ok := s.m3m.Annotations[clusterv1.PausedAnnotation]; ok {
-		return true
-	}
-	if s.cluster == nil {
-		return false
-	}
-	if s.cluster.Spec.Paused != nil && *s.cluster.Spec.Paused {
-		return true
-	}
-	_, ok := s.cluster.Annotations[clusterv1.PausedAnnotation]
-	return ok
-}
-
 // ensureFinalizer adds the finalizer and the cluster-name label.
 func (s *machineScope) ensureFinalizer() error {
 	m := s.m3m
@@ -487,7 +461,7 @@ func (s *machineScope) patchMeta(patch client.Patch) error {
 func (s *machineScope) waitForInfrastructure() error {
 	m := s.m3m
 	if s.cluster == nil {
-		return wait(infrav1.ReadyCondition, infrav1.WaitingForClusterInfrastructureReason, waitPoll,
+		return operatorkit.WaitOn(infrav1.ReadyCondition, infrav1.WaitingForClusterInfrastructureReason, waitPoll,
 			"Cluster %s/%s not found", m.Namespace, s.machine.Spec.ClusterName)
 	}
 	if _, claimed := m.Annotations[infrav1.HostAnnotation]; claimed {
@@ -495,51 +469,47 @@ func (s *machineScope) waitForInfrastructure() error {
 		return nil
 	}
 	if p := s.cluster.Status.Initialization.InfrastructureProvisioned; p == nil || !*p {
-		return wait(infrav1.ReadyCondition, infrav1.WaitingForClusterInfrastructureReason, 0,
+		return operatorkit.WaitOn(infrav1.ReadyCondition, infrav1.WaitingForClusterInfrastructureReason, 0,
 			"waiting for the infrastructure of Cluster %s/%s", s.cluster.Namespace, s.cluster.Name)
 	}
 	if m.Spec.UserData == nil && (s.machine.Spec.Bootstrap.DataSecretName == nil || *s.machine.Spec.Bootstrap.DataSecretName == "") {
-		return wait(infrav1.ReadyCondition, infrav1.WaitingForBootstrapDataReason, 0,
+		return operatorkit.WaitOn(infrav1.ReadyCondition, infrav1.WaitingForBootstrapDataReason, 0,
 			"waiting for the bootstrap data Secret of Machine %s/%s", s.machine.Namespace, s.machine.Name)
 	}
 	return nil
 }
 
-// patchStatus writes the status of the pass: conditions from err, phase,
-// the Ready summary.
-func (s *machineScope) patchStatus(before *infrav1.Metal3Machine, err error) error {
+// patchStatus writes the status of the pass: conditions from its outcome
+// o, phase, lastUpdated when anything else changed.
+func (s *machineScope) patchStatus(o operatorkit.Outcome) error {
 	m := s.m3m
-	now := metav1.NewTime(s.r.Clock.Now())
-	var w *waiting
+	setOutcome(m, o)
+	if s.snap.Changed(m) {
+		now := metav1.NewTime(s.r.Clock.Now())
+		m.Status.LastUpdated = &now
+	}
+	return capi.Rebase(s.snap, m, "lastUpdated").Patch(s.ctx, s.r.Client, m)
+}
+
+// setOutcome puts the outcome of a pass in m's conditions and phase. A
+// step sets its own condition when it succeeds; a wait sets the condition
+// it names; Ready says why the machine is not ready yet, and keeps saying
+// it is once it is (a later wait or failure shows in the step's condition
+// only). A conflict is someone else's write: the retry decides.
+func setOutcome(m *infrav1.Metal3Machine, o operatorkit.Outcome) {
+	conds := operatorkit.Conditions{List: &m.Status.Conditions, Generation: m.Generation}
 	switch {
-	case err == nil:
-	case errors.As(err, &w):
-		if w.condition != infrav1.ReadyCondition {
-			setCondition(m, w.condition, metav1.ConditionFalse, w.reason, w.message)
-		}
-		if !m.Status.Ready {
-			setCondition(m, infrav1.ReadyCondition, metav1.ConditionFalse, w.reason, w.message)
-		}
-	case apierrors.IsConflict(err):
-		// Someone wrote first; the retry decides.
+	case o.Kind == operatorkit.Succeeded:
+	case o.Kind == operatorkit.Failed && apierrors.IsConflict(o.Err):
 	default:
+		if o.Condition != "" && o.Condition != infrav1.ReadyCondition {
+			conds.Set(o.Condition, metav1.ConditionFalse, o.Reason, o.Message)
+		}
 		if !m.Status.Ready {
-			setCondition(m, infrav1.ReadyCondition, metav1.ConditionFalse, "ReconcileError", err.Error())
+			conds.Set(infrav1.ReadyCondition, metav1.ConditionFalse, o.Reason, o.Message)
 		}
 	}
 	m.Status.Phase = phase(m)
-	if statusEqual(&before.Status, &m.Status) {
-		return nil
-	}
-	m.Status.LastUpdated = &now
-	patch := client.MergeFrom(before)
-	if perr := s.r.Client.Status().Patch(s.ctx, m, patch); perr != nil {
-		if apierrors.IsNotFound(perr) {
-			return nil
-		}
-		return fmt.Errorf("writing the status of Metal3Machine %s/%s: %w", m.Namespace, m.Name, perr)
-	}
-	return nil
 }
 
 // phase summarizes the machine in one word.
@@ -561,40 +531,25 @@ func phase(m *infrav1.Metal3Machine) string {
 	return infrav1.PhaseProvisioning
 }
 
-func setCondition(m *infrav1.Metal3Machine, t string, status metav1.ConditionStatus, reason, message string) {
-	apimeta.SetStatusCondition(&m.Status.Conditions, metav1.Condition{
-		Type: t, Status: status, Reason: reason, Message: message, ObservedGeneration: m.Generation,
-	})
-}
-
-// statusEqual compares statuses, ignoring lastUpdated and condition times.
-func statusEqual(a, b *infrav1.Metal3MachineStatus) bool {
-	x, y := a.DeepCopy(), b.DeepCopy()
-	x.LastUpdated, y.LastUpdated = nil, nil
-	for i := range x.Conditions {
-		x.Conditions[i].LastTransitionTime = metav1.Time{}
-	}
-	for i := range y.Conditions {
-		y.Conditions[i].LastTransitionTime = metav1.Time{}
-	}
-	return apiequality.Semantic.DeepEqual(x, y)
+// conditions writes the Metal3Machine's conditions for the generation
+// read.
+func (s *machineScope) conditions() operatorkit.Conditions {
+	return operatorkit.Conditions{List: &s.m3m.Status.Conditions, Generation: s.m3m.Generation}
 }
 
 func (s *machineScope) event(warning bool, reason, format string, args ...any) {
 	s.events = append(s.events, event{warning: warning, reason: reason, note: fmt.Sprintf(format, args...)})
 }
 
-// record emits the pass's events. Notes are built by this package and
-// carry no secret.
+// record emits the pass's events, after its status write. Notes are built
+// by this package and carry no secret.
 func (s *machineScope) record() {
-	if s.r.Recorder == nil {
-		return
-	}
+	ev := operatorkit.Events{Recorder: s.r.Recorder}
 	for _, e := range s.events {
 		t := corev1.EventTypeNormal
 		if e.warning {
 			t = corev1.EventTypeWarning
 		}
-		s.r.Recorder.Eventf(s.m3m, nil, t, e.reason, e.reason, "%s", e.note)
+		ev.Record(s.m3m, t, e.reason, "", e.note)
 	}
 }

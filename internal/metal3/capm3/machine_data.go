@@ -5,13 +5,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	infrav1 "github.com/airshipit/airship-go/api/infrastructure/v1beta1"
+	"github.com/airshipit/airship-go/internal/operatorkit"
 )
 
 // renderData asks the machine's data template for meta-data and
@@ -20,7 +20,7 @@ import (
 func (s *machineScope) renderData() error {
 	m := s.m3m
 	if m.Spec.DataTemplate == nil || m.Spec.DataTemplate.Name == "" {
-		apimeta.RemoveStatusCondition(&m.Status.Conditions, infrav1.Metal3DataReadyCondition)
+		s.conditions().Remove(infrav1.Metal3DataReadyCondition)
 		return nil
 	}
 	if m.Status.RenderedData != nil && m.Status.MetaData != nil && s.host.Spec.Image != nil {
@@ -42,20 +42,20 @@ func (s *machineScope) renderData() error {
 		if err := s.r.Client.Create(s.ctx, claim); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("creating Metal3DataClaim %s: %w", key, err)
 		}
-		return wait(infrav1.Metal3DataReadyCondition, infrav1.WaitingForMetal3DataReason, 0, "Metal3DataClaim %s created; waiting for its Metal3Data", key)
+		return operatorkit.WaitOn(infrav1.Metal3DataReadyCondition, infrav1.WaitingForMetal3DataReason, 0, "Metal3DataClaim %s created; waiting for its Metal3Data", key)
 	}
 	if claim.Status.RenderedData == nil || claim.Status.RenderedData.Name == "" {
 		msg := "waiting for Metal3DataTemplate " + m.Spec.DataTemplate.Name + " to render Metal3DataClaim " + key.String()
 		if e := claim.Status.ErrorMessage; e != nil && *e != "" {
 			msg += ": " + *e
 		}
-		return wait(infrav1.Metal3DataReadyCondition, infrav1.WaitingForMetal3DataReason, 0, "%s", msg)
+		return operatorkit.WaitOn(infrav1.Metal3DataReadyCondition, infrav1.WaitingForMetal3DataReason, 0, "%s", msg)
 	}
 	data := &infrav1.Metal3Data{}
 	dkey := types.NamespacedName{Namespace: m.Namespace, Name: claim.Status.RenderedData.Name}
 	if err := s.r.Client.Get(s.ctx, dkey, data); err != nil {
 		if apierrors.IsNotFound(err) {
-			return wait(infrav1.Metal3DataReadyCondition, infrav1.WaitingForMetal3DataReason, 0, "Metal3Data %s not found yet", dkey)
+			return operatorkit.WaitOn(infrav1.Metal3DataReadyCondition, infrav1.WaitingForMetal3DataReason, 0, "Metal3Data %s not found yet", dkey)
 		}
 		return fmt.Errorf("reading Metal3Data %s: %w", dkey, err)
 	}
@@ -64,7 +64,7 @@ func (s *machineScope) renderData() error {
 		if e := data.Status.ErrorMessage; e != nil && *e != "" {
 			msg += ": " + *e
 		}
-		return wait(infrav1.Metal3DataReadyCondition, infrav1.WaitingForMetal3DataReason, 0, "%s", msg)
+		return operatorkit.WaitOn(infrav1.Metal3DataReadyCondition, infrav1.WaitingForMetal3DataReason, 0, "%s", msg)
 	}
 	m.Status.RenderedData = &corev1.ObjectReference{APIVersion: infrav1.GroupVersion.String(), Kind: "Metal3Data", Namespace: dkey.Namespace, Name: dkey.Name}
 	m.Status.MetaData = sameNamespace(m.Spec.MetaData, m.Namespace)
@@ -75,7 +75,7 @@ func (s *machineScope) renderData() error {
 	if data.Spec.NetworkData != nil {
 		m.Status.NetworkData = sameNamespace(data.Spec.NetworkData, m.Namespace)
 	}
-	setCondition(m, infrav1.Metal3DataReadyCondition, metav1.ConditionTrue, infrav1.Metal3DataSecretsReadyReason, "Metal3Data "+dkey.Name)
+	s.conditions().Set(infrav1.Metal3DataReadyCondition, metav1.ConditionTrue, infrav1.Metal3DataSecretsReadyReason, "Metal3Data "+dkey.Name)
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
@@ -15,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	infrav1 "github.com/airshipit/airship-go/api/infrastructure/v1beta1"
+	"github.com/airshipit/airship-go/internal/operatorkit"
 )
 
 // hostKey parses the metal3.io/BareMetalHost annotation.
@@ -64,7 +66,7 @@ func (s *machineScope) readHost() error {
 func (s *machineScope) updateHost(h *metal3v1alpha1.BareMetalHost, what string) error {
 	if err := s.r.Client.Update(s.ctx, h); err != nil {
 		if apierrors.IsConflict(err) {
-			return wait(infrav1.ReadyCondition, "HostChanged", claimRetry, "BareMetalHost %s/%s changed while %s; trying again", h.Namespace, h.Name, what)
+			return operatorkit.WaitOn(infrav1.ReadyCondition, "HostChanged", claimRetry, "BareMetalHost %s/%s changed while %s; trying again", h.Namespace, h.Name, what)
 		}
 		return fmt.Errorf("%s BareMetalHost %s/%s: %w", what, h.Namespace, h.Name, err)
 	}
@@ -104,21 +106,21 @@ func (s *machineScope) associate() error {
 	m := s.m3m
 	if s.hostLost {
 		msg := fmt.Sprintf("the BareMetalHost in annotation %s is gone or consumed by another machine", infrav1.HostAnnotation)
-		setCondition(m, infrav1.AssociateBareMetalHostCondition, metav1.ConditionFalse, infrav1.HostLostReason, msg)
+		s.conditions().Set(infrav1.AssociateBareMetalHostCondition, metav1.ConditionFalse, infrav1.HostLostReason, msg)
 		reason := "HostLost"
 		m.Status.FailureReason, m.Status.FailureMessage = &reason, &msg
-		return wait(infrav1.ReadyCondition, infrav1.HostLostReason, 0, "%s", msg)
+		return operatorkit.WaitOn(infrav1.ReadyCondition, infrav1.HostLostReason, 0, "%s", msg)
 	}
 	if s.host != nil {
-		setCondition(m, infrav1.AssociateBareMetalHostCondition, metav1.ConditionTrue, infrav1.AssociateBareMetalHostSuccessReason,
+		s.conditions().Set(infrav1.AssociateBareMetalHostCondition, metav1.ConditionTrue, infrav1.AssociateBareMetalHostSuccessReason,
 			"BareMetalHost "+s.host.Name)
 		return nil
 	}
 	sel, err := HostSelector(m.Spec.HostSelector)
 	if err != nil {
 		msg := err.Error()
-		setCondition(m, infrav1.AssociateBareMetalHostCondition, metav1.ConditionFalse, infrav1.AssociateBareMetalHostFailedReason, msg)
-		return wait(infrav1.ReadyCondition, infrav1.AssociateBareMetalHostFailedReason, 0, "Metal3Machine %s/%s: %s", m.Namespace, m.Name, msg)
+		s.conditions().Set(infrav1.AssociateBareMetalHostCondition, metav1.ConditionFalse, infrav1.AssociateBareMetalHostFailedReason, msg)
+		return operatorkit.Stallf(infrav1.AssociateBareMetalHostFailedReason, "Metal3Machine %s/%s: %s", m.Namespace, m.Name, msg)
 	}
 	reuse, err := s.reuseName()
 	if err != nil {
@@ -142,33 +144,14 @@ func (s *machineScope) associate() error {
 		reserved:      func(h types.NamespacedName) bool { return s.r.claims.heldByOther(h, m.UID, now) },
 	})
 	if ch.Host == nil {
-		return wait(infrav1.AssociateBareMetalHostCondition, infrav1.NoHostAvailableReason, noHostPoll, "%s", ch.Why)
+		return operatorkit.WaitOn(infrav1.AssociateBareMetalHostCondition, infrav1.NoHostAvailableReason, noHostPoll, "%s", ch.Why)
 	}
 	key := types.NamespacedName{Namespace: ch.Host.Namespace, Name: ch.Host.Name}
 	h := ch.Host.DeepCopy()
 	if !ch.Again {
-		if !s.r.claims.reserve(key, m.UID, now) {
-			return wait(infrav1.AssociateBareMetalHostCondition, infrav1.NoHostAvailableReason, claimRetry, "BareMetalHost %s is being claimed by another machine", key)
+		if err := s.claim(h, ch.Reused, now); err != nil {
+			return err
 		}
-		h.Spec.ConsumerRef = consumerRef(m)
-		if h.Labels == nil {
-			h.Labels = map[string]string{}
-		}
-		h.Labels[clusterv1.ClusterNameLabel] = s.cluster.Name
-		delete(h.Labels, NodeReuseLabel)
-		if err := s.r.Client.Update(s.ctx, h); err != nil {
-			s.r.claims.release(key)
-			if apierrors.IsConflict(err) {
-				return wait(infrav1.AssociateBareMetalHostCondition, infrav1.NoHostAvailableReason, claimRetry,
-					"BareMetalHost %s changed while being claimed; choosing again", key)
-			}
-			return fmt.Errorf("claiming BareMetalHost %s: %w", key, err)
-		}
-		how := "claimed"
-		if ch.Reused {
-			how = "claimed again (node reuse)"
-		}
-		s.event(false, "HostAssociated", "BareMetalHost %s %s", key.Name, how)
 	}
 	patch := client.MergeFromWithOptions(m.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	if m.Annotations == nil {
@@ -180,7 +163,38 @@ func (s *machineScope) associate() error {
 		return fmt.Errorf("annotating Metal3Machine %s/%s with its host: %w", m.Namespace, m.Name, err)
 	}
 	s.host = h
-	setCondition(m, infrav1.AssociateBareMetalHostCondition, metav1.ConditionTrue, infrav1.AssociateBareMetalHostSuccessReason, "BareMetalHost "+h.Name)
+	s.conditions().Set(infrav1.AssociateBareMetalHostCondition, metav1.ConditionTrue, infrav1.AssociateBareMetalHostSuccessReason, "BareMetalHost "+h.Name)
+	return nil
+}
+
+// claim makes h the machine's: its consumerRef, with an update carrying
+// the resourceVersion read (two machines never take one host), and in
+// this process a reservation (workers do not race for it).
+func (s *machineScope) claim(h *metal3v1alpha1.BareMetalHost, reused bool, now time.Time) error {
+	m := s.m3m
+	key := types.NamespacedName{Namespace: h.Namespace, Name: h.Name}
+	if !s.r.claims.reserve(key, m.UID, now) {
+		return operatorkit.WaitOn(infrav1.AssociateBareMetalHostCondition, infrav1.NoHostAvailableReason, claimRetry, "BareMetalHost %s is being claimed by another machine", key)
+	}
+	h.Spec.ConsumerRef = consumerRef(m)
+	if h.Labels == nil {
+		h.Labels = map[string]string{}
+	}
+	h.Labels[clusterv1.ClusterNameLabel] = s.cluster.Name
+	delete(h.Labels, NodeReuseLabel)
+	if err := s.r.Client.Update(s.ctx, h); err != nil {
+		s.r.claims.release(key)
+		if apierrors.IsConflict(err) {
+			return operatorkit.WaitOn(infrav1.AssociateBareMetalHostCondition, infrav1.NoHostAvailableReason, claimRetry,
+				"BareMetalHost %s changed while being claimed; choosing again", key)
+		}
+		return fmt.Errorf("claiming BareMetalHost %s: %w", key, err)
+	}
+	how := "claimed"
+	if reused {
+		how = "claimed again (node reuse)"
+	}
+	s.event(false, "HostAssociated", "BareMetalHost %s %s", key.Name, how)
 	return nil
 }
 
@@ -260,12 +274,13 @@ func equalHostSpec(a, b *metal3v1alpha1.BareMetalHost) bool {
 	return string(x) == string(y)
 }
 
-// invalid marks a spec that cannot work; the machine waits for a change.
+// invalid marks a spec that cannot work (status.failureReason, as Cluster
+// API reads it); the machine stalls until a change.
 func (s *machineScope) invalid(msg string) error {
 	m := s.m3m
 	reason := "InvalidConfiguration"
 	m.Status.FailureReason, m.Status.FailureMessage = &reason, &msg
-	return wait(infrav1.ReadyCondition, reason, 0, "Metal3Machine %s/%s: %s", m.Namespace, m.Name, msg)
+	return operatorkit.Stallf(reason, "Metal3Machine %s/%s: %s", m.Namespace, m.Name, msg)
 }
 
 // waitingStates are the host states a deprovisioning machine waits out.
@@ -284,7 +299,7 @@ func hostBusy(h *metal3v1alpha1.BareMetalHost) bool {
 // Metal3Machine go.
 func (s *machineScope) reconcileDelete() error {
 	m := s.m3m
-	setCondition(m, infrav1.ReadyCondition, metav1.ConditionFalse, infrav1.MachineDeletingReason, "deleting: deprovisioning and releasing the host")
+	s.conditions().Set(infrav1.ReadyCondition, metav1.ConditionFalse, infrav1.MachineDeletingReason, "deleting: deprovisioning and releasing the host")
 	m.Status.Ready = false
 	if s.host == nil && !s.hostLost {
 		var hosts metal3v1alpha1.BareMetalHostList
@@ -337,10 +352,10 @@ func (s *machineScope) deprovision(host *metal3v1alpha1.BareMetalHost) error {
 			return err
 		}
 		s.event(false, "HostDeprovisioning", "BareMetalHost %s deprovisioning", h.Name)
-		return wait(infrav1.HostProvisionedCondition, infrav1.HostDeprovisioningReason, 0, "BareMetalHost %s/%s is deprovisioning", h.Namespace, h.Name)
+		return operatorkit.WaitOn(infrav1.HostProvisionedCondition, infrav1.HostDeprovisioningReason, 0, "BareMetalHost %s/%s is deprovisioning", h.Namespace, h.Name)
 	}
 	if hostBusy(h) {
-		return wait(infrav1.HostProvisionedCondition, infrav1.HostDeprovisioningReason, 0, "BareMetalHost %s/%s is %s; waiting until it is available",
+		return operatorkit.WaitOn(infrav1.HostProvisionedCondition, infrav1.HostDeprovisioningReason, 0, "BareMetalHost %s/%s is %s; waiting until it is available",
 			h.Namespace, h.Name, h.Status.Provisioning.State)
 	}
 	reuse, err := s.reuseName()
@@ -372,8 +387,7 @@ func (s *machineScope) deprovision(host *metal3v1alpha1.BareMetalHost) error {
 // pause marks the claimed host paused with a copy of its status, so that
 // a move carries both.
 func (s *machineScope) pause() error {
-	m := s.m3m
-	setCondition(m, infrav1.PausedCondition, metav1.ConditionTrue, "Paused", "the Cluster or the Metal3Machine is paused")
+	s.conditions().Set(infrav1.PausedCondition, metav1.ConditionTrue, "Paused", "the Cluster or the Metal3Machine is paused")
 	h := s.host
 	if h == nil {
 		return nil

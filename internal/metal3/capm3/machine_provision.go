@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/airshipit/airship-go/api/infrastructure/v1beta1"
+	"github.com/airshipit/airship-go/internal/operatorkit"
 )
 
 // ProviderID is the providerID of a machine on host: metal3://<host uid>.
@@ -75,15 +76,15 @@ func (s *machineScope) provisioned() error {
 	m, h := s.m3m, s.host
 	if h.Status.ErrorType != "" {
 		msg := fmt.Sprintf("BareMetalHost %s/%s: %s: %s", h.Namespace, h.Name, h.Status.ErrorType, h.Status.ErrorMessage)
-		return wait(infrav1.HostProvisionedCondition, infrav1.HostErrorReason, 0, "%s", msg)
+		return operatorkit.WaitOn(infrav1.HostProvisionedCondition, infrav1.HostErrorReason, 0, "%s", msg)
 	}
 	if st := h.Status.Provisioning.State; st != metal3v1alpha1.StateProvisioned && st != metal3v1alpha1.StateExternallyProvisioned {
 		if st == "" {
 			st = "not yet registered"
 		}
-		return wait(infrav1.HostProvisionedCondition, infrav1.HostProvisioningReason, 0, "BareMetalHost %s/%s is %s", h.Namespace, h.Name, st)
+		return operatorkit.WaitOn(infrav1.HostProvisionedCondition, infrav1.HostProvisioningReason, 0, "BareMetalHost %s/%s is %s", h.Namespace, h.Name, st)
 	}
-	setCondition(m, infrav1.HostProvisionedCondition, metav1.ConditionTrue, infrav1.HostProvisionedReason, "BareMetalHost "+h.Name+" is provisioned")
+	s.conditions().Set(infrav1.HostProvisionedCondition, metav1.ConditionTrue, infrav1.HostProvisionedReason, "BareMetalHost "+h.Name+" is provisioned")
 	m.Status.Addresses = nodeAddresses(h)
 
 	id := ProviderID(h)
@@ -115,7 +116,7 @@ func (s *machineScope) provisioned() error {
 	m.Status.Ready = true
 	m.Status.Initialization.Provisioned = &provisioned
 	m.Status.FailureReason, m.Status.FailureMessage = nil, nil
-	setCondition(m, infrav1.ReadyCondition, metav1.ConditionTrue, infrav1.ProvisionedReason, "BareMetalHost "+h.Name+" provisioned")
+	s.conditions().Set(infrav1.ReadyCondition, metav1.ConditionTrue, infrav1.ProvisionedReason, "BareMetalHost "+h.Name+" provisioned")
 	return nil
 }
 
@@ -127,7 +128,7 @@ func (s *machineScope) setNodeProviderID(id string) error {
 	c, err := s.r.Workloads.Client(s.ctx, cluster)
 	if err != nil {
 		if errors.Is(err, errNoKubeconfig) {
-			return wait(infrav1.ReadyCondition, infrav1.WaitingForNodeReason, waitPoll, "%v", err)
+			return operatorkit.WaitOn(infrav1.ReadyCondition, infrav1.WaitingForNodeReason, waitPoll, "%v", err)
 		}
 		return err
 	}
@@ -143,11 +144,11 @@ func (s *machineScope) setNodeProviderID(id string) error {
 	}
 	var nodes corev1.NodeList
 	if err := c.List(s.ctx, &nodes, client.MatchingLabelsSelector{Selector: labels.NewSelector().Add(*req)}); err != nil {
-		return wait(infrav1.ReadyCondition, infrav1.WaitingForNodeReason, waitPoll, "listing the Nodes of workload cluster %s: %v", cluster, err)
+		return operatorkit.WaitOn(infrav1.ReadyCondition, infrav1.WaitingForNodeReason, waitPoll, "listing the Nodes of workload cluster %s: %v", cluster, err)
 	}
 	switch len(nodes.Items) {
 	case 0:
-		return wait(infrav1.ReadyCondition, infrav1.WaitingForNodeReason, waitPoll,
+		return operatorkit.WaitOn(infrav1.ReadyCondition, infrav1.WaitingForNodeReason, waitPoll,
 			"no Node of workload cluster %s has label %s=%s yet", cluster, infrav1.UUIDLabel, h.UID)
 	case 1:
 	default:
