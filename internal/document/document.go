@@ -152,15 +152,6 @@ func (d *Document) DecodeStrict(into any) error {
 	return nil
 }
 
-// UnmarshalStrict is strictyaml.Unmarshal, kept until its last caller
-// (internal/redfish/emulator/config.go, being edited elsewhere) uses
-// strictyaml directly.
-//
-// Deprecated: use strictyaml.Unmarshal.
-func UnmarshalStrict(data []byte, into any) error {
-	return strictyaml.Unmarshal(data, into)
-}
-
 // Copy returns a deep copy.
 func (d *Document) Copy() *Document {
 	return &Document{node: d.node.Copy(), source: d.source}

@@ -15,7 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/airshipit/airship-go/internal/document"
+	"github.com/airshipit/airship-go/internal/strictyaml"
 )
 
 // Config is what the emulator serves.
@@ -113,7 +113,7 @@ func LoadConfig(path string) (Config, error) {
 		return Config{}, fmt.Errorf("emulator config: %w", err)
 	}
 	var f configFile
-	if err := document.UnmarshalStrict(data, &f); err != nil {
+	if err := strictyaml.Unmarshal(data, &f); err != nil {
 		return Config{}, fmt.Errorf("emulator config %s: %w", path, err)
 	}
 	cfg := Config{Username: f.Username, Password: f.Password, BootDelay: f.BootDelay.Duration, Hosts: f.Hosts}
