@@ -9,7 +9,11 @@
 //     kube-scheduler and kwok with fake Nodes, so Deployments, DaemonSets,
 //     StatefulSets and Jobs really progress to Ready or Complete.
 //
-// Both need the binaries `make testbin` builds. When they are absent a test
+// RunAs runs an operator as its ServiceAccount with only the roles of its
+// config/<operator>/rbac (impersonation), for the operators' RBAC tests;
+// Kustomize builds any kustomization under config/.
+//
+// Both modes need the binaries `make testbin` builds. When they are absent a test
 // is skipped with a message naming that command, unless
 // AIRSHIP_REQUIRE_TESTBIN is set (make test and CI set it), in which case it fails.
 package testenv
