@@ -17,7 +17,7 @@ limitations under the License.
 package v1alpha1
 
 func init() {
-	SchemeBuilder.Register(
+	objectTypes = append(objectTypes,
 		&Phase{}, &PhasePlan{}, &ClusterMap{}, &KubeConfig{},
 		&KubernetesApply{}, &Clusterctl{}, &BaremetalManager{},
 		&ManifestMetadata{}, &Config{}, &GenericContainer{},

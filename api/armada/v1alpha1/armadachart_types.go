@@ -523,5 +523,5 @@ type ArmadaChartList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&ArmadaChart{}, &ArmadaChartList{})
+	objectTypes = append(objectTypes, &ArmadaChart{}, &ArmadaChartList{})
 }

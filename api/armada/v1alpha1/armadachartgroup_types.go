@@ -148,5 +148,5 @@ type ArmadaChartGroupList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&ArmadaChartGroup{}, &ArmadaChartGroupList{})
+	objectTypes = append(objectTypes, &ArmadaChartGroup{}, &ArmadaChartGroupList{})
 }

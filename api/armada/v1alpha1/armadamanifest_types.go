@@ -143,5 +143,5 @@ type ArmadaManifestList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&ArmadaManifest{}, &ArmadaManifestList{})
+	objectTypes = append(objectTypes, &ArmadaManifest{}, &ArmadaManifestList{})
 }

@@ -130,5 +130,5 @@ type Metal3ClusterList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&Metal3Cluster{}, &Metal3ClusterList{})
+	objectTypes = append(objectTypes, &Metal3Cluster{}, &Metal3ClusterList{})
 }

@@ -196,5 +196,5 @@ type Metal3MachineList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&Metal3Machine{}, &Metal3MachineList{})
+	objectTypes = append(objectTypes, &Metal3Machine{}, &Metal3MachineList{})
 }

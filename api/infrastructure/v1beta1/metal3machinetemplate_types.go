@@ -68,5 +68,5 @@ type Metal3MachineTemplateList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&Metal3MachineTemplate{}, &Metal3MachineTemplateList{})
+	objectTypes = append(objectTypes, &Metal3MachineTemplate{}, &Metal3MachineTemplateList{})
 }

@@ -73,5 +73,5 @@ type IPClaimList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&IPClaim{}, &IPClaimList{})
+	objectTypes = append(objectTypes, &IPClaim{}, &IPClaimList{})
 }

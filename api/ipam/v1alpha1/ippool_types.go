@@ -141,5 +141,5 @@ type IPPoolList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&IPPool{}, &IPPoolList{})
+	objectTypes = append(objectTypes, &IPPool{}, &IPPoolList{})
 }

@@ -434,5 +434,5 @@ const (
 )
 
 func init() {
-	SchemeBuilder.Register(&SIPCluster{}, &SIPClusterList{})
+	objectTypes = append(objectTypes, &SIPCluster{}, &SIPClusterList{})
 }
