@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -31,13 +32,16 @@ import (
 )
 
 func main() {
-	if err := run(); err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	err := run(ctx)
+	stop()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "images:", err)
 		os.Exit(1)
 	}
 }
 
-func run() error {
+func run(ctx context.Context) error {
 	out := flag.String("out", "bin/images", "output directory")
 	platforms := flag.String("platforms", "linux/amd64,linux/arm64", "comma-separated platforms")
 	binaries := flag.String("binaries", "armada-operator,metal3-operator,sip-operator,promenade", "comma-separated binaries of cmd/")
@@ -51,13 +55,17 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("reading the CA bundle: %w (install ca-certificates or pass --ca-certificates)", err)
 	}
-	revision := gitOutput("rev-parse", "HEAD")
-	version := gitOutput("describe", "--tags", "--always", "--dirty")
+	revision := gitOutput(ctx, "rev-parse", "HEAD")
+	version := gitOutput(ctx, "describe", "--tags", "--always", "--dirty")
 	tmp, err := os.MkdirTemp("", "airship-images-")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
+	defer func() {
+		if err := os.RemoveAll(tmp); err != nil {
+			fmt.Fprintln(os.Stderr, "images: removing the build directory:", err)
+		}
+	}()
 	host := "linux/" + runtime.GOARCH
 	digests := map[string]v1.Hash{}
 	for _, name := range strings.Split(*binaries, ",") {
@@ -70,7 +78,7 @@ func run() error {
 				return fmt.Errorf("--platforms %q: %w", p, err)
 			}
 			bin := filepath.Join(tmp, plat.OS+"-"+plat.Architecture, name)
-			cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w -buildid=", "-o", bin, "./cmd/"+name)
+			cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w -buildid=", "-o", bin, "./cmd/"+name)
 			cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+plat.OS, "GOARCH="+plat.Architecture)
 			cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 			if err := cmd.Run(); err != nil {
@@ -93,7 +101,7 @@ func run() error {
 		line := fmt.Sprintf("%s: %s (%s)", name, digest, filepath.Join(*out, name))
 		if *push != "" {
 			ref := strings.TrimSuffix(*push, "/") + "/" + name + ":latest"
-			if _, err := image.Push(context.Background(), ref, idx, image.PushOptions{Insecure: *insecure, Timeout: *pushTimeout}); err != nil {
+			if _, err := image.Push(ctx, ref, idx, image.PushOptions{Insecure: *insecure, Timeout: *pushTimeout}); err != nil {
 				return err
 			}
 			line += ", pushed to " + ref
@@ -127,8 +135,8 @@ func run() error {
 	return nil
 }
 
-func gitOutput(args ...string) string {
-	out, err := exec.Command("git", args...).Output()
+func gitOutput(ctx context.Context, args ...string) string {
+	out, err := exec.CommandContext(ctx, "git", args...).Output()
 	if err != nil {
 		return "unknown"
 	}

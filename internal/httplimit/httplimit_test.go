@@ -81,7 +81,7 @@ func TestClientBounds(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := tt.srv(t)
 			c := httplimit.NewClient(httplimit.ClientOptions{Timeout: 300 * time.Millisecond, MaxResponseBytes: limit})
-			req, err := http.NewRequest(http.MethodGet, srv.URL+tt.path+"?token=secret", nil)
+			req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL+tt.path+"?token=secret", nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -89,7 +89,7 @@ func TestClientBounds(t *testing.T) {
 			resp, err := c.Do(req)
 			if err == nil {
 				body, err = io.ReadAll(resp.Body)
-				resp.Body.Close()
+				_ = resp.Body.Close() // only read: closing cannot lose data
 			}
 			if tt.wantErr == nil {
 				if err != nil || len(body) != tt.wantBody {
@@ -172,8 +172,10 @@ func TestProxyFromEnvironment(t *testing.T) {
 	t.Setenv("HTTPS_PROXY", "http://127.0.0.1:3129")
 	t.Setenv("NO_PROXY", "skip.example.test")
 	for _, k := range []string{"http_proxy", "https_proxy", "no_proxy"} {
-		t.Setenv(k, "")
-		os.Unsetenv(k)
+		t.Setenv(k, "") // restored when the test ends
+		if err := os.Unsetenv(k); err != nil {
+			t.Fatal(err)
+		}
 	}
 	tests := []struct {
 		target string
@@ -189,7 +191,7 @@ func TestProxyFromEnvironment(t *testing.T) {
 	direct := httplimit.NewTransport(httplimit.ClientOptions{})
 	for _, tt := range tests {
 		t.Run(tt.target, func(t *testing.T) {
-			req, err := http.NewRequest(http.MethodGet, tt.target, nil)
+			req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, tt.target, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

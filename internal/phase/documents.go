@@ -2,6 +2,7 @@ package phase
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 
@@ -18,7 +19,8 @@ import (
 func (s *Site) ValidateDocuments(ctx context.Context, p *Phase) error {
 	var probs Problems
 	if err := s.CheckPhase(ctx, p); err != nil {
-		if ps, ok := err.(Problems); ok {
+		var ps Problems
+		if errors.As(err, &ps) {
 			probs = append(probs, ps...)
 		} else {
 			probs.add("%v", err)

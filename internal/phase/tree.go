@@ -101,6 +101,7 @@ func tree(dir, base string, visiting map[string]bool) (*TreeNode, error) {
 		kind string
 		refs []string
 	}{
+		//nolint:staticcheck // Bases is deprecated, but sites written for older kustomize still list entry points there.
 		{"Resource", append(append([]string{}, k.Resources...), k.Bases...)},
 		{"Component", k.Components},
 		{"Generator", k.Generators},

@@ -153,7 +153,12 @@ func (s *Site) CheckPlan(ctx context.Context, plan *Plan) error {
 	if err != nil {
 		probs.add("%v", err)
 	} else if err := CheckClusterMap(cm); err != nil {
-		probs = append(probs, err.(Problems)...)
+		var ps Problems
+		if errors.As(err, &ps) {
+			probs = append(probs, ps...)
+		} else {
+			probs.add("%v", err)
+		}
 	}
 	seen := map[string]int{}
 	// A plan without dependsOn runs in order and may run a phase again, as

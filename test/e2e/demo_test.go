@@ -30,8 +30,8 @@ func TestDemoAndDemoDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, addr := range []string{"127.0.0.1:8000", "127.0.0.1:16443"} {
-		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
-			c.Close()
+		if c, err := (&net.Dialer{Timeout: time.Second}).DialContext(t.Context(), "tcp", addr); err == nil {
+			_ = c.Close() // only probed
 			t.Fatalf("%s is in use; the demo needs it (is a demo running? make demo-down stops it)", addr)
 		}
 	}
@@ -123,8 +123,8 @@ func TestDemoAndDemoDown(t *testing.T) {
 	}
 	// cluster local down returns once the processes exited.
 	for _, addr := range []string{"127.0.0.1:8000", "127.0.0.1:16443"} {
-		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
-			c.Close()
+		if c, err := (&net.Dialer{Timeout: time.Second}).DialContext(t.Context(), "tcp", addr); err == nil {
+			_ = c.Close() // only probed
 			t.Errorf("%s still answers after demo-down", addr)
 		}
 	}

@@ -234,11 +234,11 @@ func TestLocalClusterBadInput(t *testing.T) {
 
 	t.Run("port in use", func(t *testing.T) {
 		requireBinaries(t)
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+		l, err := new(net.ListenConfig).Listen(t.Context(), "tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer l.Close()
+		defer func() { _ = l.Close() }() // holds the port the test expects to be refused
 		port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 		stateDir := filepath.Join(t.TempDir(), "state")
 		r := run(t, bin, "cluster", "local", "up", "--state-dir="+stateDir, "--port="+port)

@@ -152,11 +152,11 @@ func eventually(t *testing.T, timeout time.Duration, what string, check func() (
 // freePort is a port on 127.0.0.1 nothing listened on a moment ago.
 func freePort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := new(net.ListenConfig).Listen(t.Context(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
+	defer func() { _ = l.Close() }() // only probed for its port
 	return l.Addr().(*net.TCPAddr).Port
 }
 

@@ -164,7 +164,7 @@ func (l Loader) load(ctx context.Context, src armadav1.ArmadaChartSource, waiter
 		}
 		ch, err := loader.LoadDir(dir)
 		if err != nil {
-			return nil, fmt.Errorf("source.location %q, subpath %q: loading chart: %v: %w", src.Location, src.Subpath, err, ErrInvalid)
+			return nil, fmt.Errorf("source.location %q, subpath %q: loading chart: %w: %w", src.Location, src.Subpath, err, ErrInvalid)
 		}
 		return ch, nil
 	case armadav1.SourceTypeTar:
@@ -227,7 +227,7 @@ func (l Loader) readArchiveFile(location string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("source.location %q: %w", redact.URL(location), redact.Error(err))
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // only read: closing cannot lose data
 	data, err := io.ReadAll(io.LimitReader(f, MaxArchiveBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("source.location %q: %w", redact.URL(location), redact.Error(err))
@@ -254,7 +254,7 @@ func confine(file, base string) error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("resolving symlinks: %v: %w", err, ErrInvalid)
+		return fmt.Errorf("resolving symlinks: %w: %w", err, ErrInvalid)
 	}
 	if !fileutil.Within(rf, rb) {
 		return fmt.Errorf("a symlink leads outside the operator's chart root: %w", ErrInvalid)
@@ -276,14 +276,14 @@ func confineDir(dir, base string) error {
 	}
 	top, err := realPath(dir)
 	if err != nil {
-		return fmt.Errorf("resolving symlinks: %v: %w", err, ErrInvalid)
+		return fmt.Errorf("resolving symlinks: %w: %w", err, ErrInvalid)
 	}
 	budget := MaxArchiveFiles
 	var walk func(real, shown string, up []string) error
 	walk = func(real, shown string, up []string) error {
 		entries, err := os.ReadDir(real)
 		if err != nil {
-			return fmt.Errorf("reading %s: %v: %w", shown, err, ErrInvalid)
+			return fmt.Errorf("reading %s: %w: %w", shown, err, ErrInvalid)
 		}
 		for _, de := range entries {
 			if budget--; budget < 0 {
@@ -301,7 +301,7 @@ func confineDir(dir, base string) error {
 				}
 				fi, err := os.Stat(t)
 				if err != nil {
-					return fmt.Errorf("symlink %s: %v: %w", name, err, ErrInvalid)
+					return fmt.Errorf("symlink %s: %w: %w", name, err, ErrInvalid)
 				}
 				if !fi.IsDir() {
 					continue
@@ -340,9 +340,9 @@ func realPath(p string) (string, error) {
 func checkArchive(data []byte) error {
 	gz, err := gzip.NewReader(bytes.NewReader(data))
 	if err != nil {
-		return fmt.Errorf("not a gzipped archive: %v: %w", err, ErrInvalid)
+		return fmt.Errorf("not a gzipped archive: %w: %w", err, ErrInvalid)
 	}
-	defer gz.Close()
+	defer func() { _ = gz.Close() }() // only read: closing cannot lose data
 	lr := &io.LimitedReader{R: gz, N: MaxUnpackedBytes + 1}
 	tr := tar.NewReader(lr)
 	for n := 0; ; n++ {
@@ -360,7 +360,7 @@ func checkArchive(data []byte) error {
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("reading archive: %v: %w", err, ErrInvalid)
+			return fmt.Errorf("reading archive: %w: %w", err, ErrInvalid)
 		}
 	}
 }
@@ -374,13 +374,13 @@ func loadArchive(data []byte, sub string) (*chartv2.Chart, error) {
 	if sub == "" {
 		ch, err := loader.LoadArchive(bytes.NewReader(data))
 		if err != nil {
-			return nil, fmt.Errorf("loading chart archive: %v: %w", err, ErrInvalid)
+			return nil, fmt.Errorf("loading chart archive: %w: %w", err, ErrInvalid)
 		}
 		return ch, nil
 	}
 	files, err := archive.LoadArchiveFiles(bytes.NewReader(data))
 	if err != nil {
-		return nil, fmt.Errorf("reading chart archive: %v: %w", err, ErrInvalid)
+		return nil, fmt.Errorf("reading chart archive: %w: %w", err, ErrInvalid)
 	}
 	prefix := sub + "/"
 	var picked []*archive.BufferedFile
@@ -394,7 +394,7 @@ func loadArchive(data []byte, sub string) (*chartv2.Chart, error) {
 	}
 	ch, err := loader.LoadFiles(picked)
 	if err != nil {
-		return nil, fmt.Errorf("loading chart from archive subpath: %v: %w", err, ErrInvalid)
+		return nil, fmt.Errorf("loading chart from archive subpath: %w: %w", err, ErrInvalid)
 	}
 	return ch, nil
 }

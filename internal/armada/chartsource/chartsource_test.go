@@ -128,7 +128,7 @@ func TestLoad(t *testing.T) {
 				if ch.Name() != "small" || len(ch.Templates) != 1 || ch.Values["greeting"] != "hello" {
 					t.Fatalf("loaded chart %q with %d templates, values %v", ch.Name(), len(ch.Templates), ch.Values)
 				}
-			case tt.wantErr == errRetry:
+			case errors.Is(tt.wantErr, errRetry):
 				if err == nil || errors.Is(err, ErrNotFound) || errors.Is(err, ErrInvalid) {
 					t.Fatalf("Load: err %v, want a retryable error", err)
 				}

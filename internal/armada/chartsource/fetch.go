@@ -86,7 +86,7 @@ func fetchHTTP(ctx context.Context, hc *http.Client, timeout time.Duration, u *u
 		}
 		return nil, fmt.Errorf("source.location %q: fetching archive failed", redact.URL(u.String()))
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }() // only read: closing cannot lose data
 	switch {
 	case resp.StatusCode == http.StatusNotFound:
 		return nil, fmt.Errorf("source.location %q: HTTP %d: %w", redact.URL(u.String()), resp.StatusCode, ErrNotFound)

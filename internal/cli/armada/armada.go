@@ -95,7 +95,7 @@ func runConvert(o *ConvertOptions) error {
 				continue
 			}
 			ds, err = convert.Read(name, f)
-			f.Close()
+			_ = f.Close() // only read: closing cannot lose data
 		}
 		docs = append(docs, ds...)
 		var p convert.Problems

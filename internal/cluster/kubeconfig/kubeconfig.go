@@ -508,11 +508,11 @@ func (r *Resolver) fromClusterAPI(ctx context.Context, parent string, src v1.Kub
 	}
 	data := secret.Data["value"]
 	if len(data) == 0 {
-		return nil, fmt.Errorf("Secret %s in parent %q has no key \"value\"", key, parent)
+		return nil, fmt.Errorf("parent %q: Secret %s has no key \"value\"", parent, key)
 	}
 	cfg, err := clientcmd.Load(data)
 	if err != nil {
-		return nil, fmt.Errorf("Secret %s in parent %q: %w", key, parent, err)
+		return nil, fmt.Errorf("parent %q: Secret %s: %w", parent, key, err)
 	}
 	ctxName := cfg.CurrentContext
 	if ctxName == "" {

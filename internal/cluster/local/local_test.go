@@ -45,7 +45,7 @@ func TestChoosePorts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer busy.Close()
+	t.Cleanup(func() { _ = busy.Close() })
 	busyPort := busy.Addr().(*net.TCPAddr).Port
 
 	t.Run("requested port in use is an error naming it", func(t *testing.T) {

@@ -29,7 +29,8 @@ func startProcess(component, binary string, args []string, logPath string) (*sta
 	if err != nil {
 		return nil, fmt.Errorf("opening log for %s: %w", component, err)
 	}
-	defer logFile.Close()
+	// The child holds its own descriptor; ours only wrote the line below.
+	defer func() { _ = logFile.Close() }()
 	fmt.Fprintf(logFile, "=== %s starting %s at %s\n", component, binary, time.Now().Format(time.RFC3339))
 
 	cmd := exec.Command(binary, args...)

@@ -36,15 +36,6 @@ type ProcessRecord struct {
 	HealthURL string `json:"healthURL,omitempty"`
 }
 
-func (s *State) record(component string) *ProcessRecord {
-	for i := range s.Processes {
-		if s.Processes[i].Component == component {
-			return &s.Processes[i]
-		}
-	}
-	return nil
-}
-
 func readState(path string) (*State, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {

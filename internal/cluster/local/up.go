@@ -371,7 +371,7 @@ func freePort() (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("finding a free port: %w", err)
 	}
-	defer l.Close()
+	defer func() { _ = l.Close() }() // only probed for its port
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
@@ -389,14 +389,14 @@ func lockState(p paths) (func(), error) {
 			break
 		}
 		if !errors.Is(err, syscall.EWOULDBLOCK) || time.Now().After(deadline) {
-			f.Close()
+			_ = f.Close() // a lock file: no data in it
 			return nil, fmt.Errorf("another airshipctl command holds %s: %w", p.lock(), err)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
 	return func() {
 		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		f.Close()
+		_ = f.Close() // a lock file: no data in it
 	}, nil
 }
 

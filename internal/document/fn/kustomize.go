@@ -175,8 +175,7 @@ func (f *functionFS) ReadFile(path string) ([]byte, error) {
 	}
 	out, err := f.kustomization(path, data)
 	if err != nil {
-		f.b.fail(err)
-		return nil, err
+		return nil, f.b.fail(err)
 	}
 	return out, nil
 }

@@ -124,8 +124,10 @@ func TestKustomizeFunctionErrors(t *testing.T) {
 	}
 	marker := filepath.Join("testdata", "kustomize", "exec-function", "input", "MARKER")
 	if _, err := os.Stat(marker); err == nil {
-		os.Remove(marker)
 		t.Error("the exec function in the tree was run")
+		if err := os.Remove(marker); err != nil {
+			t.Error(err)
+		}
 	}
 }
 

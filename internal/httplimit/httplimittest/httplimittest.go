@@ -20,7 +20,7 @@ const closeWait = 30 * time.Second
 // address. For tests of listeners built with httplimit.NewServer.
 func Serve(t testing.TB, srv *http.Server) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := new(net.ListenConfig).Listen(t.Context(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,11 +34,11 @@ func Serve(t testing.TB, srv *http.Server) string {
 // test when the connection is still open after a generous wait.
 func ExpectClosed(t testing.TB, addr, send string) {
 	t.Helper()
-	conn, err := net.Dial("tcp", addr)
+	conn, err := new(net.Dialer).DialContext(t.Context(), "tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }() // the server closed it, or the test failed
 	if send != "" {
 		if _, err := io.WriteString(conn, send); err != nil {
 			t.Fatal(err)
@@ -59,7 +59,7 @@ func ExpectClosed(t testing.TB, addr, send string) {
 // the connections are closed when the test ends. It returns host:port.
 func Hang(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := new(net.ListenConfig).Listen(t.Context(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -457,7 +457,6 @@ func (g *generator) keypairCheck(name string, kt pki.KeyType) (crypto.Signer, st
 	pubPEM := g.set.PEM(v1.SchemaPublicKey, name)
 	reason := "new"
 	if privPEM != "" || pubPEM != "" {
-		reason = ""
 		key, err := pki.ParseKey([]byte(privPEM))
 		if err != nil {
 			reason = "existing private key unusable: " + err.Error()

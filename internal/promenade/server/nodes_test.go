@@ -25,8 +25,9 @@ import (
 
 const testToken = "t0ken-for-tests"
 
-func put(h http.Handler, target, body string, header ...string) *httptest.ResponseRecorder {
-	req := httptest.NewRequest(http.MethodPut, target, strings.NewReader(body))
+func put(t *testing.T, h http.Handler, target, body string, header ...string) *httptest.ResponseRecorder {
+	t.Helper()
+	req := httptest.NewRequestWithContext(t.Context(), http.MethodPut, target, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
@@ -103,7 +104,7 @@ func TestNodeLabelsAPI(t *testing.T) {
 		{"apiserver label added without force", "/api/v1.0/node-labels/n1", `{"keep": "1", "change": "old", "drop": "x", "kubernetes-etcd": "enabled", "kubernetes-apiserver": "enabled"}`, auth, 409, "kubernetes-apiserver", "refusing to add label kubernetes-apiserver"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			refused(t, put(h, tc.target, tc.body, tc.header...), tc.code, tc.param, tc.msg)
+			refused(t, put(t, h, tc.target, tc.body, tc.header...), tc.code, tc.param, tc.msg)
 		})
 	}
 
@@ -115,7 +116,7 @@ func TestNodeLabelsAPI(t *testing.T) {
 	})
 
 	t.Run("labels applied and removed are exactly those asked for", func(t *testing.T) {
-		rec := put(h, "/api/v1.0/node-labels/n1", good, auth...)
+		rec := put(t, h, "/api/v1.0/node-labels/n1", good, auth...)
 		if rec.Code != http.StatusOK {
 			t.Fatalf("status %d: %s", rec.Code, rec.Body)
 		}
@@ -131,7 +132,7 @@ func TestNodeLabelsAPI(t *testing.T) {
 		}
 		// The same request again changes nothing.
 		rv := resourceVersion(t, cs, "n1")
-		rec = put(h, "/api/v1.0/node-labels/n1", good, auth...)
+		rec = put(t, h, "/api/v1.0/node-labels/n1", good, auth...)
 		if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "already has these labels") {
 			t.Fatalf("status %d: %s", rec.Code, rec.Body)
 		}
@@ -142,7 +143,7 @@ func TestNodeLabelsAPI(t *testing.T) {
 	})
 
 	t.Run("forbidden change applied with force", func(t *testing.T) {
-		rec := put(h, "/api/v1.0/node-labels/n1?force=true", `{"keep": "1", "kubernetes-apiserver": "enabled"}`, auth...)
+		rec := put(t, h, "/api/v1.0/node-labels/n1?force=true", `{"keep": "1", "kubernetes-apiserver": "enabled"}`, auth...)
 		if rec.Code != http.StatusOK {
 			t.Fatalf("status %d: %s", rec.Code, rec.Body)
 		}
@@ -154,7 +155,7 @@ func TestNodeLabelsAPI(t *testing.T) {
 	})
 
 	t.Run("null removes a label in the Kubernetes namespaces", func(t *testing.T) {
-		rec := put(h, "/api/v1.0/node-labels/n1", `{"keep": "1", "kubernetes-apiserver": "enabled", "kubernetes.io/hostname": null}`, auth...)
+		rec := put(t, h, "/api/v1.0/node-labels/n1", `{"keep": "1", "kubernetes-apiserver": "enabled", "kubernetes.io/hostname": null}`, auth...)
 		if rec.Code != http.StatusOK {
 			t.Fatalf("status %d: %s", rec.Code, rec.Body)
 		}
@@ -178,7 +179,7 @@ func TestNodeLabelsAPI(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				body := fmt.Sprintf(`{"set": "s%d", "only-s%d": "y"}`, i, i)
-				rec := put(h, "/api/v1.0/node-labels/n2", body, auth...)
+				rec := put(t, h, "/api/v1.0/node-labels/n2", body, auth...)
 				codes[i] = rec.Code
 				if rec.Code != http.StatusOK {
 					t.Logf("request %d: %s", i, rec.Body)
@@ -211,12 +212,12 @@ func resourceVersion(t *testing.T, cs kubernetes.Interface, name string) string 
 
 func TestNodeLabelsWithoutKubernetes(t *testing.T) {
 	h := newServer(t, Options{Token: testToken})
-	rec := put(h, "/api/v1.0/node-labels/n1", `{"a": "b"}`, "X-Auth-Token", testToken)
+	rec := put(t, h, "/api/v1.0/node-labels/n1", `{"a": "b"}`, "X-Auth-Token", testToken)
 	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), "--kubeconfig") {
 		t.Fatalf("status %d: %s", rec.Code, rec.Body)
 	}
 	// Auth comes first: no token is a 401 even here.
-	if rec := put(h, "/api/v1.0/node-labels/n1", `{"a": "b"}`); rec.Code != http.StatusUnauthorized {
+	if rec := put(t, h, "/api/v1.0/node-labels/n1", `{"a": "b"}`); rec.Code != http.StatusUnauthorized {
 		t.Fatalf("status %d without a token: %s", rec.Code, rec.Body)
 	}
 }
@@ -289,7 +290,7 @@ func TestRemovalScripts(t *testing.T) {
 		})
 	}
 	t.Run("wrong method", func(t *testing.T) {
-		req := httptest.NewRequest(http.MethodPost, removalURL(map[string]string{"hostname": "n1", "design_ref": dir}), nil)
+		req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, removalURL(map[string]string{"hostname": "n1", "design_ref": dir}), nil)
 		req.Header.Set("X-Auth-Token", testToken)
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
@@ -333,7 +334,7 @@ func TestNodeLabelsWithShippedRBAC(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := newServer(t, Options{Token: testToken, Kube: sa})
-	rec := put(h, "/api/v1.0/node-labels/n1", `{"rack": "r2", "zone": "z1"}`, "X-Auth-Token", testToken)
+	rec := put(t, h, "/api/v1.0/node-labels/n1", `{"rack": "r2", "zone": "z1"}`, "X-Auth-Token", testToken)
 	if rec.Code != http.StatusOK {
 		t.Fatalf("node-labels as the shipped service account: status %d: %s", rec.Code, rec.Body)
 	}

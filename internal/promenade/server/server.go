@@ -479,7 +479,7 @@ func (s *Server) loadPath(path string) (*docset.Set, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening the design root: %w", err)
 	}
-	defer root.Close()
+	defer func() { _ = root.Close() }() // only read: closing cannot lose data
 	fi, err := root.Stat(rel)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {

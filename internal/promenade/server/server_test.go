@@ -80,7 +80,7 @@ func decodeStatus(t *testing.T, body []byte) Status {
 
 func get(t *testing.T, h http.Handler, target string, header ...string) *httptest.ResponseRecorder {
 	t.Helper()
-	req := httptest.NewRequest(http.MethodGet, target, nil)
+	req := httptest.NewRequestWithContext(t.Context(), http.MethodGet, target, nil)
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
@@ -220,7 +220,7 @@ func TestValidateDesign(t *testing.T) {
 	dir, _ := design(t)
 	h := newServer(t, Options{DesignRoot: dir})
 	post := func(body string) (*httptest.ResponseRecorder, Status) {
-		req := httptest.NewRequest(http.MethodPost, "/api/v1.0/validatedesign", strings.NewReader(body))
+		req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, "/api/v1.0/validatedesign", strings.NewReader(body))
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
 		return rec, decodeStatus(t, rec.Body.Bytes())
@@ -295,7 +295,7 @@ func TestHealthVersionsAndToken(t *testing.T) {
 	if rec := get(t, h, "/api/v1.0/nothing"); rec.Code != http.StatusNotFound {
 		t.Errorf("unknown route: %d", rec.Code)
 	}
-	req := httptest.NewRequest(http.MethodPost, "/api/v1.0/join-scripts", nil)
+	req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, "/api/v1.0/join-scripts", nil)
 	rr := httptest.NewRecorder()
 	h.ServeHTTP(rr, req)
 	if rr.Code != http.StatusMethodNotAllowed {

@@ -397,7 +397,9 @@ func TestPassphraseProtectedKeyRefused(t *testing.T) {
 	if err := e.SerializePrivateWithoutSigning(w, nil); err != nil {
 		t.Fatal(err)
 	}
-	w.Close()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
 	var k Keyring
 	_, err = k.ImportPGP(buf.Bytes(), "$SOPS_IMPORT_PGP")
 	if err == nil || !strings.Contains(err.Error(), "passphrase") || !strings.Contains(err.Error(), fingerprint(e.PrimaryKey.Fingerprint)) {

@@ -237,11 +237,15 @@ func TestHAProxyBalancesAndSkipsDeadBackend(t *testing.T) {
 	// ask opens one connection through HAProxy and returns the name of the
 	// server that answered.
 	ask := func() (string, error) {
-		resp, err := client.Get("https://" + addr + "/")
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, "https://"+addr+"/", nil)
 		if err != nil {
 			return "", err
 		}
-		defer resp.Body.Close()
+		resp, err := client.Do(req)
+		if err != nil {
+			return "", err
+		}
+		defer func() { _ = resp.Body.Close() }() // only read: closing cannot lose data
 		body, err := io.ReadAll(resp.Body)
 		return string(body), err
 	}

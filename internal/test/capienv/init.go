@@ -52,9 +52,12 @@ func ModuleDir(t testing.TB) string {
 	return dir
 }
 
-// ModulePath is ModuleDir without a testing.TB, for TestMain.
+// ModulePath is ModuleDir without a testing.TB, for TestMain. `go list`
+// may have to download the module: it gets two minutes.
 func ModulePath() (string, error) {
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/cluster-api").Output()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/cluster-api").Output()
 	if err != nil {
 		return "", fmt.Errorf("cannot locate the cluster-api module with `go list`: %w", err)
 	}

@@ -113,7 +113,7 @@ func TestScanCluster(t *testing.T) {
 			"data": map[string]any{"password": b64}, "stringData": map[string]any{"password": m.Value}}), ""},
 		{"managedFields hold no values", func() *unstructured.Unstructured {
 			u := obj("v1", "ConfigMap", "default", "managed", map[string]any{"data": map[string]any{"k": "v"}})
-			u.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "x", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:data":{"f:` + m.Value + `":{}}}`)}}})
+			u.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "x", FieldsV1: metav1.NewFieldsV1(`{"f:data":{"f:` + m.Value + `":{}}}`)}})
 			return u
 		}(), ""},
 		{"clean object", obj("v1", "Event", "default", "clean", map[string]any{"message": "AIRSHIP-MARKER-BMC-0123 is not it"}), ""},

@@ -40,10 +40,10 @@ func Kustomize(t testing.TB, dir string) []*unstructured.Unstructured {
 // ago, for a listener (probes, metrics) the code under test opens itself.
 func FreeAddr(t testing.TB) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := new(net.ListenConfig).Listen(t.Context(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
+	defer func() { _ = l.Close() }() // only probed for its port
 	return l.Addr().String()
 }

@@ -193,8 +193,8 @@ func NewAPI(opts Options) (*Env, error) {
 		return fail(err)
 	}
 	env.stop = func() error {
-		defer os.RemoveAll(dir)
-		return te.Stop()
+		err := te.Stop()
+		return errors.Join(err, os.RemoveAll(dir))
 	}
 	if env.Client, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
 		_ = env.stop()

@@ -340,7 +340,7 @@ func TestErrorsFromStatus(t *testing.T) {
 			err := tt.do(t.Context(), p)
 			errIs(t, err, tt.want)
 			for _, other := range []error{provisioner.ErrCredentials, provisioner.ErrUnreachable, provisioner.ErrNoSystem, provisioner.ErrRefused} {
-				if other != tt.want {
+				if !errors.Is(tt.want, other) {
 					notErrIs(t, err, other)
 				}
 			}

@@ -33,14 +33,18 @@ func NewPGPKey(t testing.TB, name string) PGPKey {
 	if err := e.SerializePrivate(w, nil); err != nil {
 		t.Fatal(err)
 	}
-	w.Close()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
 	if w, err = pgparmor.Encode(&pub, openpgp.PublicKeyType, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.Serialize(w); err != nil {
 		t.Fatal(err)
 	}
-	w.Close()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
 	return PGPKey{Fingerprint: strings.ToUpper(hex.EncodeToString(e.PrimaryKey.Fingerprint)), Private: priv.String(), Public: pub.String()}
 }
 
