@@ -12,7 +12,6 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
@@ -22,22 +21,8 @@ import (
 	"github.com/airshipit/airship-go/internal/test/testenv"
 )
 
-// build renders a kustomization under config/armada.
-func build(t *testing.T, dir string) []*unstructured.Unstructured {
-	return testenv.Kustomize(t, filepath.Join("config", "armada", dir))
-}
-
 func TestDefaultKustomizationBuilds(t *testing.T) {
-	kinds := map[string]int{}
-	for _, u := range build(t, "default") {
-		kinds[u.GetKind()]++
-	}
-	want := map[string]int{"CustomResourceDefinition": 3, "ClusterRole": 2, "ClusterRoleBinding": 2, "ServiceAccount": 1, "Namespace": 1, "Deployment": 1, "Service": 1}
-	for k, n := range want {
-		if kinds[k] != n {
-			t.Errorf("config/armada/default has %d %s, want %d (all kinds: %v)", kinds[k], k, n, kinds)
-		}
-	}
+	testenv.ExpectKinds(t, "config/armada/default", map[string]int{"CustomResourceDefinition": 3, "ClusterRole": 2, "ClusterRoleBinding": 2, "ServiceAccount": 1, "Namespace": 1, "Deployment": 1, "Service": 1})
 }
 
 // TestRBACIsEnough runs the operator as its ServiceAccount, with only the
