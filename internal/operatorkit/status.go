@@ -26,12 +26,12 @@ import (
 // a lastUpdated stamp), is no change: the write would only cost the API
 // server a request and wake every watcher.
 //
-// Two reconcilers write differently, on purpose, and do not use this: the
-// IPPool allocator (its allocations live in the spec-less status and must
-// be written with Update so two allocators cannot both take an address)
-// and the BareMetalHost controller (upstream's status model: the host's
-// whole status is one record of the provisioning state machine, written
-// with Update and its own lastUpdated).
+// Two reconcilers write differently, on purpose: the IPPool allocator (its
+// allocations must be written with Update so two allocators cannot both
+// take an address) and the BareMetalHost controller (upstream's status
+// model: the host's whole status is one record of the provisioning state
+// machine, written with Update and its own lastUpdated). The latter still
+// decides whether to write with Changed.
 type StatusSnapshot struct {
 	before client.Object
 	ignore []string
