@@ -207,99 +207,124 @@ func writeKubeconfigs(p paths, server string) error {
 // componentArgs builds each component's flags. Every listener is on 127.0.0.1
 // and every one that carries credentials uses TLS.
 func componentArgs(c string, p paths, ports map[string]int, opts Options) []string {
-	k := p.pki()
-	f := func(name string) string { return filepath.Join(k, name) }
-	loop := func(port int) string { return "https://127.0.0.1:" + strconv.Itoa(port) }
 	switch c {
 	case Etcd:
-		return []string{
-			"--name=airship-local",
-			"--data-dir=" + p.etcdData(),
-			"--listen-client-urls=" + loop(ports["etcd-client"]),
-			"--advertise-client-urls=" + loop(ports["etcd-client"]),
-			"--listen-peer-urls=" + loop(ports["etcd-peer"]),
-			"--initial-advertise-peer-urls=" + loop(ports["etcd-peer"]),
-			"--initial-cluster=airship-local=" + loop(ports["etcd-peer"]),
-			"--cert-file=" + f("etcd-server.crt"), "--key-file=" + f("etcd-server.key"),
-			"--trusted-ca-file=" + f("etcd-ca.crt"), "--client-cert-auth=true",
-			"--peer-cert-file=" + f("etcd-server.crt"), "--peer-key-file=" + f("etcd-server.key"),
-			"--peer-trusted-ca-file=" + f("etcd-ca.crt"), "--peer-client-cert-auth=true",
-			"--listen-metrics-urls=http://127.0.0.1:" + strconv.Itoa(ports["etcd-metrics"]),
-			"--unsafe-no-fsync=true",
-			"--log-level=warn",
-		}
+		return etcdArgs(p, ports)
 	case APIServer:
-		return []string{
-			"--bind-address=127.0.0.1",
-			"--secure-port=" + strconv.Itoa(ports[APIServer]),
-			"--advertise-address=127.0.0.1",
-			"--endpoint-reconciler-type=none",
-			"--etcd-servers=" + loop(ports["etcd-client"]),
-			"--etcd-cafile=" + f("etcd-ca.crt"),
-			"--etcd-certfile=" + f("apiserver-etcd-client.crt"), "--etcd-keyfile=" + f("apiserver-etcd-client.key"),
-			"--tls-cert-file=" + f("apiserver.crt"), "--tls-private-key-file=" + f("apiserver.key"),
-			"--client-ca-file=" + f("ca.crt"),
-			"--authorization-mode=RBAC",
-			"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-			"--service-account-key-file=" + f("sa.pub"),
-			"--service-account-signing-key-file=" + f("sa.key"),
-			"--service-cluster-ip-range=" + serviceClusterIPRange,
-			"--allow-privileged=true",
-			"--profiling=false",
-			"--requestheader-client-ca-file=" + f("front-proxy-ca.crt"),
-			"--requestheader-allowed-names=front-proxy-client",
-			"--requestheader-username-headers=X-Remote-User",
-			"--requestheader-group-headers=X-Remote-Group",
-			"--requestheader-extra-headers-prefix=X-Remote-Extra-",
-			"--proxy-client-cert-file=" + f("front-proxy-client.crt"),
-			"--proxy-client-key-file=" + f("front-proxy-client.key"),
-		}
+		return apiServerArgs(p, ports)
 	case ControllerManager:
-		kc := p.kubeconfig(ControllerManager)
-		args := []string{
-			"--bind-address=127.0.0.1",
-			"--secure-port=" + strconv.Itoa(ports[ControllerManager]),
-			"--tls-cert-file=" + f("components-serving.crt"), "--tls-private-key-file=" + f("components-serving.key"),
-			"--kubeconfig=" + kc, "--authentication-kubeconfig=" + kc, "--authorization-kubeconfig=" + kc,
-			"--client-ca-file=" + f("ca.crt"),
-			"--requestheader-client-ca-file=" + f("front-proxy-ca.crt"),
-			"--service-account-private-key-file=" + f("sa.key"),
-			"--root-ca-file=" + f("ca.crt"),
-			"--cluster-signing-cert-file=" + f("ca.crt"), "--cluster-signing-key-file=" + f("ca.key"),
-			"--use-service-account-credentials=true",
-			// The default 20 requests/s makes controllers the bottleneck when
-			// hundreds of workloads are applied at once; this is a test cluster.
-			"--kube-api-qps=100",
-			"--kube-api-burst=200",
-			"--service-cluster-ip-range=" + serviceClusterIPRange,
-			"--leader-elect=false",
-			"--profiling=false",
-		}
-		return append(args, opts.ExtraControllerManagerArgs...)
+		return append(controllerManagerArgs(p, ports), opts.ExtraControllerManagerArgs...)
 	case Scheduler:
-		kc := p.kubeconfig(Scheduler)
-		return []string{
-			"--bind-address=127.0.0.1",
-			"--secure-port=" + strconv.Itoa(ports[Scheduler]),
-			"--tls-cert-file=" + f("components-serving.crt"), "--tls-private-key-file=" + f("components-serving.key"),
-			"--kubeconfig=" + kc, "--authentication-kubeconfig=" + kc, "--authorization-kubeconfig=" + kc,
-			"--client-ca-file=" + f("ca.crt"),
-			"--requestheader-client-ca-file=" + f("front-proxy-ca.crt"),
-			"--leader-elect=false",
-			"--profiling=false",
-		}
+		return schedulerArgs(p, ports)
 	case Kwok:
-		return []string{
-			"--kubeconfig=" + p.kubeconfig(Kwok),
-			"--config=" + p.kwokConfig(),
-			"--manage-nodes-with-annotation-selector=" + FakeNodeAnnotation + "=fake",
-			"--server-address=127.0.0.1:" + strconv.Itoa(ports[Kwok]),
-			"--cidr=" + podCIDR,
-			"--node-ip=127.0.0.1",
-			"--node-lease-duration-seconds=40",
-		}
+		return kwokArgs(p, ports)
 	}
 	return nil
+}
+
+// pkiFile is the path of one file of the PKI directory.
+func (p paths) pkiFile(name string) string { return filepath.Join(p.pki(), name) }
+
+// loopback is the https URL of a port on 127.0.0.1.
+func loopback(port int) string { return "https://127.0.0.1:" + strconv.Itoa(port) }
+
+func etcdArgs(p paths, ports map[string]int) []string {
+	f, loop := p.pkiFile, loopback
+	return []string{
+		"--name=airship-local",
+		"--data-dir=" + p.etcdData(),
+		"--listen-client-urls=" + loop(ports["etcd-client"]),
+		"--advertise-client-urls=" + loop(ports["etcd-client"]),
+		"--listen-peer-urls=" + loop(ports["etcd-peer"]),
+		"--initial-advertise-peer-urls=" + loop(ports["etcd-peer"]),
+		"--initial-cluster=airship-local=" + loop(ports["etcd-peer"]),
+		"--cert-file=" + f("etcd-server.crt"), "--key-file=" + f("etcd-server.key"),
+		"--trusted-ca-file=" + f("etcd-ca.crt"), "--client-cert-auth=true",
+		"--peer-cert-file=" + f("etcd-server.crt"), "--peer-key-file=" + f("etcd-server.key"),
+		"--peer-trusted-ca-file=" + f("etcd-ca.crt"), "--peer-client-cert-auth=true",
+		"--listen-metrics-urls=http://127.0.0.1:" + strconv.Itoa(ports["etcd-metrics"]),
+		"--unsafe-no-fsync=true",
+		"--log-level=warn",
+	}
+}
+
+func apiServerArgs(p paths, ports map[string]int) []string {
+	f, loop := p.pkiFile, loopback
+	return []string{
+		"--bind-address=127.0.0.1",
+		"--secure-port=" + strconv.Itoa(ports[APIServer]),
+		"--advertise-address=127.0.0.1",
+		"--endpoint-reconciler-type=none",
+		"--etcd-servers=" + loop(ports["etcd-client"]),
+		"--etcd-cafile=" + f("etcd-ca.crt"),
+		"--etcd-certfile=" + f("apiserver-etcd-client.crt"), "--etcd-keyfile=" + f("apiserver-etcd-client.key"),
+		"--tls-cert-file=" + f("apiserver.crt"), "--tls-private-key-file=" + f("apiserver.key"),
+		"--client-ca-file=" + f("ca.crt"),
+		"--authorization-mode=RBAC",
+		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+		"--service-account-key-file=" + f("sa.pub"),
+		"--service-account-signing-key-file=" + f("sa.key"),
+		"--service-cluster-ip-range=" + serviceClusterIPRange,
+		"--allow-privileged=true",
+		"--profiling=false",
+		"--requestheader-client-ca-file=" + f("front-proxy-ca.crt"),
+		"--requestheader-allowed-names=front-proxy-client",
+		"--requestheader-username-headers=X-Remote-User",
+		"--requestheader-group-headers=X-Remote-Group",
+		"--requestheader-extra-headers-prefix=X-Remote-Extra-",
+		"--proxy-client-cert-file=" + f("front-proxy-client.crt"),
+		"--proxy-client-key-file=" + f("front-proxy-client.key"),
+	}
+}
+
+func controllerManagerArgs(p paths, ports map[string]int) []string {
+	f := p.pkiFile
+	return append(servingArgs(p, ports, ControllerManager), []string{
+		"--service-account-private-key-file=" + f("sa.key"),
+		"--root-ca-file=" + f("ca.crt"),
+		"--cluster-signing-cert-file=" + f("ca.crt"), "--cluster-signing-key-file=" + f("ca.key"),
+		"--use-service-account-credentials=true",
+		// The default 20 requests/s makes controllers the bottleneck when
+		// hundreds of workloads are applied at once; this is a test cluster.
+		"--kube-api-qps=100",
+		"--kube-api-burst=200",
+		"--service-cluster-ip-range=" + serviceClusterIPRange,
+		"--leader-elect=false",
+		"--profiling=false",
+	}...)
+}
+
+func schedulerArgs(p paths, ports map[string]int) []string {
+	return append(servingArgs(p, ports, Scheduler), []string{
+		"--leader-elect=false",
+		"--profiling=false",
+	}...)
+}
+
+// servingArgs are the flags the controller manager and the scheduler share:
+// their HTTPS endpoint, their kubeconfig and whom they trust.
+func servingArgs(p paths, ports map[string]int, c string) []string {
+	f, kc := p.pkiFile, p.kubeconfig(c)
+	return []string{
+		"--bind-address=127.0.0.1",
+		"--secure-port=" + strconv.Itoa(ports[c]),
+		"--tls-cert-file=" + f("components-serving.crt"), "--tls-private-key-file=" + f("components-serving.key"),
+		"--kubeconfig=" + kc, "--authentication-kubeconfig=" + kc, "--authorization-kubeconfig=" + kc,
+		"--client-ca-file=" + f("ca.crt"),
+		"--requestheader-client-ca-file=" + f("front-proxy-ca.crt"),
+	}
+}
+
+func kwokArgs(p paths, ports map[string]int) []string {
+	return []string{
+		"--kubeconfig=" + p.kubeconfig(Kwok),
+		"--config=" + p.kwokConfig(),
+		"--manage-nodes-with-annotation-selector=" + FakeNodeAnnotation + "=fake",
+		"--server-address=127.0.0.1:" + strconv.Itoa(ports[Kwok]),
+		"--cidr=" + podCIDR,
+		"--node-ip=127.0.0.1",
+		"--node-lease-duration-seconds=40",
+	}
 }
 
 func healthURL(c string, ports map[string]int) string {
