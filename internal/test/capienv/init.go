@@ -2,6 +2,7 @@ package capienv
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -99,12 +100,54 @@ func Init(t testing.TB, env *testenv.Env, opts InitOptions) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	root, err := testenv.RepoRoot()
+	dir := t.TempDir()
+	files, err := initSiteFiles(dir, ModuleDir(t), opts, env.Kubeconfig, raw.CurrentContext)
 	if err != nil {
 		t.Fatal(err)
 	}
-	capi := ModuleDir(t)
-	dir := t.TempDir()
+	for p, c := range files {
+		full := filepath.Join(dir, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg, err := config.Load(filepath.Join(dir, "config"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	executors.Register() // the Clusterctl executor runs the init
+	site, err := phase.Load(cfg, "", document.BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := site.Phase("init")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := site.CheckPhase(ctx, p); err != nil {
+		t.Fatalf("clusterctl init: %v", err)
+	}
+	ex, err := site.Executor(p)
+	if err != nil {
+		t.Fatalf("clusterctl init: %v", err)
+	}
+	if err := ex.Run(ctx, executor.RunOptions{Timeout: opts.Timeout}); err != nil {
+		t.Fatalf("clusterctl init: %v", err)
+	}
+}
+
+// initSiteFiles are the files, by path below dir, of a site whose one
+// phase runs clusterctl init with the cluster-api module's providers (capi
+// is its directory) and opts.Infrastructure, against the cluster of the
+// kubeconfig's context.
+func initSiteFiles(dir, capi string, opts InitOptions, kubeconfig, kubeContext string) (map[string]string, error) {
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		return nil, err
+	}
 	files := map[string]string{
 		"config": "apiVersion: airshipit.org/v1alpha1\nkind: Config\ncurrentContext: c\ncontexts: {c: {manifest: m}}\n" +
 			"manifests:\n  m: {phaseRepositoryName: r, repositories: {r: {url: ./site}}, targetPath: ., metadataPath: metadata.yaml}\n",
@@ -116,10 +159,11 @@ func Init(t testing.TB, env *testenv.Env, opts InitOptions) {
 		"- {name: kubeadm, type: BootstrapProvider, url: site/providers/cabpk, variable-substitution: true}",
 		"- {name: kubeadm, type: ControlPlaneProvider, url: site/providers/kcp, variable-substitution: true}",
 	}
+	var linkErr error
 	link := func(name, target string) {
 		rel, err := filepath.Rel(filepath.Join(dir, "site", "providers", name), target)
 		if err != nil {
-			t.Fatal(err)
+			linkErr = errors.Join(linkErr, err)
 		}
 		files["site/providers/"+name+"/kustomization.yaml"] = "resources:\n- " + rel + "\n"
 	}
@@ -162,39 +206,8 @@ map:
     kubeconfigSources:
     - type: filesystem
       filesystem: {path: %s, contextName: %s}
-`, strings.Join(providers, "\n"), Version, Version, Version, strings.Join(infra, ", "), env.Kubeconfig, raw.CurrentContext)
-	for p, c := range files {
-		full := filepath.Join(dir, p)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cfg, err := config.Load(filepath.Join(dir, "config"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	executors.Register() // the Clusterctl executor runs the init
-	site, err := phase.Load(cfg, "", document.BuildOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := site.Phase("init")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := site.CheckPhase(ctx, p); err != nil {
-		t.Fatalf("clusterctl init: %v", err)
-	}
-	ex, err := site.Executor(p)
-	if err != nil {
-		t.Fatalf("clusterctl init: %v", err)
-	}
-	if err := ex.Run(ctx, executor.RunOptions{Timeout: opts.Timeout}); err != nil {
-		t.Fatalf("clusterctl init: %v", err)
-	}
+`, strings.Join(providers, "\n"), Version, Version, Version, strings.Join(infra, ", "), kubeconfig, kubeContext)
+	return files, linkErr
 }
 
 // CertManagerStubs are schemaless cert-manager CRDs (issuers,
