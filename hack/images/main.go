@@ -41,22 +41,33 @@ func main() {
 	}
 }
 
+// options are the command's flags, and what every image is labelled with.
+type options struct {
+	out, platforms, binaries, source, push string
+	insecure                               bool
+	pushTimeout                            time.Duration
+	ca                                     []byte
+	revision, version                      string
+}
+
 func run(ctx context.Context) error {
-	out := flag.String("out", "bin/images", "output directory")
-	platforms := flag.String("platforms", "linux/amd64,linux/arm64", "comma-separated platforms")
-	binaries := flag.String("binaries", "armada-operator,metal3-operator,sip-operator,promenade", "comma-separated binaries of cmd/")
-	source := flag.String("source", "https://github.com/airshipit/airship-go", "the org.opencontainers.image.source label")
-	push := flag.String("push", "", "registry and repository to push to, e.g. registry.example:5000/airship (credentials from the Docker config)")
-	insecure := flag.Bool("insecure-registry", false, "push over plain HTTP")
-	pushTimeout := flag.Duration("push-timeout", image.DefaultPushTimeout, "time limit of pushing one image index")
+	var o options
+	flag.StringVar(&o.out, "out", "bin/images", "output directory")
+	flag.StringVar(&o.platforms, "platforms", "linux/amd64,linux/arm64", "comma-separated platforms")
+	flag.StringVar(&o.binaries, "binaries", "armada-operator,metal3-operator,sip-operator,promenade", "comma-separated binaries of cmd/")
+	flag.StringVar(&o.source, "source", "https://github.com/airshipit/airship-go", "the org.opencontainers.image.source label")
+	flag.StringVar(&o.push, "push", "", "registry and repository to push to, e.g. registry.example:5000/airship (credentials from the Docker config)")
+	flag.BoolVar(&o.insecure, "insecure-registry", false, "push over plain HTTP")
+	flag.DurationVar(&o.pushTimeout, "push-timeout", image.DefaultPushTimeout, "time limit of pushing one image index")
 	caFile := flag.String("ca-certificates", "/etc/ssl/certs/ca-certificates.crt", "CA bundle to install in the images")
 	flag.Parse()
-	ca, err := os.ReadFile(*caFile)
+	var err error
+	o.ca, err = os.ReadFile(*caFile)
 	if err != nil {
 		return fmt.Errorf("reading the CA bundle: %w (install ca-certificates or pass --ca-certificates)", err)
 	}
-	revision := gitOutput(ctx, "rev-parse", "HEAD")
-	version := gitOutput(ctx, "describe", "--tags", "--always", "--dirty")
+	o.revision = gitOutput(ctx, "rev-parse", "HEAD")
+	o.version = gitOutput(ctx, "describe", "--tags", "--always", "--dirty")
 	tmp, err := os.MkdirTemp("", "airship-images-")
 	if err != nil {
 		return err
@@ -66,57 +77,71 @@ func run(ctx context.Context) error {
 			fmt.Fprintln(os.Stderr, "images: removing the build directory:", err)
 		}
 	}()
-	host := "linux/" + runtime.GOARCH
 	digests := map[string]v1.Hash{}
-	for _, name := range strings.Split(*binaries, ",") {
-		start := time.Now()
-		spec := image.Spec{Name: name, Binaries: map[string]string{}, CACertificates: ca,
-			Source: *source, Revision: revision, Version: version}
-		for _, p := range strings.Split(*platforms, ",") {
-			plat, err := v1.ParsePlatform(p)
-			if err != nil {
-				return fmt.Errorf("--platforms %q: %w", p, err)
-			}
-			bin := filepath.Join(tmp, plat.OS+"-"+plat.Architecture, name)
-			cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w -buildid=", "-o", bin, "./cmd/"+name)
-			cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+plat.OS, "GOARCH="+plat.Architecture)
-			cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-			if err := cmd.Run(); err != nil {
-				return fmt.Errorf("building %s for %s: %w", name, p, err)
-			}
-			spec.Binaries[p] = bin
-		}
-		idx, err := image.Build(spec)
-		if err != nil {
+	for _, name := range strings.Split(o.binaries, ",") {
+		if digests[name], err = buildImage(ctx, o, name, tmp); err != nil {
 			return err
 		}
-		if err := image.WriteLayout(filepath.Join(*out, name), idx); err != nil {
-			return fmt.Errorf("writing the layout of %s: %w", name, err)
-		}
-		digest, err := idx.Digest()
-		if err != nil {
-			return err
-		}
-		digests[name] = digest
-		line := fmt.Sprintf("%s: %s (%s)", name, digest, filepath.Join(*out, name))
-		if *push != "" {
-			ref := strings.TrimSuffix(*push, "/") + "/" + name + ":latest"
-			if _, err := image.Push(ctx, ref, idx, image.PushOptions{Insecure: *insecure, Timeout: *pushTimeout}); err != nil {
-				return err
-			}
-			line += ", pushed to " + ref
-		}
-		if _, ok := spec.Binaries[host]; ok {
-			tar := filepath.Join(*out, name+".tar")
-			if err := image.WriteTarball(tar, "localhost/airship/"+name+":latest", host, idx); err != nil {
-				return fmt.Errorf("writing the tarball of %s: %w", name, err)
-			}
-			line += ", " + tar
-		}
-		fmt.Printf("%s in %s\n", line, time.Since(start).Round(time.Second))
 	}
-	// An install of config/default with these images, by digest.
-	abs, err := filepath.Abs(*out)
+	return writeKustomization(o, digests)
+}
+
+// buildImage builds the image index of one binary for every platform,
+// writes it as an OCI layout (and, for the machine's platform, a tarball),
+// pushes it when asked, and returns its digest.
+func buildImage(ctx context.Context, o options, name, tmp string) (v1.Hash, error) {
+	start := time.Now()
+	spec := image.Spec{Name: name, Binaries: map[string]string{}, CACertificates: o.ca,
+		Source: o.source, Revision: o.revision, Version: o.version}
+	for _, p := range strings.Split(o.platforms, ",") {
+		plat, err := v1.ParsePlatform(p)
+		if err != nil {
+			return v1.Hash{}, fmt.Errorf("--platforms %q: %w", p, err)
+		}
+		bin := filepath.Join(tmp, plat.OS+"-"+plat.Architecture, name)
+		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w -buildid=", "-o", bin, "./cmd/"+name)
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+plat.OS, "GOARCH="+plat.Architecture)
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			return v1.Hash{}, fmt.Errorf("building %s for %s: %w", name, p, err)
+		}
+		spec.Binaries[p] = bin
+	}
+	idx, err := image.Build(spec)
+	if err != nil {
+		return v1.Hash{}, err
+	}
+	if err := image.WriteLayout(filepath.Join(o.out, name), idx); err != nil {
+		return v1.Hash{}, fmt.Errorf("writing the layout of %s: %w", name, err)
+	}
+	digest, err := idx.Digest()
+	if err != nil {
+		return v1.Hash{}, err
+	}
+	line := fmt.Sprintf("%s: %s (%s)", name, digest, filepath.Join(o.out, name))
+	if o.push != "" {
+		ref := strings.TrimSuffix(o.push, "/") + "/" + name + ":latest"
+		if _, err := image.Push(ctx, ref, idx, image.PushOptions{Insecure: o.insecure, Timeout: o.pushTimeout}); err != nil {
+			return v1.Hash{}, err
+		}
+		line += ", pushed to " + ref
+	}
+	host := "linux/" + runtime.GOARCH
+	if _, ok := spec.Binaries[host]; ok {
+		tar := filepath.Join(o.out, name+".tar")
+		if err := image.WriteTarball(tar, "localhost/airship/"+name+":latest", host, idx); err != nil {
+			return v1.Hash{}, fmt.Errorf("writing the tarball of %s: %w", name, err)
+		}
+		line += ", " + tar
+	}
+	fmt.Printf("%s in %s\n", line, time.Since(start).Round(time.Second))
+	return digest, nil
+}
+
+// writeKustomization writes an install of config/default with these
+// images, by digest.
+func writeKustomization(o options, digests map[string]v1.Hash) error {
+	abs, err := filepath.Abs(o.out)
 	if err != nil {
 		return err
 	}
@@ -128,10 +153,10 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(*out, "kustomization.yaml"), image.KustomizationAt(filepath.ToSlash(base), *push, digests), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(o.out, "kustomization.yaml"), image.KustomizationAt(filepath.ToSlash(base), o.push, digests), 0o644); err != nil {
 		return err
 	}
-	fmt.Printf("kubectl apply -k %s installs them (config/default with these digests)\n", *out)
+	fmt.Printf("kubectl apply -k %s installs them (config/default with these digests)\n", o.out)
 	return nil
 }
 
