@@ -187,8 +187,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 }
 
 // claimConflict settles an error of the claims' status writes: a claim
-// listed from a stale cache conflicts, and the pool is looked at again as
-// soon as after its own conflicts; any other error is returned.
+// listed from a stale cache conflicts, and the pool is looked at again
+// after conflictRetry, as after a conflict of its own; any other error is
+// returned.
 func claimConflict(err error) (reconcile.Result, error) {
 	if errors.Is(err, operatorkit.ErrStatusConflict) {
 		return reconcile.Result{RequeueAfter: conflictRetry}, nil
