@@ -15,7 +15,7 @@ import (
 // kubeconfigs through internal/cluster/kubeconfig, which reads documents.)
 func TestBuildMatchesKubectlKustomize(t *testing.T) {
 	kubectl := testtool.Path(t, "kubectl", local.DefaultBinDir())
-	want, err := exec.Command(kubectl, "kustomize", "testdata/build/overlay").Output()
+	want, err := exec.CommandContext(t.Context(), kubectl, "kustomize", "testdata/build/overlay").Output()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -181,7 +181,7 @@ func TestImageHoldsWorkingBinary(t *testing.T) {
 	}
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "armada-operator")
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w -buildid=", "-o", bin, "./cmd/armada-operator")
+	cmd := exec.CommandContext(t.Context(), "go", "build", "-trimpath", "-ldflags=-s -w -buildid=", "-o", bin, "./cmd/armada-operator")
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+runtime.GOARCH)
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -205,7 +205,7 @@ func TestImageHoldsWorkingBinary(t *testing.T) {
 	if err := os.WriteFile(extracted, data["usr/local/bin/armada-operator"], 0o755); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command(extracted, "version").CombinedOutput()
+	out, err := exec.CommandContext(t.Context(), extracted, "version").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "armada-operator") {
 		t.Fatalf("the binary from the image: %v\n%s", err, out)
 	}

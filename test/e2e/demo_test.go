@@ -39,7 +39,7 @@ func TestDemoAndDemoDown(t *testing.T) {
 	// The Go caches stay the user's: a fresh HOME must not rebuild everything.
 	var goEnv []string
 	for _, v := range []string{"GOCACHE", "GOMODCACHE", "GOPATH"} {
-		out, err := exec.Command("go", "env", v).Output()
+		out, err := exec.CommandContext(t.Context(), "go", "env", v).Output()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -71,11 +71,11 @@ func TestInstallEveryOperator(t *testing.T) {
 	// A server dry run creates nothing, so the namespaces it would create
 	// must exist for the objects in them to be checked.
 	for _, ns := range []string{"armada-system", "metal3-system", "sip-system", "promenade-system"} {
-		if out, err := exec.Command(kubectl, "--kubeconfig", kubeconfig, "create", "namespace", ns).CombinedOutput(); err != nil {
+		if out, err := exec.CommandContext(t.Context(), kubectl, "--kubeconfig", kubeconfig, "create", "namespace", ns).CombinedOutput(); err != nil {
 			t.Fatalf("%v: %s", err, out)
 		}
 	}
-	out, err := exec.Command(kubectl, "--kubeconfig", kubeconfig, "apply", "-k", config, "--dry-run=server").CombinedOutput()
+	out, err := exec.CommandContext(t.Context(), kubectl, "--kubeconfig", kubeconfig, "apply", "-k", config, "--dry-run=server").CombinedOutput()
 	if err != nil {
 		t.Fatalf("kubectl apply -k config/default --dry-run=server: %v\n%s", err, out)
 	}
@@ -85,7 +85,7 @@ func TestInstallEveryOperator(t *testing.T) {
 		}
 	}
 
-	rendered, err := exec.Command(kubectl, "kustomize", config).Output()
+	rendered, err := exec.CommandContext(t.Context(), kubectl, "kustomize", config).Output()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,10 +162,10 @@ func helmChart(t *testing.T, kubectl, kubeconfig, root string) {
 	if err := os.WriteFile(manifest, []byte(r.Manifest), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command(kubectl, "--kubeconfig", kubeconfig, "create", "namespace", ns).CombinedOutput(); err != nil {
+	if out, err := exec.CommandContext(t.Context(), kubectl, "--kubeconfig", kubeconfig, "create", "namespace", ns).CombinedOutput(); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
-	out, err := exec.Command(kubectl, "--kubeconfig", kubeconfig, "apply", "-f", manifest, "--dry-run=server").CombinedOutput()
+	out, err := exec.CommandContext(t.Context(), kubectl, "--kubeconfig", kubeconfig, "apply", "-f", manifest, "--dry-run=server").CombinedOutput()
 	if err != nil {
 		t.Fatalf("kubectl apply --dry-run=server of the rendered chart: %v\n%s", err, out)
 	}
@@ -218,7 +218,7 @@ func helmChart(t *testing.T, kubectl, kubeconfig, root string) {
 	for _, obj := range []string{"crd/armadacharts.armada.airshipit.org", "crd/baremetalhosts.metal3.io", "-n=armada-system deployment/armada-operator",
 		"-n=sip-system serviceaccount/sip-operator", "clusterrolebinding/metal3-operator-manager", "-n=promenade-system service/promenade-api"} {
 		args := append([]string{"--kubeconfig", kubeconfig, "get", "-o", "jsonpath={.metadata.labels.app\\.kubernetes\\.io/managed-by}"}, strings.Fields(obj)...)
-		out, err := exec.Command(kubectl, args...).CombinedOutput()
+		out, err := exec.CommandContext(t.Context(), kubectl, args...).CombinedOutput()
 		if err != nil || (!strings.HasPrefix(obj, "crd/") && string(out) != "Helm") {
 			t.Errorf("%s after helm install: %v %q", obj, err, out)
 		}
@@ -305,7 +305,7 @@ spec:
 			if err != nil {
 				t.Fatal(err)
 			}
-			if out, err := exec.Command(kubectl, "--kubeconfig", kubeconfig, "apply", "--server-side", "-f", dir).CombinedOutput(); err != nil {
+			if out, err := exec.CommandContext(t.Context(), kubectl, "--kubeconfig", kubeconfig, "apply", "--server-side", "-f", dir).CombinedOutput(); err != nil {
 				t.Fatalf("Cluster API's CRDs: %v\n%s", err, out)
 			}
 		},
@@ -367,7 +367,7 @@ func runImageOperator(t *testing.T, kubectl, adminKubeconfig, root string, op im
 	host := "linux/" + goruntime.GOARCH
 	began := time.Now()
 	bin := filepath.Join(dir, "build", op.name)
-	build := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w -buildid=", "-o", bin, "./cmd/"+op.name)
+	build := exec.CommandContext(t.Context(), "go", "build", "-trimpath", "-ldflags=-s -w -buildid=", "-o", bin, "./cmd/"+op.name)
 	build.Dir = root
 	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+goruntime.GOARCH)
 	if out, err := build.CombinedOutput(); err != nil {
@@ -410,7 +410,7 @@ func runImageOperator(t *testing.T, kubectl, adminKubeconfig, root string, op im
 
 	// A kubeconfig holding a token of the chart's ServiceAccount, its
 	// namespace as the context's (where the Lease goes, as in a pod).
-	token, err := exec.Command(kubectl, "--kubeconfig", adminKubeconfig, "-n", op.namespace, "create", "token", op.name, "--duration=1h").Output()
+	token, err := exec.CommandContext(t.Context(), kubectl, "--kubeconfig", adminKubeconfig, "-n", op.namespace, "create", "token", op.name, "--duration=1h").Output()
 	if err != nil {
 		t.Fatalf("a token of ServiceAccount %s/%s: %v", op.namespace, op.name, err)
 	}
@@ -456,34 +456,34 @@ func runImageOperator(t *testing.T, kubectl, adminKubeconfig, root string, op im
 		}
 	}
 	poll("/readyz answering 200", func() (bool, string) {
-		resp, err := http.Get("http://" + probe + "/readyz")
+		resp, err := httpGet(t, "http://"+probe+"/readyz")
 		if err != nil {
 			return false, err.Error()
 		}
-		resp.Body.Close()
+		_ = resp.Body.Close() // only read: closing cannot lose data
 		return resp.StatusCode == http.StatusOK, resp.Status
 	})
 	poll("/metrics answering 200", func() (bool, string) {
-		resp, err := http.Get("http://" + metrics + "/metrics")
+		resp, err := httpGet(t, "http://"+metrics+"/metrics")
 		if err != nil {
 			return false, err.Error()
 		}
-		resp.Body.Close()
+		_ = resp.Body.Close() // only read: closing cannot lose data
 		return resp.StatusCode == http.StatusOK, resp.Status
 	})
 	poll("the leader Lease "+op.namespace+"/"+op.leaseID, func() (bool, string) {
-		out, err := exec.Command(kubectl, "--kubeconfig", adminKubeconfig, "-n", op.namespace, "get", "lease", op.leaseID, "-o", "jsonpath={.spec.holderIdentity}").CombinedOutput()
+		out, err := exec.CommandContext(t.Context(), kubectl, "--kubeconfig", adminKubeconfig, "-n", op.namespace, "get", "lease", op.leaseID, "-o", "jsonpath={.spec.holderIdentity}").CombinedOutput()
 		return err == nil && len(out) > 0, string(out)
 	})
 	obj := filepath.Join(dir, "object.yaml")
 	if err := os.WriteFile(obj, []byte(manifest), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command(kubectl, "--kubeconfig", adminKubeconfig, "apply", "-f", obj).CombinedOutput(); err != nil {
+	if out, err := exec.CommandContext(t.Context(), kubectl, "--kubeconfig", adminKubeconfig, "apply", "-f", obj).CombinedOutput(); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
 	poll("reconciling "+strings.Join(op.get, " "), func() (bool, string) {
-		out, err := exec.Command(kubectl, append([]string{"--kubeconfig", adminKubeconfig, "get", "-o", "json"}, op.get...)...).Output()
+		out, err := exec.CommandContext(t.Context(), kubectl, append([]string{"--kubeconfig", adminKubeconfig, "get", "-o", "json"}, op.get...)...).Output()
 		if err != nil {
 			return false, err.Error()
 		}
@@ -495,7 +495,7 @@ func runImageOperator(t *testing.T, kubectl, adminKubeconfig, root string, op im
 	})
 	t.Logf("%s: ready, leader and reconciled %s in %s", op.name, strings.Join(op.get, " "), time.Since(started).Round(time.Millisecond))
 	if op.name == "armada-operator" {
-		out, err := exec.Command(kubectl, "--kubeconfig", adminKubeconfig, "-n", "default", "get", "configmap", "image-check", "-o", "jsonpath={.data.from}").CombinedOutput()
+		out, err := exec.CommandContext(t.Context(), kubectl, "--kubeconfig", adminKubeconfig, "-n", "default", "get", "configmap", "image-check", "-o", "jsonpath={.data.from}").CombinedOutput()
 		if err != nil || string(out) != "the-image" {
 			t.Errorf("the chart's ConfigMap: %v %q", err, out)
 		}
@@ -535,4 +535,13 @@ func extractFile(t *testing.T, img v1.Image, path, dst string) {
 		}
 		return
 	}
+}
+
+// httpGet is http.Get bounded by the test's context.
+func httpGet(t *testing.T, url string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	return http.DefaultClient.Do(req)
 }

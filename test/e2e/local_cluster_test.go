@@ -5,6 +5,7 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"net"
 	"os"
 	"os/exec"
@@ -38,7 +39,7 @@ func buildPath(t *testing.T, name, pkg string) string {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(t.TempDir(), name)
-	cmd := exec.Command("go", "build", "-o", bin, pkg)
+	cmd := exec.CommandContext(t.Context(), "go", "build", "-o", bin, pkg)
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("building %s: %v\n%s", name, err, out)
@@ -53,12 +54,13 @@ type result struct {
 
 func run(t *testing.T, bin string, args ...string) result {
 	t.Helper()
-	cmd := exec.Command(bin, args...)
+	cmd := exec.CommandContext(t.Context(), bin, args...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
 	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
 		code = ee.ExitCode()
 	} else if err != nil {
 		t.Fatalf("running %v: %v", args, err)
@@ -132,7 +134,7 @@ func TestLocalClusterLifecycle(t *testing.T) {
 		t.Fatalf("kubeconfig %s: %v, mode must be 0600", kubeconfig, err)
 	}
 
-	out, err := exec.Command(kubectl, "--kubeconfig", kubeconfig, "get", "nodes", "--no-headers",
+	out, err := exec.CommandContext(t.Context(), kubectl, "--kubeconfig", kubeconfig, "get", "nodes", "--no-headers",
 		"-o", "custom-columns=NAME:.metadata.name,READY:.status.conditions[?(@.type==\"Ready\")].status").CombinedOutput()
 	if err != nil {
 		t.Fatalf("kubectl get nodes: %v\n%s", err, out)

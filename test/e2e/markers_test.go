@@ -182,7 +182,7 @@ func (p *planted) scanLeaks(t *testing.T, in leakScan) {
 	}
 	// What the plan applied: the decrypted value, the emulator's password.
 	secretValue := func(kubeconfig, ns, name string) string {
-		out, err := exec.Command(in.kubectl, "--kubeconfig", kubeconfig, "-n", ns, "get", "secret", name, "-o", "jsonpath={.data.password}").Output()
+		out, err := exec.CommandContext(t.Context(), in.kubectl, "--kubeconfig", kubeconfig, "-n", ns, "get", "secret", name, "-o", "jsonpath={.data.password}").Output()
 		if err != nil {
 			t.Errorf("Secret %s/%s: %v", ns, name, err)
 			return ""

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -62,14 +63,15 @@ func runEnv(t *testing.T, env []string, bin string, args ...string) result {
 // runIn is runEnv in the directory dir ("" for the test's own).
 func runIn(t *testing.T, dir string, env []string, bin string, args ...string) result {
 	t.Helper()
-	cmd := exec.Command(bin, args...)
+	cmd := exec.CommandContext(t.Context(), bin, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	var out, errOut strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
 	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
 		code = ee.ExitCode()
 	} else if err != nil {
 		t.Fatal(err)
@@ -83,7 +85,7 @@ func runIn(t *testing.T, dir string, env []string, bin string, args ...string) r
 func start(t *testing.T, name, ready, bin string, args ...string) *syncBuffer {
 	t.Helper()
 	log := &syncBuffer{}
-	cmd := exec.Command(bin, args...)
+	cmd := exec.CommandContext(t.Context(), bin, args...)
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -250,7 +252,7 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 	targetKubeconfig := filepath.Join(targetDir, "kubeconfig")
 	kc := func(config string, args ...string) string {
 		t.Helper()
-		out, err := exec.Command(kubectl, append([]string{"--kubeconfig", config}, args...)...).CombinedOutput()
+		out, err := exec.CommandContext(t.Context(), kubectl, append([]string{"--kubeconfig", config}, args...)...).CombinedOutput()
 		if err != nil {
 			t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
@@ -327,7 +329,7 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 	if !strings.Contains(r.stderr, "all 4 objects are ready") {
 		t.Errorf("no readiness progress on stderr:\n%s", r.stderr)
 	}
-	out, err := exec.Command(kubectl, "--kubeconfig", kubeconfig, "-n", "airship-demo", "get", "deploy", "hello",
+	out, err := exec.CommandContext(t.Context(), kubectl, "--kubeconfig", kubeconfig, "-n", "airship-demo", "get", "deploy", "hello",
 		"-o", "jsonpath={.status.readyReplicas} {.spec.template.spec.containers[0].image}").CombinedOutput()
 	if err != nil || string(out) != "3 registry.invalid/hello:1.0" {
 		t.Fatalf("Deployment after plan run: %q %v (want 3 ready replicas of the catalogue's image)", out, err)
@@ -335,12 +337,12 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 
 	// The phase waited for the manifest: every chart's release is deployed
 	// and its workloads are up.
-	out, err = exec.Command(kubectl, "--kubeconfig", kubeconfig, "-n", "armada-site", "get", "act",
+	out, err = exec.CommandContext(t.Context(), kubectl, "--kubeconfig", kubeconfig, "-n", "armada-site", "get", "act",
 		"-o", `jsonpath={range .items[*]}{.metadata.name}={.status.state}/{.status.satisfied} {end}`).CombinedOutput()
 	if err != nil || string(out) != "api=deployed/true cache=deployed/true web=deployed/true web-admin=deployed/true " {
 		t.Fatalf("ArmadaCharts after plan run: %q %v", out, err)
 	}
-	out, err = exec.Command(kubectl, "--kubeconfig", kubeconfig, "-n", "demo", "get", "statefulset", "site-cache",
+	out, err = exec.CommandContext(t.Context(), kubectl, "--kubeconfig", kubeconfig, "-n", "demo", "get", "statefulset", "site-cache",
 		"-o", "jsonpath={.status.readyReplicas}").CombinedOutput()
 	if err != nil || string(out) != "3" {
 		t.Fatalf("StatefulSet of the cache chart: %q %v (want 3 ready replicas)", out, err)
@@ -472,7 +474,7 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 	// SIP picked the tenant cluster's hosts among them: three control-plane
 	// hosts, one per rack, two workers and a standby; its load balancers
 	// run.
-	out, err = exec.Command(kubectl, "--kubeconfig", targetKubeconfig, "-n", "metal3", "get", "bmh", "-o",
+	out, err = exec.CommandContext(t.Context(), kubectl, "--kubeconfig", targetKubeconfig, "-n", "metal3", "get", "bmh", "-o",
 		`jsonpath={range .items[*]}{.metadata.name}={.metadata.labels.sip\.airshipit\.org/cluster-name}/{.metadata.labels.sip\.airshipit\.org/node-type}/{.metadata.labels.sip\.airshipit\.org/standby} {end}`).CombinedOutput()
 	if want := "node01=tenant-1/ControlPlane/ node02=tenant-1/ControlPlane/ node03=tenant-1/ControlPlane/ node04=tenant-1/Worker/ node05=tenant-1/Worker/ node06=tenant-1/Worker/true "; err != nil || string(out) != want {
 		t.Fatalf("SIP labels after plan run: %q %v\nwant %q", out, err, want)
@@ -566,7 +568,7 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 		t.Fatalf("dry run: code %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	get := func() (string, error) {
-		out, err := exec.Command(kubectl, "--kubeconfig", kubeconfig, "-n", "airship-demo", "get", "widgets", "-o", "name").CombinedOutput()
+		out, err := exec.CommandContext(t.Context(), kubectl, "--kubeconfig", kubeconfig, "-n", "airship-demo", "get", "widgets", "-o", "name").CombinedOutput()
 		return strings.TrimSpace(string(out)), err
 	}
 	if w, err := get(); err != nil || w != "widget.example.airshipit.org/hello-widget" {

@@ -132,7 +132,7 @@ func (sf *serveFlags) run(ctx context.Context, streams cli.IOStreams) error {
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", sf.listen)
+	ln, err := new(net.ListenConfig).Listen(ctx, "tcp", sf.listen)
 	if err != nil {
 		return err
 	}

@@ -16,7 +16,7 @@ import (
 // server. (Before, only the header had a timeout: the body and an idle
 // kept-alive connection were held forever.)
 func TestServeClosesIdleConnections(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := new(net.ListenConfig).Listen(t.Context(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}

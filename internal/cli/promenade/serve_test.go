@@ -61,7 +61,7 @@ func TestServeOverTLSWithToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Find a free port, then let the command listen on it.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := new(net.ListenConfig).Listen(t.Context(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestServeOverTLSWithToken(t *testing.T) {
 	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
 	base := "https://" + addr + "/api/v1.0"
 	do := func(method, path, token string, body io.Reader) (*http.Response, []byte) {
-		req, err := http.NewRequest(method, base+path, body)
+		req, err := http.NewRequestWithContext(t.Context(), method, base+path, body)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -103,7 +103,7 @@ func TestServeOverTLSWithToken(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer resp.Body.Close()
+		defer func() { _ = resp.Body.Close() }() // only read: closing cannot lose data
 		b, _ := io.ReadAll(resp.Body)
 		return resp, b
 	}
@@ -121,7 +121,7 @@ func TestServeOverTLSWithToken(t *testing.T) {
 	q.Set("ip", "nope")
 	resp, body = do("GET", "/join-scripts?"+q.Encode(), "t0ken", nil)
 	var st struct{ Parameter string }
-	if json.Unmarshal(body, &st); resp.StatusCode != 400 || st.Parameter != "ip" {
+	if err := json.Unmarshal(body, &st); err != nil || resp.StatusCode != 400 || st.Parameter != "ip" {
 		t.Errorf("bad ip: %d %s", resp.StatusCode, body)
 	}
 	resp, body = do("POST", "/validatedesign", "t0ken", strings.NewReader(fmt.Sprintf(`{"href": %q}`, design)))
@@ -180,7 +180,7 @@ func TestServeRefusesUnsafeExposure(t *testing.T) {
 // TestServeLoopbackWithoutAuth starts with the explicit --insecure-no-auth
 // on loopback and answers without a token.
 func TestServeLoopbackWithoutAuth(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := new(net.ListenConfig).Listen(t.Context(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,11 +206,15 @@ func TestServeLoopbackWithoutAuth(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("serve did not start")
 	}
-	resp, err := http.Get("http://" + addr + "/api/v1.0/join-scripts?hostname=n1&ip=10.0.0.1&design_ref=nope")
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://"+addr+"/api/v1.0/join-scripts?hostname=n1&ip=10.0.0.1&design_ref=nope", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close() // only read: closing cannot lose data
 	// Past auth: the request fails on its design_ref, not with 401.
 	if resp.StatusCode != http.StatusBadRequest {
 		t.Errorf("status %d, want 400 for the missing design", resp.StatusCode)

@@ -565,7 +565,7 @@ func freePorts(n int) ([]int, error) {
 	}()
 	var out []int
 	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+		l, err := net.Listen("tcp", "127.0.0.1:0") //nolint:noctx // a loopback literal: nothing to resolve or cancel
 		if err != nil {
 			return nil, fmt.Errorf("choosing a free port: %w", err)
 		}
@@ -597,8 +597,8 @@ func (m *Manager) start(kubeconfig, certDir string, opts Options) error {
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	cmd := exec.Command(m.Binary, m.args(certDir, opts)...)
+	defer func() { _ = f.Close() }()                        // the manager writes through its own descriptor
+	cmd := exec.Command(m.Binary, m.args(certDir, opts)...) //nolint:noctx // the manager outlives this call; Stop ends it
 	// The managers read the cluster from KUBECONFIG (controller-runtime's
 	// config loading); nothing else of the test's environment matters to them.
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
@@ -627,7 +627,7 @@ func (m *Manager) waitReady(ctx context.Context) error {
 	for {
 		select {
 		case <-m.done:
-			err := fmt.Errorf("%s exited before it was ready (%v); log %s:\n%s", filepath.Base(m.Binary), m.err, m.Log, tail(m.Log, 20))
+			err := fmt.Errorf("%s exited before it was ready (%w); log %s:\n%s", filepath.Base(m.Binary), m.err, m.Log, tail(m.Log, 20))
 			if strings.Contains(tail(m.Log, 20), "address already in use") {
 				return fmt.Errorf("%w: %w", errPortTaken, err)
 			}
@@ -708,7 +708,7 @@ func tail(path string, n int) string {
 	if err != nil {
 		return err.Error()
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // only read: closing cannot lose data
 	var lines []string
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)

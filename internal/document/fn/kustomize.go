@@ -703,8 +703,11 @@ func (f *functionFS) stage(dir string, override map[string][]byte, origins bool)
 		return nil, err
 	}
 	n, err := yaml.Parse(string(data))
-	if err != nil || n.YNode().Kind != yaml.MappingNode {
-		return nil, fmt.Errorf("%s: not a kustomization: %v", kpath, err)
+	if err != nil {
+		return nil, fmt.Errorf("%s: not a kustomization: %w", kpath, err)
+	}
+	if n.YNode().Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("%s: not a kustomization: not a mapping", kpath)
 	}
 	seq := mapValue(n.YNode(), fieldTransformers)
 	if seq == nil || seq.Kind != yaml.SequenceNode {

@@ -102,7 +102,7 @@ func (v *Validator) addCRD(d *document.Document) error {
 		}
 	}
 	if errs := crdvalidation.ValidateCustomResourceDefinition(context.Background(), &internal); len(errs) > 0 {
-		return fmt.Errorf("the API server would refuse this CRD: %v", errs.ToAggregate())
+		return fmt.Errorf("the API server would refuse this CRD: %w", errs.ToAggregate())
 	}
 	for _, ver := range internal.Spec.Versions {
 		val := ver.Schema

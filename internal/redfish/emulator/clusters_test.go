@@ -32,7 +32,7 @@ func (d *hostDriver) insertData(metaData string, userData []byte) {
 	if err != nil {
 		d.t.Fatalf("InsertMedia: %v", err)
 	}
-	resp.Body.Close()
+	_ = resp.Body.Close() // only read: closing cannot lose data
 	sys, err := schemas.GetComputerSystem(d.c, d.sys)
 	if err == nil {
 		err = sys.SetBoot(&schemas.Boot{BootSourceOverrideTarget: schemas.CdBootSource, BootSourceOverrideEnabled: schemas.OnceBootSourceOverrideEnabled})

@@ -151,7 +151,7 @@ func FuzzDecodeRequest(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, kind uint8, body []byte) {
 		ep := endpoints[int(kind)%len(endpoints)]
-		req := httptest.NewRequest(ep.method, ep.path, strings.NewReader(string(body)))
+		req := httptest.NewRequestWithContext(t.Context(), ep.method, ep.path, strings.NewReader(string(body)))
 		req.SetBasicAuth(testUser, testPassword)
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)

@@ -253,7 +253,7 @@ func checkVirtualMedia(t *testing.T, s *Server, c *gofish.APIClient, host string
 	if err != nil {
 		t.Fatalf("InsertMedia with Oem: %v", err)
 	}
-	resp.Body.Close()
+	_ = resp.Body.Close() // only read: closing cannot lose data
 	st := mustState(t, s, host)
 	if st.Media.Checksum != "abc123" || st.Media.ChecksumType != "sha256" || st.Media.Format != "live-iso" ||
 		string(st.Media.UserData) != userData || string(st.Media.NetworkData) != "{}" || string(st.Media.MetaData) != "local-hostname: x\n" {

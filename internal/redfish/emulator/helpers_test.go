@@ -3,6 +3,7 @@ package emulator
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"io"
 	"net/http"
@@ -86,7 +87,7 @@ func do(t *testing.T, method, url, body string, header map[string]string) (int, 
 	if body != "" {
 		r = strings.NewReader(body)
 	}
-	req, err := http.NewRequest(method, url, r)
+	req, err := http.NewRequestWithContext(t.Context(), method, url, r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +98,7 @@ func do(t *testing.T, method, url, body string, header map[string]string) (int, 
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, url, err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }() // only read: closing cannot lose data
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
 		t.Fatal(err)
@@ -106,9 +107,7 @@ func do(t *testing.T, method, url, body string, header map[string]string) (int, 
 }
 
 func basicHeader(user, password string) map[string]string {
-	req, _ := http.NewRequest(http.MethodGet, "http://x", nil)
-	req.SetBasicAuth(user, password)
-	return map[string]string{"Authorization": req.Header.Get("Authorization")}
+	return map[string]string{"Authorization": "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+password))}
 }
 
 func mustState(t *testing.T, s *Server, host string) HostState {

@@ -222,7 +222,7 @@ func (s *Server) Start(ctx context.Context, addr string) (string, error) {
 	if err := CheckListen(addr, s.tlsCert != nil); err != nil {
 		return "", err
 	}
-	ln, err := net.Listen("tcp", addr)
+	ln, err := new(net.ListenConfig).Listen(ctx, "tcp", addr)
 	if err != nil {
 		return "", fmt.Errorf("listening on %s: %w", addr, err)
 	}

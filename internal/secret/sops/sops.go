@@ -308,7 +308,7 @@ func checkMAC(dataKey []byte, md *metadata, computed string) error {
 	}
 	stored, _, err := openValue(dataKey, md.MAC, lm.Format(time.RFC3339))
 	if err != nil {
-		return fmt.Errorf("%w: the stored MAC does not decrypt (%v); the metadata was changed (ignore-mac skips this check)", ErrMACMismatch, err)
+		return fmt.Errorf("%w: the stored MAC does not decrypt (%w); the metadata was changed (ignore-mac skips this check)", ErrMACMismatch, err)
 	}
 	if string(stored) != computed {
 		return fmt.Errorf("%w: the document was changed after it was encrypted (ignore-mac skips this check)", ErrMACMismatch)

@@ -64,7 +64,7 @@ func TestHAProxyConfigCheck(t *testing.T) {
 			if err := os.WriteFile(path, []byte(r.cfg), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			out, err := exec.Command(haproxy, "-c", "-f", path).CombinedOutput()
+			out, err := exec.CommandContext(t.Context(), haproxy, "-c", "-f", path).CombinedOutput()
 			if (err == nil) != r.ok {
 				t.Errorf("haproxy -c: %v, want success %v:\n%s\n%s", err, r.ok, out, r.cfg)
 			}
@@ -88,7 +88,7 @@ func startBackends(t *testing.T, hosts []Host, cert tls.Certificate) ([]*backend
 		var lns []net.Listener
 		port := 0
 		for _, h := range hosts {
-			ln, err := net.Listen("tcp", net.JoinHostPort(h.IPs["oam-ipv4"], strconv.Itoa(port)))
+			ln, err := new(net.ListenConfig).Listen(t.Context(), "tcp", net.JoinHostPort(h.IPs["oam-ipv4"], strconv.Itoa(port)))
 			if err != nil {
 				break
 			}
@@ -199,7 +199,7 @@ func TestHAProxyBalancesAndSkipsDeadBackend(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	front, err := net.Listen("tcp", "127.0.0.1:0")
+	front, err := new(net.ListenConfig).Listen(t.Context(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}

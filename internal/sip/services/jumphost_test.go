@@ -53,7 +53,7 @@ func TestPowerScriptShellcheck(t *testing.T) {
 	rows = append(rows, row{"a flawed script fails", "#!/usr/bin/env bash\nrm -rf $1/*\n", false})
 	for _, r := range rows {
 		t.Run(r.name, func(t *testing.T) {
-			cmd := exec.Command(sc, "--shell=bash", "--severity=style", "-")
+			cmd := exec.CommandContext(t.Context(), sc, "--shell=bash", "--severity=style", "-")
 			cmd.Stdin = strings.NewReader(r.script)
 			out, err := cmd.CombinedOutput()
 			if (err == nil) != r.ok {
@@ -89,7 +89,7 @@ func TestSSHConfigResolvesEveryHost(t *testing.T) {
 			}
 			rows = append(rows, row{"not-a-host", "not-a-host"})
 			for _, r := range rows {
-				out, err := exec.Command(sshBin, "-G", "-F", path, r.alias).CombinedOutput()
+				out, err := exec.CommandContext(t.Context(), sshBin, "-G", "-F", path, r.alias).CombinedOutput()
 				if err != nil {
 					t.Fatalf("ssh -G %s: %v\n%s", r.alias, err, out)
 				}
@@ -177,7 +177,7 @@ func newPowerEnv(t *testing.T, in Inputs) *powerEnv {
 
 func (e *powerEnv) run(t *testing.T, extraEnv []string, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
-	cmd := exec.Command("bash", append([]string{e.script}, args...)...)
+	cmd := exec.CommandContext(t.Context(), "bash", append([]string{e.script}, args...)...)
 	cmd.Env = append(append([]string{}, e.env...), extraEnv...)
 	var o, s bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &s
@@ -350,7 +350,7 @@ func TestPowerScriptProxy(t *testing.T) {
 			http.Error(w, err.Error(), http.StatusBadGateway)
 			return
 		}
-		defer resp.Body.Close()
+		defer func() { _ = resp.Body.Close() }() // only read: closing cannot lose data
 		for k, v := range resp.Header {
 			w.Header()[k] = v
 		}

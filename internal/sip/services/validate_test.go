@@ -1,6 +1,7 @@
 package services
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -110,8 +111,8 @@ func TestValidate(t *testing.T) {
 			if err == nil {
 				t.Fatalf("Validate accepted it; want %q", tt.want)
 			}
-			agg, ok := err.(utilerrors.Aggregate)
-			if !ok || len(agg.Errors()) != 1 {
+			var agg utilerrors.Aggregate
+			if !errors.As(err, &agg) || len(agg.Errors()) != 1 {
 				t.Errorf("want one error, got %v", err)
 			}
 			if !strings.Contains(err.Error(), tt.want) {

@@ -1,6 +1,7 @@
 package testtool
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -42,13 +43,14 @@ func TestSetupScript(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			cmd := exec.Command("bash", script, "--check")
+			cmd := exec.CommandContext(t.Context(), "bash", script, "--check")
 			cmd.Env = append(os.Environ(), "PATH="+bin)
 			var stderr strings.Builder
 			cmd.Stderr = &stderr
 			err := cmd.Run()
 			code := 0
-			if ee, ok := err.(*exec.ExitError); ok {
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
 				code = ee.ExitCode()
 			} else if err != nil {
 				t.Fatal(err)

@@ -162,7 +162,7 @@ func TestBMCTransport(t *testing.T) {
 				t.Fatalf("transport %T has no Unwrap", rt)
 			}
 			ht := tr.Unwrap().(*http.Transport)
-			req, _ := http.NewRequest(http.MethodGet, "https://bmc.example.test/redfish/v1/", nil)
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "https://bmc.example.test/redfish/v1/", nil)
 			got := ""
 			if ht.Proxy != nil {
 				u, err := ht.Proxy(req)
