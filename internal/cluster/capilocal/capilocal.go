@@ -597,7 +597,8 @@ func (m *Manager) start(kubeconfig, certDir string, opts Options) error {
 	if err != nil {
 		return err
 	}
-	defer func() { _ = f.Close() }()                        // the manager writes through its own descriptor
+	// The manager writes through its own descriptor.
+	defer func() { _ = f.Close() }()
 	cmd := exec.Command(m.Binary, m.args(certDir, opts)...) //nolint:noctx // the manager outlives this call; Stop ends it
 	// The managers read the cluster from KUBECONFIG (controller-runtime's
 	// config loading); nothing else of the test's environment matters to them.

@@ -418,7 +418,7 @@ func (s *Server) fetch(ctx context.Context, ref string) (*docset.Set, error) {
 	if err != nil {
 		return nil, badParam("design_ref", "fetching %s: %v", shown, fetchError(err))
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }() // only read: closing cannot lose data
 	if resp.StatusCode != http.StatusOK {
 		return nil, badParam("design_ref", "fetching %s: %s", shown, resp.Status)
 	}
