@@ -14,7 +14,7 @@ import (
 	v1 "github.com/airshipit/airship-go/api/airshipit/v1alpha1"
 	"github.com/airshipit/airship-go/internal/cli"
 	"github.com/airshipit/airship-go/internal/cli/output"
-	phasecmd "github.com/airshipit/airship-go/internal/cli/phase"
+	"github.com/airshipit/airship-go/internal/cli/phasecmd"
 	"github.com/airshipit/airship-go/internal/cli/siteflags"
 	"github.com/airshipit/airship-go/internal/phase"
 )

@@ -1,4 +1,4 @@
-package armada
+package armadacmd
 
 import (
 	"bytes"

@@ -1,3 +1,0 @@
-// Package document implements `airshipctl document`: pull, which clones or
-// updates the current manifest's repositories into its target path.
-package document

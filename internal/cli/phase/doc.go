@@ -1,2 +1,0 @@
-// Package phase implements `airshipctl phase`: list, tree, render and validate.
-package phase

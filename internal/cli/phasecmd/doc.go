@@ -1,0 +1,2 @@
+// Package phasecmd implements `airshipctl phase`: list, tree, render and validate.
+package phasecmd
