@@ -3,7 +3,7 @@
 // redfish-emulator) shares: IO streams, Run (the one way a root command is
 // executed: errors printed once, flag errors exit 2 with the usage), the
 // mapping of errors to exit codes, and the --timeout flag. Each noun has
-// its own package below it (cluster/local, phase, plan, ...) with a NewCmd
+// its own package below it (cluster/local, phasecmd, plan, ...) with a NewCmd
 // constructor; the three operator binaries share one command,
 // operatorcmd, and differ only in the Spec their package gives it.
 //
