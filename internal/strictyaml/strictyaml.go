@@ -9,9 +9,9 @@ import (
 )
 
 // Unmarshal decodes YAML (or JSON, which is YAML) into a Go type with JSON
-// tags, failing on unknown fields.
+// tags, failing on unknown fields and on a key repeated in one mapping.
 func Unmarshal(data []byte, into any) error {
-	j, err := yaml.YAMLToJSON(data)
+	j, err := yaml.YAMLToJSONStrict(data)
 	if err != nil {
 		return err
 	}

@@ -28,6 +28,8 @@ func TestUnmarshal(t *testing.T) {
 		{"unknown field in a list", "items: [{path: a}, {pat: b}]\n", `unknown field "items[1].pat"`},
 		{"every unknown field", "phase: {pth: p}\ntag: [a]\n", `unknown field "phase.pth"; unknown field "tag"`},
 		{"not yaml", "phase: [\n", "yaml: line 1: did not find expected node content"},
+		{"repeated key", "phase: {path: a}\nphase: {path: b}\n", "yaml: unmarshal errors:\n  line 2: key \"phase\" already set in map"},
+		{"repeated nested key", "phase: {path: a, path: b}\n", "yaml: unmarshal errors:\n  line 1: key \"path\" already set in map"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
