@@ -3,9 +3,4 @@
 // they cannot disagree: the Cluster an object belongs to, when that object
 // is paused (Paused), and how the status of a claim (an IPClaim, a
 // Metal3DataClaim) is written (SetClaimStatus).
-//
-// It also holds, marked KIT, two helpers the reconcile kit
-// (internal/operatorkit) does not offer yet: finalizer patches with the
-// optimistic lock, and moving a status snapshot past the pass's own
-// metadata write.
 package capi

@@ -488,7 +488,9 @@ func (s *machineScope) patchStatus(o operatorkit.Outcome) error {
 		now := metav1.NewTime(s.r.Clock.Now())
 		m.Status.LastUpdated = &now
 	}
-	return capi.Rebase(s.snap, m, "lastUpdated").Patch(s.ctx, s.r.Client, m)
+	// Past the pass's own (locked) metadata and spec writes: patchMeta.
+	s.snap.Rebase(m)
+	return s.snap.Patch(s.ctx, s.r.Client, m)
 }
 
 // setOutcome puts the outcome of a pass in m's conditions and phase. A

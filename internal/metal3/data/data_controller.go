@@ -132,7 +132,9 @@ func (r *DataReconciler) Reconcile(ctx context.Context, req reconcile.Request) (
 		return r.reconcileDelete(ctx, d)
 	}
 	res, err := r.settle(ctx, d, r.reconcileNormal(ctx, d))
-	return operatorkit.Settle(res, err, capi.Rebase(snap, d).Patch(ctx, r.Client, d))
+	// The pass's own finalizer and spec writes moved the resourceVersion.
+	snap.Rebase(d)
+	return operatorkit.Settle(res, err, snap.Patch(ctx, r.Client, d))
 }
 
 // reconcileNormal refuses references to other namespaces before anything
@@ -141,7 +143,7 @@ func (r *DataReconciler) reconcileNormal(ctx context.Context, d *infrav1.Metal3D
 	if err := dataReferences(d); err != nil {
 		return err
 	}
-	if _, err := capi.AddFinalizer(ctx, r.Client, d, infrav1.DataFinalizer); err != nil {
+	if _, err := operatorkit.EnsureFinalizer(ctx, r.Client, d, infrav1.DataFinalizer); err != nil {
 		return err
 	}
 	return r.render(ctx, d)
@@ -444,7 +446,7 @@ func (r *DataReconciler) ipClaim(ctx context.Context, d *infrav1.Metal3Data, poo
 		// An IPClaim of an earlier Metal3Data of the same name: let it go
 		// if it is going, and wait.
 		if !c.DeletionTimestamp.IsZero() {
-			if err := capi.RemoveFinalizer(ctx, r.Client, c, infrav1.DataFinalizer); err != nil {
+			if err := operatorkit.RemoveFinalizer(ctx, r.Client, c, infrav1.DataFinalizer); err != nil {
 				return nil, fmt.Errorf("letting the old IPClaim go: %w", err)
 			}
 		}
@@ -501,7 +503,7 @@ func (r *DataReconciler) reconcileDelete(ctx context.Context, d *infrav1.Metal3D
 		if !metav1.IsControlledBy(c, d) {
 			continue
 		}
-		if err := capi.RemoveFinalizer(ctx, r.Client, c, infrav1.DataFinalizer); err != nil {
+		if err := operatorkit.RemoveFinalizer(ctx, r.Client, c, infrav1.DataFinalizer); err != nil {
 			return reconcile.Result{}, fmt.Errorf("Metal3Data %s: %w", key, err)
 		}
 		if c.DeletionTimestamp.IsZero() {
@@ -532,5 +534,5 @@ func (r *DataReconciler) reconcileDelete(ctx context.Context, d *infrav1.Metal3D
 			return reconcile.Result{}, fmt.Errorf("Metal3Data %s: deleting Secret %s: %w", key, ref.Name, err)
 		}
 	}
-	return reconcile.Result{}, capi.RemoveFinalizer(ctx, r.Client, d, infrav1.DataFinalizer)
+	return reconcile.Result{}, operatorkit.RemoveFinalizer(ctx, r.Client, d, infrav1.DataFinalizer)
 }

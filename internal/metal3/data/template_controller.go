@@ -125,7 +125,7 @@ func (r *TemplateReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 	}
 	deleting := !t.DeletionTimestamp.IsZero()
 	if !deleting {
-		if _, err := capi.AddFinalizer(ctx, r.Client, t, infrav1.DataTemplateFinalizer); err != nil {
+		if _, err := operatorkit.EnsureFinalizer(ctx, r.Client, t, infrav1.DataTemplateFinalizer); err != nil {
 			return reconcile.Result{}, err
 		}
 	}
@@ -218,7 +218,7 @@ func (s *templateScope) readData(ctx context.Context) error {
 // serve gives a live claim its Metal3Data: the one it has, or a new one of
 // the lowest free index.
 func (s *templateScope) serve(ctx context.Context, c *infrav1.Metal3DataClaim) error {
-	if _, err := capi.AddFinalizer(ctx, s.r.Client, c, infrav1.DataClaimFinalizer); err != nil {
+	if _, err := operatorkit.EnsureFinalizer(ctx, s.r.Client, c, infrav1.DataClaimFinalizer); err != nil {
 		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
 			return nil // changed since read: its event brings it back
 		}
@@ -302,7 +302,7 @@ func (s *templateScope) release(ctx context.Context, c *infrav1.Metal3DataClaim)
 		if d.Spec.Claim.Name != c.Name {
 			continue
 		}
-		if err := capi.RemoveFinalizer(ctx, s.r.Client, d, infrav1.DataClaimFinalizer); err != nil {
+		if err := operatorkit.RemoveFinalizer(ctx, s.r.Client, d, infrav1.DataClaimFinalizer); err != nil {
 			return fmt.Errorf("Metal3DataClaim %s: %w", ckey, err)
 		}
 		if d.DeletionTimestamp.IsZero() {
@@ -313,7 +313,7 @@ func (s *templateScope) release(ctx context.Context, c *infrav1.Metal3DataClaim)
 		}
 		delete(s.index, c.Name)
 	}
-	return capi.RemoveFinalizer(ctx, s.r.Client, c, infrav1.DataClaimFinalizer)
+	return operatorkit.RemoveFinalizer(ctx, s.r.Client, c, infrav1.DataClaimFinalizer)
 }
 
 // letGo removes the template's finalizer from Metal3Data deleted by
@@ -326,7 +326,7 @@ func (s *templateScope) letGo(ctx context.Context) error {
 		if d.DeletionTimestamp.IsZero() || !controllerutil.ContainsFinalizer(d, infrav1.DataClaimFinalizer) {
 			continue
 		}
-		if err := capi.RemoveFinalizer(ctx, s.r.Client, d, infrav1.DataClaimFinalizer); err != nil {
+		if err := operatorkit.RemoveFinalizer(ctx, s.r.Client, d, infrav1.DataClaimFinalizer); err != nil {
 			errs = append(errs, fmt.Errorf("Metal3DataTemplate %s: %w", s.key, err))
 		}
 	}
@@ -351,7 +351,9 @@ func (s *templateScope) writeStatus(ctx context.Context, snap *operatorkit.Statu
 		now := metav1.Now()
 		s.t.Status.LastUpdated = &now
 	}
-	return capi.Rebase(snap, s.t, "lastUpdated").Patch(ctx, s.r.Client, s.t)
+	// Past the pass's own (locked) finalizer write.
+	snap.Rebase(s.t)
+	return snap.Patch(ctx, s.r.Client, s.t)
 }
 
 // finish lets a deleted template go once no claim names it and no
@@ -364,7 +366,7 @@ func (s *templateScope) finish(ctx context.Context) (reconcile.Result, error) {
 	if len(s.data) > 0 {
 		return reconcile.Result{RequeueAfter: waitRetry}, nil
 	}
-	return reconcile.Result{}, capi.RemoveFinalizer(ctx, s.r.Client, s.t, infrav1.DataTemplateFinalizer)
+	return reconcile.Result{}, operatorkit.RemoveFinalizer(ctx, s.r.Client, s.t, infrav1.DataTemplateFinalizer)
 }
 
 // ownerOfKind is the first owner reference of that group and kind.

@@ -179,7 +179,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return claimConflict(err)
 	}
 	if deleting && len(s.alloc) == 0 {
-		if err := capi.RemoveFinalizer(ctx, r.Client, pool, ipamv1.IPPoolFinalizer); err != nil {
+		if err := operatorkit.RemoveFinalizer(ctx, r.Client, pool, ipamv1.IPPoolFinalizer); err != nil {
 			return reconcile.Result{}, err
 		}
 	}
@@ -395,7 +395,7 @@ func (s *poolScope) release(ctx context.Context) error {
 
 // deleteAddress removes the pool's finalizer from an IPAddress and deletes it.
 func (s *poolScope) deleteAddress(ctx context.Context, ia *ipamv1.IPAddress) error {
-	if err := capi.RemoveFinalizer(ctx, s.r.Client, ia, ipamv1.IPAddressFinalizer); err != nil {
+	if err := operatorkit.RemoveFinalizer(ctx, s.r.Client, ia, ipamv1.IPAddressFinalizer); err != nil {
 		return fmt.Errorf("IPPool %s: %w", s.key, err)
 	}
 	if ia.DeletionTimestamp.IsZero() {
@@ -433,7 +433,7 @@ func (s *poolScope) allocate(ctx context.Context, deleting bool) error {
 			s.claimErr[c.Name] = fmt.Sprintf("IPPool %s is being deleted", s.key)
 			continue
 		}
-		if _, err := capi.AddFinalizer(ctx, s.r.Client, c, ipamv1.IPClaimFinalizer); err != nil {
+		if _, err := operatorkit.EnsureFinalizer(ctx, s.r.Client, c, ipamv1.IPClaimFinalizer); err != nil {
 			if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
 				// Changed or gone since read: its event brings it back.
 				continue
@@ -502,7 +502,7 @@ func (s *poolScope) publish(ctx context.Context) error {
 		errs = append(errs, s.setClaimStatus(ctx, c, ref, nil))
 	}
 	for _, c := range s.released {
-		if err := capi.RemoveFinalizer(ctx, s.r.Client, c, ipamv1.IPClaimFinalizer); err != nil {
+		if err := operatorkit.RemoveFinalizer(ctx, s.r.Client, c, ipamv1.IPClaimFinalizer); err != nil {
 			errs = append(errs, fmt.Errorf("IPPool %s: %w", s.key, err))
 		}
 	}
