@@ -94,9 +94,9 @@ func start(t *testing.T, name, ready, bin string, args ...string) *syncBuffer {
 	go func() { exited <- cmd.Wait() }()
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
-		<-exited
+		err := <-exited
 		if t.Failed() {
-			t.Logf("%s log:\n%s", name, log.String())
+			t.Logf("%s (%v) log:\n%s", name, err, log.String())
 		}
 	})
 	if ready == "" {

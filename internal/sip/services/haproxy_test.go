@@ -221,9 +221,9 @@ func TestHAProxyBalancesAndSkipsDeadBackend(t *testing.T) {
 	go func() { exited <- cmd.Wait() }()
 	t.Cleanup(func() {
 		cancel()
-		<-exited
+		err := <-exited
 		if t.Failed() {
-			t.Logf("haproxy output:\n%s", output.String())
+			t.Logf("haproxy (%v) output:\n%s", err, output.String())
 		}
 	})
 	// HAProxy holds the listening socket now; the test's copies go.
