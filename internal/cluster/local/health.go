@@ -83,7 +83,7 @@ func (h *health) waitHealthy(ctx context.Context, s *started) error {
 		case <-s.exited:
 			return fmt.Errorf("process %d exited", s.rec.PID)
 		case <-ctx.Done():
-			return fmt.Errorf("timed out (last check: %v)", last)
+			return fmt.Errorf("timed out (last check: %w)", last)
 		case <-tick.C:
 		}
 	}

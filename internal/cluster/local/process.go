@@ -33,7 +33,7 @@ func startProcess(component, binary string, args []string, logPath string) (*sta
 	defer func() { _ = logFile.Close() }()
 	fmt.Fprintf(logFile, "=== %s starting %s at %s\n", component, binary, time.Now().Format(time.RFC3339))
 
-	cmd := exec.Command(binary, args...)
+	cmd := exec.Command(binary, args...) //nolint:noctx // the component outlives this command; cluster local down stops it
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -384,7 +384,7 @@ func choosePorts(apiPort int, prev *State) (map[string]int, error) {
 }
 
 func portFree(port int) error {
-	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port))) //nolint:noctx // a loopback literal: nothing to resolve or cancel
 	if err != nil {
 		return err
 	}
@@ -392,7 +392,7 @@ func portFree(port int) error {
 }
 
 func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := net.Listen("tcp", "127.0.0.1:0") //nolint:noctx // a loopback literal: nothing to resolve or cancel
 	if err != nil {
 		return 0, fmt.Errorf("finding a free port: %w", err)
 	}
