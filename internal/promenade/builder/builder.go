@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -301,9 +300,4 @@ func (b *Builder) masters(n *docset.Node) []string {
 		}
 	}
 	return out
-}
-
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
 }

@@ -177,7 +177,7 @@ func TestShellcheckClean(t *testing.T) {
 	for _, s := range scripts {
 		args = append(args, filepath.Join(dir, s.Name))
 	}
-	out, err := exec.Command(sc, args...).CombinedOutput()
+	out, err := exec.CommandContext(t.Context(), sc, args...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("shellcheck: %v\n%s", err, out)
 	}
@@ -329,7 +329,7 @@ func TestExtractFlag(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "root")
-	if b, err := exec.Command(bash, filepath.Join(dir, "genesis.sh"), "--extract", out).CombinedOutput(); err != nil {
+	if b, err := exec.CommandContext(t.Context(), bash, filepath.Join(dir, "genesis.sh"), "--extract", out).CombinedOutput(); err != nil {
 		t.Fatalf("--extract: %v\n%s", err, b)
 	}
 	embedded, err := ExtractPayload(scripts[0].Content)

@@ -3,6 +3,7 @@ package builder
 import (
 	"archive/tar"
 	"compress/gzip"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -25,12 +26,14 @@ type sandbox struct {
 	// unless env sets STUB_ARMADA_NEVER_READY=1.
 	armadaStarted string
 	env           []string
+	// ctx is the test's: a script still running when it ends is killed.
+	ctx context.Context
 }
 
 func newSandbox(t *testing.T, hostname, ip string) *sandbox {
 	t.Helper()
 	dir := t.TempDir()
-	s := &sandbox{root: filepath.Join(dir, "root"), bin: filepath.Join(dir, "bin"), log: filepath.Join(dir, "calls.log"),
+	s := &sandbox{ctx: t.Context(), root: filepath.Join(dir, "root"), bin: filepath.Join(dir, "bin"), log: filepath.Join(dir, "calls.log"),
 		armadaStarted: filepath.Join(dir, "armada-started")}
 	// The scripts run under bash with tar and sha256sum; the stubs sleep.
 	testtool.Path(t, "bash")
@@ -100,7 +103,7 @@ func (s *sandbox) runErr(script string) (string, error) {
 	if err := os.WriteFile(s.log, nil, 0o644); err != nil {
 		return "", err
 	}
-	cmd := exec.Command("bash", script)
+	cmd := exec.CommandContext(s.ctx, "bash", script)
 	cmd.Env = append(os.Environ(), "PROMENADE_ROOT="+s.root, "PATH="+s.bin+":"+os.Getenv("PATH"), "PROMENADE_POLL_INTERVAL=0")
 	cmd.Env = append(cmd.Env, s.env...)
 	out, err := cmd.CombinedOutput()
@@ -186,7 +189,7 @@ func TestScriptRefusesWrongHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	sb := newSandbox(t, "n5", "192.168.77.10")
-	cmd := exec.Command("bash", filepath.Join(dir, "genesis.sh"))
+	cmd := exec.CommandContext(t.Context(), "bash", filepath.Join(dir, "genesis.sh"))
 	cmd.Env = append(os.Environ(), "PROMENADE_ROOT="+sb.root, "PATH="+sb.bin+":"+os.Getenv("PATH"))
 	out, err := cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "hostname is n5, but this script is for n0") {
