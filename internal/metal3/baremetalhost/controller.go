@@ -130,7 +130,7 @@ func (r *BareMetalHostReconciler) Reconcile(ctx context.Context, req reconcile.R
 	}
 
 	snap := operatorkit.SnapshotStatus(host, "lastUpdated")
-	s := &step{r: r, host: host, ctx: ctx}
+	s := &hostScope{r: r, host: host, ctx: ctx}
 	outcome := operatorkit.OutcomeOf(s.run(!host.DeletionTimestamp.IsZero()), "")
 	if s.removeFinalizer {
 		if err := operatorkit.RemoveFinalizer(ctx, r.Client, host, metal3v1alpha1.BareMetalHostFinalizer); err != nil {
@@ -184,7 +184,7 @@ func (r *BareMetalHostReconciler) admit(ctx context.Context, host *metal3v1alpha
 // write stores what a pass changed: the reboot annotation a handler
 // consumed, then the status when it differs from the snapshot taken before
 // the handler ran (lastUpdated aside).
-func (r *BareMetalHostReconciler) write(ctx context.Context, s *step, snap *operatorkit.StatusSnapshot) error {
+func (r *BareMetalHostReconciler) write(ctx context.Context, s *hostScope, snap *operatorkit.StatusSnapshot) error {
 	host := s.host
 	if s.clearRebootAnnotation != "" {
 		// The patch reads the stored host back, status included: keep the

@@ -27,7 +27,8 @@ type hostEvent struct {
 	warning         bool
 }
 
-// step is one reconcile of one host: the handlers change host.Status,
+// hostScope is the state of one reconcile of one host (scope is the word
+// every reconciler here uses for it): the handlers change host.Status,
 // return the pass's outcome and say what Reconcile must do besides writing
 // the status.
 //
@@ -37,7 +38,7 @@ type hostEvent struct {
 // errorMessage, errorCount): the step is retried after a backoff counted
 // by errorCount. Entering another state, or settling (poll), is said in
 // the fields below.
-type step struct {
+type hostScope struct {
 	r    *BareMetalHostReconciler
 	host *metal3v1alpha1.BareMetalHost
 	ctx  context.Context
@@ -57,7 +58,7 @@ type step struct {
 // o: soon after a state change (the next state's handler runs), after the
 // backoff when a step failed, after the power poll interval when the host
 // settled, and otherwise only when something changes (a watch).
-func (s *step) requeue(o operatorkit.Outcome) reconcile.Result {
+func (s *hostScope) requeue(o operatorkit.Outcome) reconcile.Result {
 	switch {
 	case s.stateChanged:
 		// The short wait lets the cache see the status just written.
@@ -72,7 +73,7 @@ func (s *step) requeue(o operatorkit.Outcome) reconcile.Result {
 
 // run dispatches on the host's state. Deleting hosts go through
 // deprovisioning and powering off before they are let go.
-func (s *step) run(deleting bool) error {
+func (s *hostScope) run(deleting bool) error {
 	h := s.host
 	st := &h.Status
 
@@ -135,7 +136,7 @@ func (s *step) run(deleting bool) error {
 
 // runDeleting takes a deleted host through deprovisioning (when it was
 // provisioned), powering off before delete and deleting.
-func (s *step) runDeleting() error {
+func (s *hostScope) runDeleting() error {
 	st := &s.host.Status
 	switch st.Provisioning.State {
 	case metal3v1alpha1.StateNone, metal3v1alpha1.StateUnmanaged, metal3v1alpha1.StateDeleting:
@@ -173,7 +174,7 @@ func (s *step) runDeleting() error {
 }
 
 // handleUnmanaged waits for BMC details, then starts registering.
-func (s *step) handleUnmanaged() error {
+func (s *hostScope) handleUnmanaged() error {
 	h := s.host
 	if !h.HasBMCDetails() {
 		if h.Status.Provisioning.State != metal3v1alpha1.StateUnmanaged || h.Status.OperationalStatus != metal3v1alpha1.OperationalStatusDiscovered {
@@ -194,7 +195,7 @@ func (s *step) handleUnmanaged() error {
 // status.goodCredentials) are registered in place before anything else
 // happens: the host stays in its state, and a failure is a registration
 // error of that state.
-func (s *step) connect() error {
+func (s *hostScope) connect() error {
 	h := s.host
 	sec, creds, err := s.r.credentials(s.ctx, h)
 	if sec != nil {
@@ -222,7 +223,7 @@ func (s *step) connect() error {
 	return nil
 }
 
-func (s *step) registrationErrorType() metal3v1alpha1.ErrorType {
+func (s *hostScope) registrationErrorType() metal3v1alpha1.ErrorType {
 	if s.host.WasProvisioned() {
 		return metal3v1alpha1.ProvisionedRegistrationError
 	}
@@ -235,7 +236,7 @@ func isRegistrationError(t metal3v1alpha1.ErrorType) bool {
 
 // handleRegistering: connect registered the credentials; move on to
 // inspection, or straight to externally provisioned or preparing.
-func (s *step) handleRegistering() error {
+func (s *hostScope) handleRegistering() error {
 	h := s.host
 	s.finish(metal3v1alpha1.StateRegistering)
 	s.clearError()
@@ -252,7 +253,7 @@ func (s *step) handleRegistering() error {
 }
 
 // handleInspecting reads the inventory into status.hardware.
-func (s *step) handleInspecting() error {
+func (s *hostScope) handleInspecting() error {
 	h := s.host
 	hw, err := s.prov.Inspect(s.ctx)
 	if err != nil {
@@ -269,7 +270,7 @@ func (s *step) handleInspecting() error {
 
 // handlePreparing has nothing to apply (no RAID or firmware settings
 // through Redfish here) and records the boot mode the host will use.
-func (s *step) handlePreparing() error {
+func (s *hostScope) handlePreparing() error {
 	h := s.host
 	h.Status.Provisioning.BootMode = h.BootMode()
 	h.Status.Provisioning.RootDeviceHints = h.Spec.RootDeviceHints.DeepCopy()
@@ -280,7 +281,7 @@ func (s *step) handlePreparing() error {
 
 // handleAvailable starts provisioning when an image is set and the host is
 // to be online; otherwise it keeps the power as spec.online asks.
-func (s *step) handleAvailable() error {
+func (s *hostScope) handleAvailable() error {
 	h := s.host
 	if h.Spec.ExternallyProvisioned {
 		s.setState(metal3v1alpha1.StateExternallyProvisioned)
@@ -298,7 +299,7 @@ func (s *step) handleAvailable() error {
 // holds the image's URL, it inserts the image and restarts the host into
 // it; then it powers the host on if it is off. A custom deploy without an
 // image is provisionCustomDeploy's.
-func (s *step) handleProvisioning() error {
+func (s *hostScope) handleProvisioning() error {
 	h := s.host
 	if !hasImage(h) {
 		if hasCustomDeploy(h) {
@@ -347,7 +348,7 @@ func (s *step) handleProvisioning() error {
 // and the host is powered on as spec.online asks: whatever deploys it is
 // outside this controller. status.provisioning.customDeploy records the
 // method, so the host is provisioned until spec.customDeploy goes.
-func (s *step) provisionCustomDeploy() error {
+func (s *hostScope) provisionCustomDeploy() error {
 	h := s.host
 	power, err := s.prov.PowerState(s.ctx)
 	if err != nil {
@@ -382,7 +383,7 @@ func hasCustomDeploy(h *metal3v1alpha1.BareMetalHost) bool {
 
 // handleProvisioned keeps the power as asked and deprovisions when both
 // the image and the custom deploy are taken away.
-func (s *step) handleProvisioned() error {
+func (s *hostScope) handleProvisioned() error {
 	h := s.host
 	if h.Status.Provisioning.State == metal3v1alpha1.StateProvisioned && !hasImage(h) && !hasCustomDeploy(h) {
 		s.start(metal3v1alpha1.StateDeprovisioning)
@@ -402,7 +403,7 @@ func (s *step) handleProvisioned() error {
 // Every way into deprovisioning starts its metric (start); a retry here
 // keeps it, and finish stamps a start for a host that came in another way
 // (a restored status).
-func (s *step) handleDeprovisioning(deleting bool) error {
+func (s *hostScope) handleDeprovisioning(deleting bool) error {
 	h := s.host
 	if err := s.prov.EjectMedia(s.ctx); err != nil {
 		return s.fail(metal3v1alpha1.ProvisioningError, "ejecting the virtual media", err)
@@ -430,7 +431,7 @@ func (s *step) handleDeprovisioning(deleting bool) error {
 // to be online once and is removed; on a host whose spec.online is false it
 // is removed without a reboot, as upstream leaves an offline host off. A
 // suffixed one keeps the host off until it is removed.
-func (s *step) managePower() error {
+func (s *hostScope) managePower() error {
 	h := s.host
 	power, err := s.prov.PowerState(s.ctx)
 	if err != nil {
@@ -477,7 +478,7 @@ func (s *step) managePower() error {
 // unsuffixed one, keepOff says a suffixed one is there, force that any
 // asks for a hard reboot. An annotation whose value is not JSON still
 // counts, without arguments.
-func (s *step) rebootRequest() (rebootNow string, force, keepOff bool) {
+func (s *hostScope) rebootRequest() (rebootNow string, force, keepOff bool) {
 	for k, v := range s.host.Annotations {
 		if k != metal3v1alpha1.RebootAnnotationPrefix && !strings.HasPrefix(k, metal3v1alpha1.RebootAnnotationPrefix+"/") {
 			continue
@@ -503,7 +504,7 @@ func (s *step) rebootRequest() (rebootNow string, force, keepOff bool) {
 // the defaults uuid (the host's UID), metal3-namespace, metal3-name,
 // local-hostname, local_hostname and name, with the spec.metaData Secret's
 // keys (JSON or YAML) over them, as JSON.
-func (s *step) bootMedia() (provisioner.BootMedia, error) {
+func (s *hostScope) bootMedia() (provisioner.BootMedia, error) {
 	h := s.host
 	m := provisioner.BootMedia{Image: *h.Spec.Image.DeepCopy()}
 	var err error
@@ -541,7 +542,7 @@ func (s *step) bootMedia() (provisioner.BootMedia, error) {
 
 // secretData reads the first of keys from the referenced Secret, always in
 // the host's namespace.
-func (s *step) secretData(ref *corev1.SecretReference, field string, keys ...string) ([]byte, error) {
+func (s *hostScope) secretData(ref *corev1.SecretReference, field string, keys ...string) ([]byte, error) {
 	if ref == nil || ref.Name == "" {
 		return nil, nil
 	}
@@ -566,7 +567,7 @@ func (s *step) secretData(ref *corev1.SecretReference, field string, keys ...str
 }
 
 // setState moves the host to a new state.
-func (s *step) setState(state metal3v1alpha1.ProvisioningState) {
+func (s *hostScope) setState(state metal3v1alpha1.ProvisioningState) {
 	if s.host.Status.Provisioning.State == state {
 		return
 	}
@@ -576,12 +577,12 @@ func (s *step) setState(state metal3v1alpha1.ProvisioningState) {
 }
 
 // start enters a timed state, stamping its operation history start.
-func (s *step) start(state metal3v1alpha1.ProvisioningState) {
+func (s *hostScope) start(state metal3v1alpha1.ProvisioningState) {
 	s.startMetric(state)
 	s.setState(state)
 }
 
-func (s *step) startMetric(state metal3v1alpha1.ProvisioningState) {
+func (s *hostScope) startMetric(state metal3v1alpha1.ProvisioningState) {
 	if m := s.host.OperationMetricForState(state); m != nil {
 		m.Start = metav1.NewTime(s.r.Clock.Now())
 		m.End = metav1.Time{}
@@ -589,7 +590,7 @@ func (s *step) startMetric(state metal3v1alpha1.ProvisioningState) {
 }
 
 // finish stamps the end of a timed state.
-func (s *step) finish(state metal3v1alpha1.ProvisioningState) {
+func (s *hostScope) finish(state metal3v1alpha1.ProvisioningState) {
 	if m := s.host.OperationMetricForState(state); m != nil {
 		if m.Start.IsZero() {
 			m.Start = metav1.NewTime(s.r.Clock.Now())
@@ -602,7 +603,7 @@ func (s *step) finish(state metal3v1alpha1.ProvisioningState) {
 // failed outcome, retried after a backoff that grows with the host's
 // error count (requeue). The message is built from the provisioner's
 // error, which never holds a password.
-func (s *step) fail(t metal3v1alpha1.ErrorType, doing string, err error) error {
+func (s *hostScope) fail(t metal3v1alpha1.ErrorType, doing string, err error) error {
 	h := s.host
 	msg := doing + ": " + err.Error()
 	if h.Status.ErrorType != t || h.Status.ErrorMessage != msg {
@@ -616,14 +617,14 @@ func (s *step) fail(t metal3v1alpha1.ErrorType, doing string, err error) error {
 	return operatorkit.Fail(eventReason(t), fmt.Errorf("%s: %w", doing, err))
 }
 
-func (s *step) setError(t metal3v1alpha1.ErrorType, msg string) {
+func (s *hostScope) setError(t metal3v1alpha1.ErrorType, msg string) {
 	s.host.Status.ErrorType = t
 	s.host.Status.ErrorMessage = msg
 	s.host.Status.OperationalStatus = metal3v1alpha1.OperationalStatusError
 }
 
 // clearError resets the error fields after a step succeeded.
-func (s *step) clearError() {
+func (s *hostScope) clearError() {
 	h := s.host
 	h.Status.ErrorType = ""
 	h.Status.ErrorMessage = ""
@@ -633,7 +634,7 @@ func (s *step) clearError() {
 	}
 }
 
-func (s *step) event(reason, message string, warning bool) {
+func (s *hostScope) event(reason, message string, warning bool) {
 	s.events = append(s.events, hostEvent{reason: reason, message: message, warning: warning})
 }
 

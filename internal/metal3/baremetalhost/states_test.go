@@ -35,7 +35,7 @@ var (
 
 // unitHost is a registered host in state, with a fake BMC in power whose
 // methods named in fail fail.
-func unitHost(t *testing.T, state metal3v1alpha1.ProvisioningState, power provisioner.PowerState, fail map[string]error, mutate func(*metal3v1alpha1.BareMetalHost)) (*step, *hostopstest.Factory) {
+func unitHost(t *testing.T, state metal3v1alpha1.ProvisioningState, power provisioner.PowerState, fail map[string]error, mutate func(*metal3v1alpha1.BareMetalHost)) (*hostScope, *hostopstest.Factory) {
 	t.Helper()
 	scheme := runtime.NewScheme()
 	if err := corev1.AddToScheme(scheme); err != nil {
@@ -57,7 +57,7 @@ func unitHost(t *testing.T, state metal3v1alpha1.ProvisioningState, power provis
 	f := hostopstest.NewFactory()
 	f.Add(unitBMC, &hostopstest.Host{Username: "admin", Password: "pw", Power: power, Fail: fail})
 	r := &BareMetalHostReconciler{Client: c, Factory: f, Clock: clocktesting.NewFakePassiveClock(now), PowerPollInterval: time.Minute, MaxBackoff: time.Minute}
-	return &step{r: r, host: h, ctx: context.Background()}, f
+	return &hostScope{r: r, host: h, ctx: context.Background()}, f
 }
 
 func reasons(events []hostEvent) []string {
