@@ -13,8 +13,8 @@ import (
 
 	armadav1 "github.com/airshipit/airship-go/api/armada/v1alpha1"
 	"github.com/airshipit/airship-go/internal/armada/chartsource"
-	"github.com/airshipit/airship-go/internal/armada/controller"
 	"github.com/airshipit/airship-go/internal/armada/helm"
+	"github.com/airshipit/airship-go/internal/armada/reconcilers"
 	"github.com/airshipit/airship-go/internal/operatorkit"
 )
 
@@ -121,7 +121,7 @@ func (o Options) reconcilers(mgr ctrl.Manager, log logr.Logger) []operatorkit.Re
 	// The manager's config: the options' client rate applied.
 	hc := helm.New(mgr.GetConfig(), logr.ToSlogHandler(log.WithName("helm")))
 	return []operatorkit.Reconciler{
-		&controller.ArmadaChartReconciler{
+		&reconcilers.ArmadaChartReconciler{
 			Client:                  mgr.GetClient(),
 			APIReader:               mgr.GetAPIReader(),
 			Helm:                    hc,
@@ -132,8 +132,8 @@ func (o Options) reconcilers(mgr ctrl.Manager, log logr.Logger) []operatorkit.Re
 			FetchTimeout:            o.ChartFetchTimeout,
 			MaxFetches:              o.ChartFetches,
 		},
-		&controller.ArmadaChartGroupReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: rec},
-		&controller.ArmadaManifestReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Helm: hc, Recorder: rec},
+		&reconcilers.ArmadaChartGroupReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: rec},
+		&reconcilers.ArmadaManifestReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Helm: hc, Recorder: rec},
 	}
 }
 

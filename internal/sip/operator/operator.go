@@ -14,7 +14,7 @@ import (
 
 	sipv1 "github.com/airshipit/airship-go/api/sip/v1"
 	"github.com/airshipit/airship-go/internal/operatorkit"
-	"github.com/airshipit/airship-go/internal/sip/controller"
+	"github.com/airshipit/airship-go/internal/sip/sipcluster"
 )
 
 // LeaderElectionID names the Lease replicas compete for.
@@ -31,7 +31,7 @@ type Options struct {
 
 // DefaultOptions are the flag defaults.
 func DefaultOptions() Options {
-	return Options{Options: operatorkit.Defaults(), Resync: controller.DefaultResync}
+	return Options{Options: operatorkit.Defaults(), Resync: sipcluster.DefaultResync}
 }
 
 // BindFlags registers the options as flags on fs.
@@ -71,7 +71,7 @@ func (o Options) operator() operatorkit.Operator {
 			{GroupVersion: metal3v1alpha1.GroupVersion.String(), Kinds: []string{"BareMetalHost"}},
 		},
 		Reconcilers: func(mgr ctrl.Manager, _ logr.Logger) []operatorkit.Reconciler {
-			return []operatorkit.Reconciler{&controller.Reconciler{
+			return []operatorkit.Reconciler{&sipcluster.SIPClusterReconciler{
 				Client:    mgr.GetClient(),
 				APIReader: mgr.GetAPIReader(),
 				Recorder:  mgr.GetEventRecorder("sip-operator"),
