@@ -54,7 +54,7 @@ fuzz: ## Run every Go fuzz target for FUZZTIME (default 2m; FUZZ_RUN=REGEXP pick
 	bash hack/fuzz.sh $(FUZZTIME) '$(FUZZ_RUN)'
 
 .PHONY: verify
-verify: ## gofmt, go vet, go mod tidy, pinned versions, generated code up to date.
+verify: ## gofmt, shellcheck, go vet, golangci-lint (.golangci.yml), go mod tidy, pinned versions, generated code up to date.
 	bash hack/verify.sh
 
 .PHONY: demo
