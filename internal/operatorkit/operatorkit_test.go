@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -48,33 +47,16 @@ func TestManagerServers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Start: %v", err)
-		}
-	})
+	testenv.Go(t, context.Background(), "Start", mgr.Start)
 
-	get := func(url string) (int, string) {
-		resp, err := http.Get(url)
-		if err != nil {
-			return 0, ""
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
-	}
 	for _, tt := range []struct{ url, body string }{
 		{"http://" + o.ProbeAddr + "/healthz", "ok"},
 		{"http://" + o.ProbeAddr + "/readyz", "ok"},
 		{"http://" + o.ProbeAddr + "/readyz/caches", "ok"},
 		{"http://" + o.MetricsAddr + "/metrics", "rest_client_requests_total"},
 	} {
-		if err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-			code, body := get(tt.url)
+		if err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			code, body := testenv.HTTPGet(ctx, tt.url)
 			return code == http.StatusOK && strings.Contains(body, tt.body), nil
 		}); err != nil {
 			t.Fatalf("%s never answered 200 with %q: %v", tt.url, tt.body, err)

@@ -19,10 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/yaml"
 
 	infrav1 "github.com/airshipit/airship-go/api/infrastructure/v1beta1"
@@ -67,31 +64,14 @@ func TestMain(m *testing.M) {
 // controllers until the test ends.
 func startManager(t *testing.T) {
 	t.Helper()
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme:                 env.Scheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		// Every test starts a manager with the same controller names.
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-	})
-	if err != nil {
+	mgr := testenv.NewManager(t, env)
+	if err := ipam.SetupWithManager(context.Background(), mgr, ipam.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	if err := ipam.SetupWithManager(ctx, mgr, ipam.Options{}); err != nil {
+	if err := data.SetupWithManager(context.Background(), mgr, data.Options{Concurrency: 4}); err != nil {
 		t.Fatal(err)
 	}
-	if err := data.SetupWithManager(ctx, mgr, data.Options{Concurrency: 4}); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	})
+	testenv.Go(t, context.Background(), "manager", mgr.Start)
 }
 
 var namespaces atomic.Int32

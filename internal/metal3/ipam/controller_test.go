@@ -16,11 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	ipamv1 "github.com/airshipit/airship-go/api/ipam/v1alpha1"
 	"github.com/airshipit/airship-go/internal/metal3/ipam"
@@ -32,39 +28,20 @@ var env *testenv.Env
 // TestMain starts one API server for the package; tests keep apart by
 // namespace.
 func TestMain(m *testing.M) {
-	os.Exit(testenv.Main(m, func() (*testenv.Env, error) {
-		return testenv.NewAPI(testenv.Options{
-			CRDDirs:     []string{"config/metal3/crd/bases"},
-			AddToScheme: []func(*runtime.Scheme) error{ipamv1.AddToScheme},
-		})
-	}, func(e *testenv.Env) { env = e }))
+	os.Exit(testenv.MainAPI(m, testenv.Options{
+		CRDDirs:     []string{"config/metal3/crd/bases"},
+		AddToScheme: []func(*runtime.Scheme) error{ipamv1.AddToScheme},
+	}, &env))
 }
 
 // startManager runs a manager with the IPPool controller until the test ends.
 func startManager(t *testing.T) {
 	t.Helper()
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme:                 env.Scheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		// Every test starts a manager with the same controller names.
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-	})
-	if err != nil {
+	mgr := testenv.NewManager(t, env)
+	if err := ipam.SetupWithManager(context.Background(), mgr, ipam.Options{Concurrency: 2}); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	if err := ipam.SetupWithManager(ctx, mgr, ipam.Options{Concurrency: 2}); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	})
+	testenv.Go(t, context.Background(), "manager", mgr.Start)
 }
 
 var namespaces atomic.Int32

@@ -39,13 +39,5 @@ func RunAs(t testing.TB, env *Env, sa ServiceAccount, run func(ctx context.Conte
 	}
 	cfg := rest.CopyConfig(env.Config)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + sa.Namespace + ":" + sa.Name}
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- run(runCtx, cfg) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("running as %s/%s: %v", sa.Namespace, sa.Name, err)
-		}
-	})
+	Go(t, ctx, "running as "+sa.Namespace+"/"+sa.Name, func(ctx context.Context) error { return run(ctx, cfg) })
 }
