@@ -398,14 +398,17 @@ func (a *Applier) applyAll(ctx context.Context, objs []*unstructured.Unstructure
 			defer func() { <-sem }()
 			ref := RefOf(o)
 			obj := o.DeepCopy()
-			err := a.client.Patch(ctx, obj, client.Apply, client.FieldOwner(FieldManager), client.ForceOwnership)
+			// obj comes from a document, not from a typed object, so an
+			// absent field is one the document leaves out; the response is
+			// decoded back into obj.
+			err := a.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(FieldManager), client.ForceOwnership)
 			if err != nil && IsWebhookUnavailable(err) {
 				once.Do(func() {
 					opts.emit("Apply", "%s: its admission webhook does not answer yet; trying again for up to %s", ref, webhookWait)
 				})
 				err = retryWhile(ctx, err, webhookWait, IsWebhookUnavailable, func() error {
 					obj = o.DeepCopy()
-					return a.client.Patch(ctx, obj, client.Apply, client.FieldOwner(FieldManager), client.ForceOwnership)
+					return a.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(FieldManager), client.ForceOwnership)
 				})
 			}
 			if err != nil {

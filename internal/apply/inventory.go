@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -101,15 +102,10 @@ func WriteInventory(ctx context.Context, c client.Client, inv *Inventory) error 
 		return err
 	}
 	key := inventoryKey(inv.Name)
-	cm := &corev1.ConfigMap{
-		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name: key.Name, Namespace: key.Namespace,
-			Labels: map[string]string{inventoryLabel: inv.Name, "app.kubernetes.io/managed-by": FieldManager},
-		},
-		Data: map[string]string{"objects": string(data)},
-	}
-	if err := c.Patch(ctx, cm, client.Apply, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+	cm := corev1ac.ConfigMap(key.Name, key.Namespace).
+		WithLabels(map[string]string{inventoryLabel: inv.Name, "app.kubernetes.io/managed-by": FieldManager}).
+		WithData(map[string]string{"objects": string(data)})
+	if err := c.Apply(ctx, cm, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
 		return fmt.Errorf("writing inventory %s: %w", key, err)
 	}
 	return nil
