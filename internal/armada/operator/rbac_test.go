@@ -45,7 +45,7 @@ func TestRBACIsEnough(t *testing.T) {
 		Spec: armadav1.ArmadaChartSpec{
 			Release:   "rbac-web",
 			Namespace: "apps", // created by the install
-			Source:    armadav1.ArmadaChartSource{Type: armadav1.SourceTypeDir, Location: filepath.Join(wd, "..", "controller", "testdata", "charts", "small")},
+			Source:    armadav1.ArmadaChartSource{Type: armadav1.SourceTypeDir, Location: filepath.Join(wd, "..", "reconcilers", "testdata", "charts", "small")},
 			// Nothing runs pods in API mode: wait only for (absent) jobs.
 			Wait: &armadav1.ArmadaChartWait{Resources: []armadav1.ArmadaChartWaitResource{{Type: armadav1.WaitResourceJob, Required: new(bool)}}},
 			Test: &armadav1.ArmadaChartTest{Enabled: new(bool)},
