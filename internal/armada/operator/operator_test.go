@@ -2,7 +2,6 @@ package operator
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/airshipit/airship-go/internal/operatorkit"
+	"github.com/airshipit/airship-go/internal/operatorkit/operatortest"
 
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
@@ -23,28 +23,13 @@ import (
 )
 
 func TestValidate(t *testing.T) {
-	tests := []struct {
-		name    string
-		mutate  func(*Options)
-		wantErr string
-	}{
-		{"defaults", func(*Options) {}, ""},
-		{"zero concurrency", func(o *Options) { o.Concurrency = 0 }, "--concurrency"},
-		{"zero poll interval", func(o *Options) { o.PollInterval = 0 }, "--poll-interval"},
-		{"zero chart fetch timeout", func(o *Options) { o.ChartFetchTimeout = 0 }, "--chart-fetch-timeout must be positive"},
-		{"no chart fetches", func(o *Options) { o.ChartFetches = 0 }, "--chart-fetches must be at least 1"},
-		{"negative qps", func(o *Options) { o.QPS = -1 }, "--kube-api-qps"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			o := DefaultOptions()
-			tt.mutate(&o)
-			err := o.Validate()
-			if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
-				t.Fatalf("Validate() = %v, want error containing %q", err, tt.wantErr)
-			}
-		})
-	}
+	operatortest.Validate(t, DefaultOptions, []operatortest.Case[Options]{
+		{Name: "zero concurrency", Mutate: func(o *Options) { o.Concurrency = 0 }, Want: "--concurrency"},
+		{Name: "zero poll interval", Mutate: func(o *Options) { o.PollInterval = 0 }, Want: "--poll-interval"},
+		{Name: "zero chart fetch timeout", Mutate: func(o *Options) { o.ChartFetchTimeout = 0 }, Want: "--chart-fetch-timeout must be positive"},
+		{Name: "no chart fetches", Mutate: func(o *Options) { o.ChartFetches = 0 }, Want: "--chart-fetches must be at least 1"},
+		{Name: "negative qps", Mutate: func(o *Options) { o.QPS = -1 }, Want: "--kube-api-qps"},
+	})
 }
 
 func freeAddr(t *testing.T) string { return testenv.FreeAddr(t) }
@@ -67,18 +52,9 @@ func TestRunServesProbesMetricsAndElectsLeader(t *testing.T) {
 		}
 	}()
 
-	get := func(url string) (int, string) {
-		resp, err := http.Get(url)
-		if err != nil {
-			return 0, ""
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
-	}
 	for _, path := range []string{"/healthz", "/readyz"} {
-		if err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-			code, _ := get("http://" + o.ProbeAddr + path)
+		if err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			code, _ := testenv.HTTPGet(ctx, "http://"+o.ProbeAddr+path)
 			return code == http.StatusOK, nil
 		}); err != nil {
 			t.Fatalf("%s never returned 200: %v", path, err)
@@ -92,8 +68,8 @@ func TestRunServesProbesMetricsAndElectsLeader(t *testing.T) {
 		t.Fatalf("no leader Lease: %v", err)
 	}
 	// Metrics name the three controllers once they have started.
-	if err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-		code, body := get("http://" + o.MetricsAddr + "/metrics")
+	if err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		code, body := testenv.HTTPGet(ctx, "http://"+o.MetricsAddr+"/metrics")
 		return code == http.StatusOK && strings.Contains(body, `controller="armadachart"`) &&
 			strings.Contains(body, `controller="armadachartgroup"`) && strings.Contains(body, `controller="armadamanifest"`), nil
 	}); err != nil {

@@ -85,14 +85,7 @@ func newRig(t *testing.T, hosts int) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	})
+	testenv.Go(t, ctx, "manager", mgr.Start)
 	r := &rig{t: t, c: env.Client, emu: emu, logs: logs, ns: "metal3"}
 	if err := r.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: r.ns}}); err != nil {
 		t.Fatal(err)

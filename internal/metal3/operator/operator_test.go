@@ -2,7 +2,6 @@ package operator
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/go-logr/logr"
 	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
-	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,35 +25,21 @@ import (
 	"github.com/airshipit/airship-go/internal/bmc"
 	"github.com/airshipit/airship-go/internal/metal3/provisioner"
 	"github.com/airshipit/airship-go/internal/metal3/provisioner/redfish"
+	"github.com/airshipit/airship-go/internal/operatorkit/operatortest"
 	"github.com/airshipit/airship-go/internal/redfish/emulator"
 	"github.com/airshipit/airship-go/internal/test/testenv"
 )
 
 func TestValidate(t *testing.T) {
-	tests := []struct {
-		name   string
-		mutate func(*Options)
-		want   string
-	}{
-		{"defaults", func(*Options) {}, ""},
-		{"no concurrency", func(o *Options) { o.Concurrency = 0 }, "--concurrency"},
-		{"no poll interval", func(o *Options) { o.PowerPollInterval = 0 }, "--power-poll-interval"},
-		{"no BMC timeout", func(o *Options) { o.BMCTimeout = -time.Second }, "--bmc-timeout"},
-		{"negative qps", func(o *Options) { o.QPS = -1 }, "--kube-api-qps"},
-		{"no machine concurrency", func(o *Options) { o.MachineConcurrency = 0 }, "--machine-concurrency"},
-		{"no controllers", func(o *Options) { o.Controllers = nil }, "names no controller"},
-		{"unknown controller", func(o *Options) { o.Controllers = []string{"baremetalhost", "ironic"} }, `unknown controller "ironic"`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			o := DefaultOptions()
-			tt.mutate(&o)
-			err := o.Validate()
-			if (err == nil) != (tt.want == "") || err != nil && !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("Validate() = %v, want %q", err, tt.want)
-			}
-		})
-	}
+	operatortest.Validate(t, DefaultOptions, []operatortest.Case[Options]{
+		{Name: "no concurrency", Mutate: func(o *Options) { o.Concurrency = 0 }, Want: "--concurrency"},
+		{Name: "no poll interval", Mutate: func(o *Options) { o.PowerPollInterval = 0 }, Want: "--power-poll-interval"},
+		{Name: "no BMC timeout", Mutate: func(o *Options) { o.BMCTimeout = -time.Second }, Want: "--bmc-timeout"},
+		{Name: "negative qps", Mutate: func(o *Options) { o.QPS = -1 }, Want: "--kube-api-qps"},
+		{Name: "no machine concurrency", Mutate: func(o *Options) { o.MachineConcurrency = 0 }, Want: "--machine-concurrency"},
+		{Name: "no controllers", Mutate: func(o *Options) { o.Controllers = nil }, Want: "names no controller"},
+		{Name: "unknown controller", Mutate: func(o *Options) { o.Controllers = []string{"baremetalhost", "ironic"} }, Want: `unknown controller "ironic"`},
+	})
 }
 
 // build renders a kustomization under config/metal3.
@@ -146,6 +130,35 @@ func freeAddr(t *testing.T) string { return testenv.FreeAddr(t) }
 // operatorAccount is the operator's ServiceAccount with config/metal3/rbac.
 var operatorAccount = testenv.ServiceAccount{Namespace: "metal3-system", Name: "metal3-operator", RBAC: "config/metal3/rbac"}
 
+// startRBACSite is where the RBAC tests' hosts live: the metal3 namespace
+// and an emulated BMC serving hosts, its admin's password password, until
+// the test ends.
+func startRBACSite(t *testing.T, env *testenv.Env, password string, hosts []emulator.Host) *emulator.Server {
+	t.Helper()
+	if err := env.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "metal3"}}); err != nil {
+		t.Fatal(err)
+	}
+	emu, err := emulator.New(emulator.Config{Username: "admin", Password: password, Hosts: hosts}, emulator.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := emu.Start(t.Context(), "127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	return emu
+}
+
+// runAsOperator runs the operator with o as operatorAccount until the
+// test ends, leader election in the account's namespace (so the RBAC on
+// Leases is exercised) and no metrics server.
+func runAsOperator(t *testing.T, env *testenv.Env, o Options) {
+	t.Helper()
+	o.SkipControllerNameValidation = true
+	o.MetricsAddr = "0"
+	o.LeaderElectionNamespace = operatorAccount.Namespace
+	testenv.RunAs(t, env, operatorAccount, func(ctx context.Context, cfg *rest.Config) error { return Run(ctx, cfg, o, logr.Discard()) })
+}
+
 // TestRBACIsEnough runs the operator as its ServiceAccount with only the
 // roles under config/metal3/rbac, leader election on, and takes a host from
 // created to available and then deleted against the emulator: any missing
@@ -154,22 +167,11 @@ var operatorAccount = testenv.ServiceAccount{Namespace: "metal3-system", Name: "
 func TestRBACIsEnough(t *testing.T) {
 	env := testenv.StartAPI(t, testenv.Options{CRDDirs: []string{"config/metal3/crd/bases"}, AddToScheme: []func(*runtime.Scheme) error{metal3v1alpha1.AddToScheme}})
 	ctx := context.Background()
-	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "metal3"}}); err != nil {
-		t.Fatal(err)
-	}
-	emu, err := emulator.New(emulator.Config{Username: "admin", Password: "pw-rbac", Hosts: emulator.Generate(1, 1)}, emulator.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := emu.Start(t.Context(), "127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
+	emu := startRBACSite(t, env, "pw-rbac", emulator.Generate(1, 1))
 	o := DefaultOptions()
-	o.SkipControllerNameValidation = true
-	o.MetricsAddr, o.ProbeAddr = "0", freeAddr(t)
-	o.LeaderElectionNamespace = "metal3-system"
+	o.ProbeAddr = freeAddr(t)
 	o.Controllers = []string{BareMetalHostController}
-	testenv.RunAs(t, env, operatorAccount, func(ctx context.Context, cfg *rest.Config) error { return Run(ctx, cfg, o, logr.Discard()) })
+	runAsOperator(t, env, o)
 
 	name := emulator.Generate(1, 1)[0].Name
 	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "metal3", Name: "bmc"}, Data: map[string][]byte{"username": []byte("admin"), "password": []byte("pw-rbac")}}
@@ -191,19 +193,7 @@ func TestRBACIsEnough(t *testing.T) {
 	}); err != nil {
 		t.Fatalf("not available as the ServiceAccount: %v; status %+v", err, got.Status)
 	}
-	var lease coordinationv1.Lease
-	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: "metal3-system", Name: LeaderElectionID}, &lease); err != nil || lease.Spec.HolderIdentity == nil {
-		t.Errorf("Lease %s: %v %+v", LeaderElectionID, err, lease.Spec)
-	}
-	for _, path := range []string{"/healthz", "/readyz"} {
-		resp, err := http.Get(fmt.Sprintf("http://%s%s", o.ProbeAddr, path))
-		if err != nil || resp.StatusCode != http.StatusOK {
-			t.Errorf("GET %s: %v %v", path, err, resp)
-		}
-		if resp != nil {
-			resp.Body.Close()
-		}
-	}
+	operatortest.ExpectLeaderAndProbes(t, env.Client, client.ObjectKey{Namespace: "metal3-system", Name: LeaderElectionID}, o.ProbeAddr)
 	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		var evs eventsv1.EventList
 		if err := env.Client.List(ctx, &evs, client.InNamespace("metal3")); err != nil {

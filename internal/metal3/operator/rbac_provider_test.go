@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -16,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -63,22 +61,11 @@ func TestRBACIsEnoughForTheProvider(t *testing.T) {
 	})
 	ctx := context.Background()
 	c := env.Client
-	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "metal3"}}); err != nil {
-		t.Fatal(err)
-	}
 	hosts := emulator.Generate(1, 1)
-	emu, err := emulator.New(emulator.Config{Username: "admin", Password: "pw-rbac-capm3", Hosts: hosts}, emulator.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := emu.Start(t.Context(), "127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
+	emu := startRBACSite(t, env, "pw-rbac-capm3", hosts)
 	o := DefaultOptions()
-	o.SkipControllerNameValidation = true
-	o.MetricsAddr, o.ProbeAddr = "0", "0"
-	o.LeaderElectionNamespace = "metal3-system"
-	testenv.RunAs(t, env, operatorAccount, func(ctx context.Context, cfg *rest.Config) error { return Run(ctx, cfg, o, logr.Discard()) })
+	o.ProbeAddr = "0"
+	runAsOperator(t, env, o)
 
 	// The host, available.
 	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "metal3", Name: "bmc"}, Data: map[string][]byte{"username": []byte("admin"), "password": []byte("pw-rbac-capm3")}}

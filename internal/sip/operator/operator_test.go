@@ -3,15 +3,12 @@ package operator
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
 	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
-	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -23,29 +20,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	sipv1 "github.com/airshipit/airship-go/api/sip/v1"
+	"github.com/airshipit/airship-go/internal/operatorkit/operatortest"
 	"github.com/airshipit/airship-go/internal/test/testenv"
 )
 
 func TestValidate(t *testing.T) {
-	tests := []struct {
-		name   string
-		mutate func(*Options)
-		want   string
-	}{
-		{"defaults", func(*Options) {}, ""},
-		{"no resync", func(o *Options) { o.Resync = 0 }, "--resync"},
-		{"negative qps", func(o *Options) { o.QPS = -1 }, "--kube-api-qps"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			o := DefaultOptions()
-			tt.mutate(&o)
-			err := o.Validate()
-			if (err == nil) != (tt.want == "") || err != nil && !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("Validate() = %v, want %q", err, tt.want)
-			}
-		})
-	}
+	operatortest.Validate(t, DefaultOptions, []operatortest.Case[Options]{
+		{Name: "no resync", Mutate: func(o *Options) { o.Resync = 0 }, Want: "--resync"},
+		{Name: "negative qps", Mutate: func(o *Options) { o.QPS = -1 }, Want: "--kube-api-qps"},
+	})
 }
 
 // build renders a kustomization under config/sip.
@@ -145,19 +128,7 @@ func TestRBACIsEnough(t *testing.T) {
 	}); err != nil {
 		t.Fatalf("never Progressing (services applied) as the ServiceAccount: %v", err)
 	}
-	var lease coordinationv1.Lease
-	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: "sip-system", Name: LeaderElectionID}, &lease); err != nil || lease.Spec.HolderIdentity == nil {
-		t.Errorf("Lease %s: %v %+v", LeaderElectionID, err, lease.Spec)
-	}
-	for _, path := range []string{"/healthz", "/readyz"} {
-		resp, err := http.Get(fmt.Sprintf("http://%s%s", o.ProbeAddr, path))
-		if err != nil || resp.StatusCode != http.StatusOK {
-			t.Errorf("GET %s: %v %v", path, err, resp)
-		}
-		if resp != nil {
-			resp.Body.Close()
-		}
-	}
+	operatortest.ExpectLeaderAndProbes(t, env.Client, client.ObjectKey{Namespace: "sip-system", Name: LeaderElectionID}, o.ProbeAddr)
 	if err := env.Client.Delete(ctx, c); err != nil {
 		t.Fatal(err)
 	}
