@@ -51,11 +51,18 @@ func (r *ClusterReconciler) SetupWithManager(_ context.Context, mgr manager.Mana
 
 func clusterToMetal3Cluster(_ context.Context, o client.Object) []reconcile.Request {
 	c := o.(*clusterv1.Cluster)
-	ref := c.Spec.InfrastructureRef
-	if ref.Kind != "Metal3Cluster" || ref.APIGroup != infrav1.GroupVersion.Group {
+	return infrastructureRequest(c.Namespace, c.Spec.InfrastructureRef, "Metal3Cluster")
+}
+
+// infrastructureRequest wakes the object of kind that a Cluster API
+// object in namespace names as its infrastructure, and nothing for a
+// reference to another provider's kind: Clusters and Machines of other
+// providers share the watch.
+func infrastructureRequest(namespace string, ref clusterv1.ContractVersionedObjectReference, kind string) []reconcile.Request {
+	if ref.Kind != kind || ref.APIGroup != infrav1.GroupVersion.Group {
 		return nil
 	}
-	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: c.Namespace, Name: ref.Name}}}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: namespace, Name: ref.Name}}}
 }
 
 // machineToMetal3Cluster wakes a deleting Metal3Cluster when one of its

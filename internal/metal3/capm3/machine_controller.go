@@ -150,11 +150,7 @@ func (r *MachineReconciler) SetupWithManager(ctx context.Context, mgr manager.Ma
 // machineToMetal3Machine maps a Machine to its infrastructure machine.
 func machineToMetal3Machine(_ context.Context, o client.Object) []reconcile.Request {
 	m := o.(*clusterv1.Machine)
-	ref := m.Spec.InfrastructureRef
-	if ref.Kind != "Metal3Machine" || ref.APIGroup != infrav1.GroupVersion.Group {
-		return nil
-	}
-	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: m.Namespace, Name: ref.Name}}}
+	return infrastructureRequest(m.Namespace, m.Spec.InfrastructureRef, "Metal3Machine")
 }
 
 // clusterToMetal3Machines maps a Cluster to its Metal3Machines (pause,

@@ -356,19 +356,8 @@ type route struct {
 func (in Input) routesv4(field string, rs []infrav1.NetworkDataRoutev4) ([]any, error) {
 	conv := make([]route, len(rs))
 	for i, r := range rs {
-		f := fmt.Sprintf("%s.routes[%d]", field, i)
-		g := r.Gateway
-		conv[i] = route{
-			network: string(r.Network), prefix: r.Prefix, dnsPool: r.Services.DNSFromIPPool,
-			gwField: f + ".gateway", svcField: f + ".services",
-			gateway: func() (string, error) {
-				if g.String != nil {
-					return string(*g.String), nil
-				}
-				return in.gatewayFromPool(f+".gateway", g.FromPoolAnnotation, g.FromPoolRef, g.FromIPPool)
-			},
-		}
-		conv[i].dns = strs(r.Services.DNS)
+		conv[i] = in.routeAt(fmt.Sprintf("%s.routes[%d]", field, i), string(r.Network), r.Prefix, (*string)(r.Gateway.String),
+			r.Gateway.FromPoolAnnotation, r.Gateway.FromPoolRef, r.Gateway.FromIPPool, strs(r.Services.DNS), r.Services.DNSFromIPPool)
 	}
 	return in.routes(conv, 32)
 }
@@ -376,21 +365,27 @@ func (in Input) routesv4(field string, rs []infrav1.NetworkDataRoutev4) ([]any, 
 func (in Input) routesv6(field string, rs []infrav1.NetworkDataRoutev6) ([]any, error) {
 	conv := make([]route, len(rs))
 	for i, r := range rs {
-		f := fmt.Sprintf("%s.routes[%d]", field, i)
-		g := r.Gateway
-		conv[i] = route{
-			network: string(r.Network), prefix: r.Prefix, dnsPool: r.Services.DNSFromIPPool,
-			gwField: f + ".gateway", svcField: f + ".services",
-			gateway: func() (string, error) {
-				if g.String != nil {
-					return string(*g.String), nil
-				}
-				return in.gatewayFromPool(f+".gateway", g.FromPoolAnnotation, g.FromPoolRef, g.FromIPPool)
-			},
-		}
-		conv[i].dns = strs(r.Services.DNS)
+		conv[i] = in.routeAt(fmt.Sprintf("%s.routes[%d]", field, i), string(r.Network), r.Prefix, (*string)(r.Gateway.String),
+			r.Gateway.FromPoolAnnotation, r.Gateway.FromPoolRef, r.Gateway.FromIPPool, strs(r.Services.DNS), r.Services.DNSFromIPPool)
 	}
 	return in.routes(conv, 128)
+}
+
+// routeAt is the route at field f of either family: the v4 and v6 API
+// types hold the same fields, each with its own address type, so one
+// place decides where a gateway comes from. The gateway is the literal
+// gw when set, else the gateway of the pool the other three name.
+func (in Input) routeAt(f, network string, prefix int, gw *string, ann *infrav1.FromPoolAnnotation, ref *corev1.TypedLocalObjectReference, pool *string, dns []string, dnsPool *string) route {
+	return route{
+		network: network, prefix: prefix, dns: dns, dnsPool: dnsPool,
+		gwField: f + ".gateway", svcField: f + ".services",
+		gateway: func() (string, error) {
+			if gw != nil {
+				return *gw, nil
+			}
+			return in.gatewayFromPool(f+".gateway", ann, ref, pool)
+		},
+	}
 }
 
 // gatewayFromPool is the gateway of the pool named by the first of an
