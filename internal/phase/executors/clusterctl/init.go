@@ -147,7 +147,13 @@ func (e *Executor) runInit(ctx context.Context, opts executor.RunOptions) error 
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
+	defer func() {
+		// The directory holds kubeconfig copies: the phase's outcome
+		// stands, but the user is told when they stay behind.
+		if err := os.RemoveAll(dir); err != nil && opts.Events != nil {
+			opts.Events <- executor.Event{Type: "Warning", Message: err.Error()}
+		}
+	}()
 	// clusterctl reads the cluster from a kubeconfig file: a private copy,
 	// removed afterwards.
 	kcPath, err := e.writeKubeconfig(ctx, dir, e.cfg.ClusterName)

@@ -60,7 +60,13 @@ func (e *Executor) runMove(ctx context.Context, opts executor.RunOptions) error 
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
+	defer func() {
+		// The directory holds kubeconfig copies: the phase's outcome
+		// stands, but the user is told when they stay behind.
+		if err := os.RemoveAll(dir); err != nil && opts.Events != nil {
+			opts.Events <- executor.Event{Type: "Warning", Message: err.Error()}
+		}
+	}()
 	fromPath, err := e.writeKubeconfig(ctx, dir, from)
 	if err != nil {
 		return err

@@ -221,7 +221,7 @@ func resourceList(config *yaml.RNode, items []*yaml.RNode) ([]byte, error) {
 // file lands outside root (the site directory), through .. or a symbolic
 // link: the documents are written to a staging directory first, then
 // copied in with each path checked.
-func writeOutput(data []byte, sink, root string, w io.Writer) (int, error) {
+func writeOutput(data []byte, sink, root string, w io.Writer) (n int, err error) {
 	nodes, err := (&kio.ByteReader{Reader: strings.NewReader(string(data))}).Read()
 	if err != nil {
 		return 0, fmt.Errorf("reading the output documents: %w", err)
@@ -239,7 +239,13 @@ func writeOutput(data []byte, sink, root string, w io.Writer) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer os.RemoveAll(staging)
+	defer func() {
+		// The staged documents may hold secrets: a failed removal is
+		// reported.
+		if rerr := os.RemoveAll(staging); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("removing %s: %w", staging, rerr))
+		}
+	}()
 	if err := (kio.LocalPackageWriter{PackagePath: staging}).Write(nodes); err != nil {
 		return 0, fmt.Errorf("writing the output to %s: %w", sink, err)
 	}

@@ -47,7 +47,14 @@ func (e *Executor) Run(ctx context.Context, opts executor.RunOptions) error {
 	if err != nil {
 		return fmt.Errorf("phase %q: %w", e.cfg.PhaseName, err)
 	}
-	defer os.RemoveAll(dir)
+	defer func() {
+		// The directory holds the cluster's kubeconfig and the script's
+		// work: the phase's outcome stands, but the user is told when
+		// they stay behind.
+		if err := os.RemoveAll(dir); err != nil {
+			send("Warning", err.Error())
+		}
+	}()
 
 	kubeconfigPath := ""
 	if e.cfg.ClusterName != "" {
@@ -186,7 +193,7 @@ func (e *Executor) runScript(ctx context.Context, p *Plan, config *yaml.RNode, i
 	var out bytes.Buffer
 	stdout := io.Writer(&out)
 	logw := newLineWriter(func(line string) { send("Log", line) })
-	defer logw.Close()
+	defer func() { _ = logw.Close() }() // hands on the last line; never fails
 	if p.Sink == "" {
 		stdout = logw
 	}
@@ -211,7 +218,7 @@ func (e *Executor) runRuntime(ctx context.Context, p *Plan, config *yaml.RNode, 
 	cmd.Env = os.Environ()
 	var out bytes.Buffer
 	logw := newLineWriter(func(line string) { send("Log", line) })
-	defer logw.Close()
+	defer func() { _ = logw.Close() }() // hands on the last line; never fails
 	if err := runCommand(ctx, cmd, stdin, &out, logw, p.Runtime); err != nil {
 		return runResult{}, err
 	}
@@ -318,7 +325,7 @@ func writeBundle(path string, items []*yaml.RNode, env []string) error {
 		return err
 	}
 	if err := b.Write(f); err != nil {
-		f.Close()
+		_ = f.Close() // the write error is the one reported
 		return err
 	}
 	return f.Close()

@@ -150,7 +150,7 @@ func writeConfined(staging, sink, root string) error {
 			return err
 		}
 		if _, err := f.Write(data); err != nil {
-			f.Close()
+			_ = f.Close() // the write error is the one reported
 			return err
 		}
 		return f.Close()
@@ -235,13 +235,13 @@ func copyTree(src, dst string, budget *int64) error {
 		if err != nil {
 			return err
 		}
-		defer in.Close()
+		defer func() { _ = in.Close() }() // only read: closing cannot lose data
 		out, err := os.OpenFile(target, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o400|info.Mode().Perm()&0o500)
 		if err != nil {
 			return err
 		}
 		if _, err := io.Copy(out, in); err != nil {
-			out.Close()
+			_ = out.Close() // the copy error is the one reported
 			return err
 		}
 		return out.Close()
