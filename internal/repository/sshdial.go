@@ -92,7 +92,7 @@ func (d *sshDialer) DialContext(ctx context.Context, network, addr string) (net.
 	c := &sshConn{Conn: conn, b: d.p.b}
 	// Closing the connection at the deadline ends whatever waits on it:
 	// the handshake, which go-git runs without a context, or a read.
-	c.stop = context.AfterFunc(d.p.ctx, func() { conn.Close() })
+	c.stop = context.AfterFunc(d.p.ctx, func() { _ = conn.Close() }) // the pull is over: nobody is left to tell
 	return c, nil
 }
 
@@ -107,7 +107,7 @@ func (c *sshConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
 	if c.b.read.Add(int64(n)) > c.b.limit {
 		c.b.exceeded.Store(true)
-		c.Conn.Close()
+		_ = c.Conn.Close() // ErrTooLarge is the error reported
 		return 0, ErrTooLarge
 	}
 	return n, err
@@ -136,7 +136,7 @@ func dialWithContext(ctx context.Context, d proxy.Dialer, network, addr string) 
 	case <-ctx.Done():
 		go func() {
 			if r := <-done; r.conn != nil {
-				r.conn.Close()
+				_ = r.conn.Close() // arrived too late: unused
 			}
 		}()
 		return nil, ctx.Err()

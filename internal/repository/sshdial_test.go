@@ -46,7 +46,7 @@ func newSSHServer(t *testing.T, handshake bool, exec func(cmd string, ch ssh.Cha
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,11 +82,11 @@ func newSSHServer(t *testing.T, handshake bool, exec func(cmd string, ch ssh.Cha
 }
 
 func (s *sshServer) close() {
-	s.ln.Close()
+	_ = s.ln.Close() // the test is over: nothing to report to
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, c := range s.conns {
-		c.Close()
+		_ = c.Close() // the client may have closed it already
 	}
 }
 
@@ -120,7 +120,7 @@ func (s *sshServer) serve(conn net.Conn, cfg *ssh.ServerConfig, exec func(string
 				go func() {
 					exec(payload.Command, ch)
 					_, _ = ch.SendRequest("exit-status", false, ssh.Marshal(struct{ Status uint32 }{0}))
-					ch.Close()
+					_ = ch.Close() // the client may have closed it already
 				}()
 			}
 		}()
@@ -208,7 +208,7 @@ func TestPullOverSSH(t *testing.T) {
 		if !strings.HasPrefix(cmd, prefix) || !strings.HasSuffix(cmd, "'") {
 			return
 		}
-		c := exec.Command(gitBin, "upload-pack", filepath.Join(root, strings.TrimSuffix(strings.TrimPrefix(cmd, prefix), "'")))
+		c := exec.CommandContext(t.Context(), gitBin, "upload-pack", filepath.Join(root, strings.TrimSuffix(strings.TrimPrefix(cmd, prefix), "'")))
 		c.Stdin, c.Stdout, c.Stderr = ch, ch, ch.Stderr()
 		_ = c.Run()
 	})

@@ -79,7 +79,7 @@ func (t *cappedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	if res.ContentLength > 0 && b.read.Load()+res.ContentLength > b.limit {
-		res.Body.Close()
+		_ = res.Body.Close() // unread: ErrTooLarge is the error reported
 		b.exceeded.Store(true)
 		return nil, fmt.Errorf("response of %d bytes: %w", res.ContentLength, ErrTooLarge)
 	}
