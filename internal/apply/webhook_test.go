@@ -105,9 +105,9 @@ func webhookCert(t *testing.T) (*pki.KeyPair, *pki.KeyPair) {
 // again and succeeds once the webhook's server starts, which the test does
 // only after the applier reported the wait.
 func TestWebhookNotServingYet(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	ca, kp := webhookCert(t)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := (&net.ListenConfig{}).Listen(ctx, "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func TestWebhookNotServingYet(t *testing.T) {
 	if !strings.Contains(msg, "ConfigMap/default/late") {
 		t.Errorf("wait message %q does not name the object", msg)
 	}
-	l, err = net.Listen("tcp", addr)
+	l, err = (&net.ListenConfig{}).Listen(ctx, "tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,9 +163,9 @@ func TestWebhookNotServingYet(t *testing.T) {
 // the apply with its message after one review, and a webhook that never
 // comes up fails it after WebhookWait with the API server's error.
 func TestWebhookDenialIsNotRetried(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	ca, kp := webhookCert(t)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := (&net.ListenConfig{}).Listen(ctx, "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestWebhookDenialIsNotRetried(t *testing.T) {
 		t.Errorf("the denying webhook was asked %d times, want once", n)
 	}
 
-	l2, err := net.Listen("tcp", "127.0.0.1:0")
+	l2, err := (&net.ListenConfig{}).Listen(ctx, "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,7 @@ func TestRedfishOptions(t *testing.T) {
 			o := RedfishOptions(tt.mc)
 			got := ""
 			if o.Proxy != nil {
-				req, _ := http.NewRequest(http.MethodGet, "https://bmc.example.test/redfish/v1/", nil)
+				req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "https://bmc.example.test/redfish/v1/", nil)
 				u, err := o.Proxy(req)
 				if err != nil {
 					t.Fatal(err)

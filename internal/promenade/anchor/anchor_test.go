@@ -72,7 +72,7 @@ func TestObjects(t *testing.T) {
 
 func TestAnchorScriptShellcheck(t *testing.T) {
 	sc := testtool.Path(t, "shellcheck")
-	if out, err := exec.Command(sc, "-s", "sh", "anchor.sh").CombinedOutput(); err != nil {
+	if out, err := exec.CommandContext(t.Context(), sc, "-s", "sh", "anchor.sh").CombinedOutput(); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 }
@@ -101,7 +101,7 @@ func newRig(t *testing.T, files map[string]string, pkiFiles map[string]string, l
 
 func (r *anchorRig) run(t *testing.T, env ...string) string {
 	t.Helper()
-	cmd := exec.Command("sh", "anchor.sh")
+	cmd := exec.CommandContext(t.Context(), "sh", "anchor.sh")
 	cmd.Env = append(os.Environ(), append([]string{"HOST_ROOT=" + r.host, "ANCHOR_DIR=" + r.cm, "PKI_DIR=" + r.pki,
 		"ANCHOR_ONCE=1", "READY_FILE=" + r.host + "/ready", "NODE_NAME=n1", "NODE_IP=10.0.0.11", "PATH=" + r.bin + ":" + os.Getenv("PATH")}, env...)...)
 	out, err := cmd.CombinedOutput()

@@ -3,6 +3,7 @@ package docset
 import (
 	"bytes"
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -220,8 +221,8 @@ func validateAll(raws []rawDoc) ValidationErrors {
 // one per leaf cause, without duplicates. With secret, messages that would
 // quote the value are replaced by ones that do not.
 func flatten(err error, secret bool) [][2]string {
-	ve, ok := err.(*jsonschema.ValidationError)
-	if !ok {
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
 		return [][2]string{{"", err.Error()}}
 	}
 	var out [][2]string
