@@ -32,7 +32,7 @@ func TestOutcomeOf(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := OutcomeOf(tc.err, "Failed")
-			if got.Err != tc.err {
+			if got.Err != tc.err { //nolint:errorlint // the error passed in, not a wrapped one
 				t.Errorf("Err = %v, want the error passed", got.Err)
 			}
 			got.Err = nil
@@ -163,6 +163,7 @@ func TestEventsTruncateAndSkipWithoutTransition(t *testing.T) {
 
 func TestSettle(t *testing.T) {
 	pass := errors.New("pass failed")
+	//nolint:errorlint // the pass's own error comes back, not a wrapped one
 	if res, err := Settle(ctrl.Result{RequeueAfter: time.Minute}, pass, nil); res.RequeueAfter != time.Minute || err != pass {
 		t.Errorf("no write error: got %v, %v", res, err)
 	}

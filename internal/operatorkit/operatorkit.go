@@ -270,7 +270,7 @@ func enabled(addr string) bool { return addr != "" && addr != "0" }
 // serve listens on addr now (so a taken port fails the start) and runs h
 // there with httplimit's timeouts while the manager runs, leader or not.
 func serve(mgr ctrl.Manager, name, addr string, h http.Handler, t httplimit.ServerTimeouts) error {
-	ln, err := net.Listen("tcp", addr)
+	ln, err := net.Listen("tcp", addr) //nolint:noctx // bound while the manager is built, before it has a context; the manager's server closes it when the manager stops
 	if err != nil {
 		return fmt.Errorf("%s server: %w", name, err)
 	}
