@@ -30,12 +30,10 @@ var env *testenv.Env
 // Available under kwok) for every test; tests keep apart by namespace and
 // by a flavor label of their own.
 func TestMain(m *testing.M) {
-	os.Exit(testenv.Main(m, func() (*testenv.Env, error) {
-		return testenv.NewFull(context.Background(), testenv.Options{
-			CRDDirs:     []string{"config/sip/crd/bases", "config/metal3/crd/bases"},
-			AddToScheme: []func(*runtime.Scheme) error{sipv1.AddToScheme, metal3v1alpha1.AddToScheme},
-		})
-	}, func(e *testenv.Env) { env = e }))
+	os.Exit(testenv.MainFull(m, testenv.Options{
+		CRDDirs:     []string{"config/sip/crd/bases", "config/metal3/crd/bases"},
+		AddToScheme: []func(*runtime.Scheme) error{sipv1.AddToScheme, metal3v1alpha1.AddToScheme},
+	}, &env))
 }
 
 // startOperator runs the operator in-process until the test ends.
@@ -48,24 +46,16 @@ func startOperator(t *testing.T) {
 // logger.
 func startOperatorLogging(t *testing.T, logger logr.Logger) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
 	o := operator.DefaultOptions()
 	o.LeaderElection = false
 	o.MetricsAddr, o.ProbeAddr = "0", "0"
 	o.SkipControllerNameValidation = true
 	o.Resync = 2 * time.Second
-	mgr, err := operator.NewManager(ctx, env.Config, o, logger)
+	mgr, err := operator.NewManager(context.Background(), env.Config, o, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	})
+	testenv.Go(t, context.Background(), "manager", mgr.Start)
 }
 
 // site is one test's namespace and hosts.

@@ -81,11 +81,14 @@ func setReady(c *sipv1.SIPCluster, status metav1.ConditionStatus, reason, msg st
 }
 
 // truncateMessage cuts msg to maxMessage bytes at a character boundary,
-// marking the cut.
+// marking the cut with " ...".
 //
-// KIT: operatorkit.Truncate cuts at a byte, which can split a multi-byte
-// character and leave a message that is not UTF-8 (the API server
-// refuses it); this cuts at the last character start instead.
+// operatorkit.Truncate also cuts at a character boundary, but marks the
+// cut with "...": one byte more of the message is kept, and a message of
+// two-byte characters cut by the kit is maxMessage bytes long where
+// SIP's has always been maxMessage-1 (TestConditionMessageBounded holds
+// it to that). SIP keeps its own marker so its condition messages stay
+// as they were; conditions.Set's Truncate then leaves them alone.
 func truncateMessage(msg string) string {
 	if len(msg) <= maxMessage {
 		return msg
