@@ -184,7 +184,7 @@ func BenchmarkApply(b *testing.B) {
 	for b.Loop() {
 		// Ours.
 		withCluster(b, nodes, func(env *testenv.Env) {
-			cmd := exec.Command(os.Args[0])
+			cmd := exec.CommandContext(b.Context(), os.Args[0])
 			cmd.Env = append(os.Environ(), harness.ChildEnv+"="+applyChildName,
 				"BENCH_APPLY_KUBECONFIG="+env.Kubeconfig, "BENCH_APPLY_FILE="+allFile,
 				"BENCH_APPLY_INVENTORY=bench", fmt.Sprintf("BENCH_APPLY_CONCURRENCY=%d", applyConcurrency))
@@ -206,7 +206,7 @@ func BenchmarkApply(b *testing.B) {
 		// kubectl, one process at a time.
 		withCluster(b, nodes, func(env *testenv.Env) {
 			start := time.Now()
-			p, err := harness.Run(exec.Command(kubectl, "--kubeconfig", env.Kubeconfig, "apply", "--server-side", "-f", allFile))
+			p, err := harness.Run(exec.CommandContext(b.Context(), kubectl, "--kubeconfig", env.Kubeconfig, "apply", "--server-side", "-f", allFile))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -219,7 +219,7 @@ func BenchmarkApply(b *testing.B) {
 		withCluster(b, nodes, func(env *testenv.Env) {
 			start := time.Now()
 			nsFile := writeDocs(b, filepath.Join(dir, "namespace.yaml"), []string{set.namespace})
-			if _, err := harness.Run(exec.Command(kubectl, "--kubeconfig", env.Kubeconfig, "apply", "--server-side", "-f", nsFile)); err != nil {
+			if _, err := harness.Run(exec.CommandContext(b.Context(), kubectl, "--kubeconfig", env.Kubeconfig, "apply", "--server-side", "-f", nsFile)); err != nil {
 				b.Fatal(err)
 			}
 			var wg sync.WaitGroup
@@ -234,12 +234,12 @@ func BenchmarkApply(b *testing.B) {
 				go func() {
 					defer wg.Done()
 					f := writeDocs(b, filepath.Join(dir, fmt.Sprintf("chunk-%d.yaml", k)), append(append([]string(nil), c.others...), c.deployments...))
-					p, err := harness.Run(exec.Command(kubectl, "--kubeconfig", env.Kubeconfig, "apply", "--server-side", "-f", f))
+					p, err := harness.Run(exec.CommandContext(b.Context(), kubectl, "--kubeconfig", env.Kubeconfig, "apply", "--server-side", "-f", f))
 					if err != nil {
 						errs[k] = err
 						return
 					}
-					w, err := kubectlWaitErr(kubectl, env.Kubeconfig, dir, fmt.Sprintf("chunk-%d", k), c)
+					w, err := kubectlWaitErr(b.Context(), kubectl, env.Kubeconfig, dir, fmt.Sprintf("chunk-%d", k), c)
 					errs[k] = err
 					rss[k] = max(p.PeakRSSMiB, w)
 				}()
@@ -308,14 +308,14 @@ func withCluster(b *testing.B, nodes int, f func(env *testenv.Env)) {
 // returns the largest peak RSS of its processes.
 func kubectlWait(b *testing.B, kubectl, kubeconfig, dir, name string, s applySet) float64 {
 	b.Helper()
-	rss, err := kubectlWaitErr(kubectl, kubeconfig, dir, name, s)
+	rss, err := kubectlWaitErr(b.Context(), kubectl, kubeconfig, dir, name, s)
 	if err != nil {
 		b.Fatal(err)
 	}
 	return rss
 }
 
-func kubectlWaitErr(kubectl, kubeconfig, dir, name string, s applySet) (float64, error) {
+func kubectlWaitErr(ctx context.Context, kubectl, kubeconfig, dir, name string, s applySet) (float64, error) {
 	var rss float64
 	waits := []struct {
 		docs []string
@@ -329,7 +329,7 @@ func kubectlWaitErr(kubectl, kubeconfig, dir, name string, s applySet) (float64,
 		if err := os.WriteFile(f, []byte(strings.Join(w.docs, "---\n")), 0o644); err != nil {
 			return 0, err
 		}
-		p, err := harness.Run(exec.Command(kubectl, "--kubeconfig", kubeconfig, "wait", "--for="+w.cond, "--timeout="+applyWaitTimeout.String(), "-f", f))
+		p, err := harness.Run(exec.CommandContext(ctx, kubectl, "--kubeconfig", kubeconfig, "wait", "--for="+w.cond, "--timeout="+applyWaitTimeout.String(), "-f", f))
 		if err != nil {
 			return 0, err
 		}

@@ -143,13 +143,13 @@ func BenchmarkRender(b *testing.B) {
 	writeTree(b, root, n)
 
 	oursCmd := func(cacheDir, out string) *exec.Cmd {
-		cmd := exec.Command(airshipctl, "--airshipconf", config, "phase", "render", renderPhase)
+		cmd := exec.CommandContext(b.Context(), airshipctl, "--airshipconf", config, "phase", "render", renderPhase)
 		cmd.Env = append(os.Environ(), "AIRSHIP_RENDER_CACHE_DIR="+cacheDir)
 		cmd.Stdout = create(b, out)
 		return cmd
 	}
 	peerCmd := func(out string) *exec.Cmd {
-		cmd := exec.Command(kubectl, "kustomize", root)
+		cmd := exec.CommandContext(b.Context(), kubectl, "kustomize", root)
 		cmd.Stdout = create(b, out)
 		return cmd
 	}

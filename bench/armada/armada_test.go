@@ -115,7 +115,7 @@ func runOperator(b *testing.B, env *testenv.Env, bin, chartPath string, args []s
 	if prof := os.Getenv("ARMADA_BENCH_CPUPROFILE"); prof != "" {
 		stopInProcess = profileInProcess(b, env.Config, prof)
 	} else {
-		op = exec.Command(bin, args...)
+		op = exec.CommandContext(b.Context(), bin, args...)
 		op.Env = append(os.Environ(), "KUBECONFIG="+env.Kubeconfig)
 		op.Stderr = os.Stderr
 		if err := op.Start(); err != nil {

@@ -111,7 +111,7 @@ func serveEmulator() error {
 		}
 	}()
 	for _, h := range hosts {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", "127.0.0.1:0")
 		if err != nil {
 			return fmt.Errorf("a BMC endpoint for %s: %w", h.Name, err)
 		}
@@ -155,7 +155,7 @@ type emulatorProc struct {
 // joining the cluster of targetKubeconfig, waits until it serves, and
 // reads its manifests, pointing each host at its own endpoint.
 func startEmulator(n int, targetKubeconfig, dir string) (*emulatorProc, error) {
-	cmd := exec.Command(os.Args[0])
+	cmd := exec.Command(os.Args[0]) //nolint:noctx // the emulator outlives this call; stop ends it, Pdeathsig if the benchmark dies
 	cmd.Env = append(os.Environ(), harness.ChildEnv+"="+emulatorChild, emuHostsEnv+"="+strconv.Itoa(n),
 		emuTargetEnv+"="+targetKubeconfig, emuDirEnv+"="+dir)
 	stderr, err := os.Create(filepath.Join(dir, "emulator.stderr"))

@@ -189,6 +189,7 @@ func (s *site) startOperator(bin string, args []string) {
 	defer f.Close() //nolint:errcheck
 	addr := testenv.FreeAddr(s.b)
 	s.metrics = "http://" + addr
+	//nolint:noctx // the operator outlives this call; stopOperator ends it, Pdeathsig if the benchmark dies
 	s.op = exec.Command(bin, append(slices.Clone(args), "--metrics-bind-address="+addr, "--kubeconfig", s.mgmt.Kubeconfig)...)
 	s.op.Stdout, s.op.Stderr = f, f
 	s.op.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

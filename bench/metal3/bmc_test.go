@@ -80,7 +80,7 @@ func startBMCs(b *testing.B, n int, ns string) *bmcs {
 		b.Fatal(err)
 	}
 	for _, h := range bm.hosts {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", "127.0.0.1:0")
 		if err != nil {
 			bm.stop()
 			b.Fatalf("a BMC endpoint for %s: %v", h.Name, err)

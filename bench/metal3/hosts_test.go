@@ -146,7 +146,7 @@ func runSide(b *testing.B, name, bin string, args []string, n int) sideRun {
 		b.Fatal(err)
 	}
 	defer logFile.Close() //nolint:errcheck
-	op := exec.Command(bin, append(args, "--kubeconfig", env.Kubeconfig)...)
+	op := exec.CommandContext(b.Context(), bin, append(args, "--kubeconfig", env.Kubeconfig)...)
 	op.Stdout, op.Stderr = logFile, logFile
 	if err := op.Start(); err != nil {
 		b.Fatal(err)

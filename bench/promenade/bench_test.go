@@ -59,7 +59,7 @@ func TestBothSidesWriteTheSameCatalog(t *testing.T) {
 	if err := certs.Write(goDir, res); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := openSSLCatalog(bin, sslDir, cat, pki.ECDSAP256, runtime.NumCPU(), nil); err != nil {
+	if _, err := openSSLCatalog(t.Context(), bin, sslDir, cat, pki.ECDSAP256, runtime.NumCPU(), nil); err != nil {
 		t.Fatal(err)
 	}
 	for side, dir := range map[string]string{"Go": goDir, "openssl": sslDir} {
@@ -149,7 +149,7 @@ func BenchmarkCatalog(b *testing.B) {
 					goDir, sslDir := b.TempDir(), b.TempDir()
 					ours := func() {
 						argv := append(append([]string(nil), m.prefix...), promenade, "generate-certs", "--output-dir", goDir, "--key-type", string(kt))
-						cmd := exec.Command(argv[0], append(argv[1:], files...)...)
+						cmd := exec.CommandContext(b.Context(), argv[0], append(argv[1:], files...)...)
 						var out strings.Builder
 						cmd.Stdout = &out
 						p, err := harness.Run(cmd)
@@ -163,7 +163,7 @@ func BenchmarkCatalog(b *testing.B) {
 					}
 					peer := func() {
 						start := time.Now()
-						r, err := openSSLCatalog(openssl, sslDir, cat, kt, m.workers, m.prefix)
+						r, err := openSSLCatalog(b.Context(), openssl, sslDir, cat, kt, m.workers, m.prefix)
 						if err != nil {
 							b.Fatal(err)
 						}

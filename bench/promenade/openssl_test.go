@@ -1,6 +1,7 @@
 package promenade
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -44,7 +45,7 @@ type opensslRun struct {
 // the names certs.Write uses. CAs come first; then every certificate and
 // keypair. workers processes run at once (1: one at a time). prefix is
 // put in front of every command (for example taskset).
-func openSSLCatalog(bin, dir string, cat *certs.Catalog, kt pki.KeyType, workers int, prefix []string) (opensslRun, error) {
+func openSSLCatalog(ctx context.Context, bin, dir string, cat *certs.Catalog, kt pki.KeyType, workers int, prefix []string) (opensslRun, error) {
 	out := filepath.Join(dir, "pki")
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return opensslRun{}, err
@@ -53,7 +54,7 @@ func openSSLCatalog(bin, dir string, cat *certs.Catalog, kt pki.KeyType, workers
 	var res opensslRun
 	run := func(args ...string) error {
 		argv := append(append(append([]string(nil), prefix...), bin), args...)
-		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 		cmd.Dir = out
 		p, err := harness.Run(cmd)
 		mu.Lock()

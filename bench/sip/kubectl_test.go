@@ -51,7 +51,7 @@ func runKubectl(b *testing.B, env *testenv.Env, kubectl string) peerRun {
 	var run peerRun
 	kc := func(stdout *bytes.Buffer, args ...string) {
 		b.Helper()
-		cmd := exec.Command(kubectl, append(append([]string(nil), base...), args...)...)
+		cmd := exec.CommandContext(b.Context(), kubectl, append(append([]string(nil), base...), args...)...)
 		if stdout != nil {
 			cmd.Stdout = stdout
 		}

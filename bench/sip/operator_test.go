@@ -157,7 +157,7 @@ func runOperator(b *testing.B, env *testenv.Env, c client.WithWatch, bin string)
 	b.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), operatorTimeout)
 	defer cancel()
-	op := exec.Command(bin, append([]string{"--kubeconfig", env.Kubeconfig}, operatorArgs...)...)
+	op := exec.CommandContext(b.Context(), bin, append([]string{"--kubeconfig", env.Kubeconfig}, operatorArgs...)...)
 	// Through an io.Pipe, Wait returns once the log is all copied; closing
 	// the pipe then ends the reader.
 	stderr, logw := io.Pipe()

@@ -154,7 +154,7 @@ func TestRunPeakRSSIsTheChildsOwn(t *testing.T) {
 	hold(256)
 	peak := func(mib int) float64 {
 		t.Helper()
-		cmd := exec.Command(os.Args[0], "-test.run", "^$")
+		cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run", "^$")
 		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d", childEnv, mib))
 		p, err := Run(cmd)
 		if err != nil {
@@ -178,7 +178,7 @@ func TestRunFailureSaysWhy(t *testing.T) {
 	if _, err := os.Stat(TimePath); err != nil {
 		testtool.Missing(t, "GNU time: %v; %s", err, testtool.SetupHint)
 	}
-	cmd := exec.Command(os.Args[0], "-test.run", "^TestNoSuchTest$", "-test.bogus-flag")
+	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run", "^TestNoSuchTest$", "-test.bogus-flag")
 	_, err := Run(cmd)
 	if err == nil || !strings.Contains(err.Error(), "bogus-flag") || !strings.Contains(err.Error(), "exit status") {
 		t.Fatalf("err = %v, want the exit status and the command's output", err)

@@ -273,15 +273,15 @@ func machine(root string) []string {
 			runtime.NumCPU(), model, kib/(1<<20), strings.TrimSpace(string(kernel)), runtime.GOOS, runtime.GOARCH),
 	}
 	var peers []string
-	if out, err := exec.Command("go", "version").Output(); err == nil {
+	if out, err := versionOutput("go", "version"); err == nil {
 		peers = append(peers, strings.TrimSpace(strings.TrimPrefix(string(out), "go version ")))
 	}
 	if k, err := exec.LookPath("kubectl"); err == nil {
-		if out, err := exec.Command(k, "version", "--client").Output(); err == nil {
+		if out, err := versionOutput(k, "version", "--client"); err == nil {
 			peers = append(peers, "kubectl "+strings.TrimPrefix(strings.SplitN(string(out), "\n", 2)[0], "Client Version: "))
 		}
 	}
-	if out, err := exec.Command("openssl", "version").Output(); err == nil {
+	if out, err := versionOutput("openssl", "version"); err == nil {
 		peers = append(peers, strings.Join(strings.Fields(string(out))[:2], " "))
 	}
 	if v := goModVersion(root, "helm.sh/helm/v4"); v != "" {
@@ -289,6 +289,13 @@ func machine(root string) []string {
 	}
 	lines = append(lines, "tools: "+strings.Join(peers, ", "))
 	return lines
+}
+
+// versionOutput runs a tool's version query. It takes no context on
+// purpose: the query returns at once, and the table is printed after an
+// interrupt too.
+func versionOutput(name string, args ...string) ([]byte, error) {
+	return exec.Command(name, args...).Output() //nolint:noctx // see above
 }
 
 // firstField returns the value of the first "key: value" line of a /proc file.
