@@ -132,7 +132,7 @@ func TestDeprovisionStart(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s, _ := unitHost(t, tt.state, provisioner.PowerOn, tt.fail, tt.mutate)
-			s.run(tt.deleting)
+			_ = s.run(tt.deleting) // the outcome is read from the status below
 			st := s.host.Status
 			m := st.OperationHistory.Deprovision
 			if st.Provisioning.State != tt.wantState || !m.Start.Time.Equal(tt.wantStart) || !m.End.Time.Equal(tt.wantEnd) {
@@ -174,7 +174,7 @@ func TestManagePowerReboot(t *testing.T) {
 				h.Status.Provisioning.Image = *h.Spec.Image
 				h.Annotations = map[string]string{metal3v1alpha1.RebootAnnotationPrefix: tt.annotation}
 			})
-			s.run(false)
+			_ = s.run(false) // the outcome is read from the BMC calls below
 			power, _, _, _ := f.State(unitBMC)
 			if got := calls(f); !slices.Equal(got, tt.wantCalls) || power != tt.wantPower {
 				t.Errorf("BMC calls %v, power %s; want %v, %s", got, power, tt.wantCalls, tt.wantPower)
@@ -239,7 +239,7 @@ func TestCustomDeployWithoutImage(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s, f := unitHost(t, tt.state, tt.power, tt.fail, tt.mutate)
-			s.run(false)
+			_ = s.run(false) // the outcome is read from the status below
 			st := s.host.Status
 			if st.Provisioning.State != tt.wantState || st.ErrorType != tt.wantError {
 				t.Fatalf("state %q error %q %q; want %q error %q", st.Provisioning.State, st.ErrorType, st.ErrorMessage, tt.wantState, tt.wantError)
