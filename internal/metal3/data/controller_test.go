@@ -7,7 +7,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -74,8 +73,6 @@ func startManager(t *testing.T) {
 	testenv.Go(t, context.Background(), "manager", mgr.Start)
 }
 
-var namespaces atomic.Int32
-
 // site is one test's namespace.
 type site struct {
 	t  *testing.T
@@ -84,11 +81,7 @@ type site struct {
 
 func newSite(t *testing.T, prefix string) *site {
 	t.Helper()
-	ns := fmt.Sprintf("%s-%d", prefix, namespaces.Add(1))
-	if err := env.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		t.Fatal(err)
-	}
-	return &site{t: t, ns: ns}
+	return &site{t: t, ns: testenv.Namespace(t, env, prefix)}
 }
 
 func (s *site) create(objs ...client.Object) {

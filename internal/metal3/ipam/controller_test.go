@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -42,19 +41,6 @@ func startManager(t *testing.T) {
 		t.Fatal(err)
 	}
 	testenv.Go(t, context.Background(), "manager", mgr.Start)
-}
-
-var namespaces atomic.Int32
-
-// namespace creates a namespace of its own for a test (tests may run more
-// than once in a process: -count).
-func namespace(t *testing.T, prefix string) string {
-	t.Helper()
-	name := fmt.Sprintf("%s-%d", prefix, namespaces.Add(1))
-	if err := env.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
-		t.Fatal(err)
-	}
-	return name
 }
 
 func str(s string) *ipamv1.IPAddressStr { a := ipamv1.IPAddressStr(s); return &a }
@@ -118,7 +104,7 @@ func served(ctx context.Context, ns string) (map[string]string, map[string]strin
 // would: the pool's status, written with optimistic concurrency, keeps
 // them from giving an address twice.
 func TestTwentyClaimsAtOnce(t *testing.T) {
-	ns := namespace(t, "twenty")
+	ns := testenv.Namespace(t, env, "twenty")
 	startManager(t)
 	startManager(t)
 	ctx := context.Background()
@@ -232,7 +218,7 @@ func TestTwentyClaimsAtOnce(t *testing.T) {
 // annotation, the pool's name standing in for namePrefix, and a pool that
 // waits for its claims before it goes.
 func TestPoolFeatures(t *testing.T) {
-	ns := namespace(t, "features")
+	ns := testenv.Namespace(t, env, "features")
 	startManager(t)
 	ctx := context.Background()
 	createPool(t, ns, "v6", ipamv1.IPPoolSpec{
@@ -300,7 +286,7 @@ func TestPoolFeatures(t *testing.T) {
 // clusterctl move creates it) rebuilds status.indexes from its IPAddress
 // objects instead of giving their addresses again.
 func TestStatusLostIsRecovered(t *testing.T) {
-	ns := namespace(t, "recover")
+	ns := testenv.Namespace(t, env, "recover")
 	startManager(t)
 	ctx := context.Background()
 	createPool(t, ns, "p", ipamv1.IPPoolSpec{NamePrefix: "p", Pools: []ipamv1.Pool{{Start: str("10.0.0.1"), End: str("10.0.0.9")}}})

@@ -16,8 +16,9 @@
 // For the tests of controllers: MainAPI and MainFull are a TestMain that
 // shares one control plane; NewManager is a manager for the controllers a
 // test sets up itself; Go runs a manager (or an operator) until the test
-// ends and fails the test with the error it stops with; HTTPGet reads the
-// probes and metrics an operator serves.
+// ends and fails the test with the error it stops with; Namespace keeps
+// the tests that share a control plane apart; HTTPGet reads the probes and
+// metrics an operator serves.
 //
 // Both modes need the binaries `make testbin` builds. When they are absent a test
 // is skipped with a message naming that command, unless

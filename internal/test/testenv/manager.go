@@ -2,10 +2,14 @@ package testenv
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
+	"sync/atomic"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/config"
@@ -77,4 +81,19 @@ func HTTPGet(ctx context.Context, url string) (int, string) {
 	// A body cut short fails the caller's check of it.
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
+}
+
+var namespaces atomic.Int32
+
+// Namespace creates a namespace named prefix-N on env, N new in the
+// process, and returns its name: tests that share one control plane keep
+// apart by namespace, and a test run again (-count) gets a fresh one
+// instead of finding the objects of its last run.
+func Namespace(t testing.TB, env *Env, prefix string) string {
+	t.Helper()
+	name := fmt.Sprintf("%s-%d", prefix, namespaces.Add(1))
+	if err := env.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+		t.Fatal(err)
+	}
+	return name
 }
