@@ -89,7 +89,7 @@ func TestClusterOutcome(t *testing.T) {
 			m3c := &infrav1.Metal3Cluster{}
 			m3c.Status.Ready = true
 			res, err := settleCluster(context.Background(), m3c, reconcile.Result{}, tc.err)
-			if err != tc.wantErr {
+			if err != tc.wantErr { //nolint:errorlint // the error passed in must come back as it is, not wrapped
 				t.Errorf("error = %v, want %v", err, tc.wantErr)
 			}
 			if (res.RequeueAfter != 0) != tc.wantRequeue {

@@ -25,7 +25,9 @@ func (s *site) workerCluster(ns, name string) {
 	s.t.Helper()
 	host, port := s.workload.Config.Host, 0
 	if i := strings.LastIndex(host, ":"); i > 0 {
-		fmt.Sscanf(host[i+1:], "%d", &port)
+		if _, err := fmt.Sscanf(host[i+1:], "%d", &port); err != nil {
+			s.t.Fatalf("port of %s: %v", host, err)
+		}
 		host = strings.TrimPrefix(host[:i], "https://")
 	}
 	enabled := true

@@ -229,11 +229,3 @@ func str(u *unstructured.Unstructured, path ...string) string {
 	}
 	return fmt.Sprint(v)
 }
-
-func dump(t *testing.T, u *unstructured.Unstructured) {
-	if u == nil {
-		return
-	}
-	data, _ := yaml.Marshal(u.Object)
-	t.Logf("%s %s:\n%s", u.GetKind(), u.GetName(), data)
-}

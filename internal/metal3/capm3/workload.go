@@ -47,7 +47,7 @@ func (w *Workloads) Client(ctx context.Context, cluster types.NamespacedName) (c
 	sec := &corev1.Secret{}
 	if err := w.Reader.Get(ctx, types.NamespacedName{Namespace: cluster.Namespace, Name: name}, sec); err != nil {
 		if apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("Secret %s/%s: %w", cluster.Namespace, name, errNoKubeconfig)
+			return nil, fmt.Errorf("reading Secret %s/%s: %w", cluster.Namespace, name, errNoKubeconfig)
 		}
 		return nil, fmt.Errorf("reading Secret %s/%s: %w", cluster.Namespace, name, err)
 	}
@@ -58,12 +58,12 @@ func (w *Workloads) Client(ctx context.Context, cluster types.NamespacedName) (c
 	}
 	data, ok := sec.Data["value"]
 	if !ok {
-		return nil, fmt.Errorf("Secret %s/%s has no key value", cluster.Namespace, name)
+		return nil, fmt.Errorf("kubeconfig Secret %s/%s has no key value", cluster.Namespace, name)
 	}
 	cfg, err := clientcmd.RESTConfigFromKubeConfig(data)
 	if err != nil {
 		// The parse error may quote the kubeconfig: do not pass it on.
-		return nil, fmt.Errorf("Secret %s/%s: key value is not a kubeconfig", cluster.Namespace, name)
+		return nil, fmt.Errorf("key value of Secret %s/%s is not a kubeconfig", cluster.Namespace, name)
 	}
 	cfg.QPS, cfg.Burst = 50, 100
 	c, err := client.New(cfg, client.Options{Scheme: workloadScheme})
