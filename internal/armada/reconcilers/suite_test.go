@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -23,10 +22,8 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/util/retry"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlconfigpkg "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -94,15 +91,7 @@ func runManagerProcess(kubeconfig string) int {
 // chart reconciler's settings before it starts.
 func startManager(t *testing.T, tune ...func(*ArmadaChartReconciler)) (stop func()) {
 	t.Helper()
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme:                 env.Scheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Controller:             ctrlconfig(),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	mgr := testenv.NewManager(t, env)
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &ArmadaChartReconciler{
 		Client:       mgr.GetClient(),
@@ -141,16 +130,10 @@ func startManager(t *testing.T, tune ...func(*ArmadaChartReconciler)) (stop func
 	return stop
 }
 
-var nsCounter atomic.Int32
-
 // newNamespace creates a namespace unique to the test.
 func newNamespace(t *testing.T, prefix string) string {
 	t.Helper()
-	name := fmt.Sprintf("%s-%d", prefix, nsCounter.Add(1))
-	if err := env.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
-		t.Fatal(err)
-	}
-	return name
+	return testenv.Namespace(t, env, prefix)
 }
 
 func chartDir(t *testing.T, name string) string {
@@ -200,12 +183,6 @@ func satisfiedAt(gen int64) func(*armadav1.ArmadaChart) bool {
 	return func(c *armadav1.ArmadaChart) bool {
 		return c.Status.ObservedGeneration >= gen && c.Status.Satisfied && c.Status.State == armadav1.StateDeployed
 	}
-}
-
-func ctrlconfig() ctrlconfigpkg.Controller {
-	// Each test starts its own manager in this process; the controller name
-	// would otherwise be rejected as a duplicate.
-	return ctrlconfigpkg.Controller{SkipNameValidation: ptr.To(true)}
 }
 
 // packChart makes a gzipped tar of a chart directory under top/, as `helm
