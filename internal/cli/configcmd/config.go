@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	v1 "github.com/airshipit/airship-go/api/airshipit/v1alpha1"
 	"github.com/airshipit/airship-go/internal/cli"
@@ -307,52 +308,8 @@ func newSetManifest(streams cli.IOStreams, g *siteflags.Options) *cobra.Command 
 				}
 				cfg.Manifests[name] = m
 			}
-			f := cmd.Flags()
-			if f.Changed("target-path") {
-				m.TargetPath = o.targetPath
-			}
-			if f.Changed("metadata-path") {
-				m.MetadataPath = o.metadataPath
-			}
-			repoFlags := f.Changed("url") || f.Changed("branch") || f.Changed("tag") || f.Changed("commithash") || f.Changed("force") || o.phase || o.inventory
-			if repoFlags {
-				if o.repo == "" {
-					return errors.New("--repo names the repository that --url, --branch, --tag, --commithash, --force, --phase and --inventory change")
-				}
-				if m.Repositories == nil {
-					m.Repositories = map[string]*v1.Repository{}
-				}
-				r := m.Repositories[o.repo]
-				if r == nil {
-					r = &v1.Repository{}
-					m.Repositories[o.repo] = r
-				}
-				if f.Changed("url") {
-					r.URL = o.url
-				}
-				if f.Changed("branch") || f.Changed("tag") || f.Changed("commithash") || f.Changed("force") {
-					if r.Checkout == nil {
-						r.Checkout = &v1.RepoCheckout{}
-					}
-					if f.Changed("branch") {
-						r.Checkout.Branch = o.branch
-					}
-					if f.Changed("tag") {
-						r.Checkout.Tag = o.tag
-					}
-					if f.Changed("commithash") {
-						r.Checkout.CommitHash = o.commit
-					}
-					if f.Changed("force") {
-						r.Checkout.Force = o.force
-					}
-				}
-				if o.phase {
-					m.PhaseRepositoryName = o.repo
-				}
-				if o.inventory {
-					m.InventoryRepositoryName = o.repo
-				}
+			if err := o.apply(cmd.Flags(), m); err != nil {
+				return err
 			}
 			if err := cfg.Save(); err != nil {
 				return err
@@ -377,6 +334,63 @@ func newSetManifest(streams cli.IOStreams, g *siteflags.Options) *cobra.Command 
 	f.StringVar(&o.targetPath, "target-path", "", "local directory holding the repositories")
 	f.StringVar(&o.metadataPath, "metadata-path", "", "metadata.yaml path relative to the phase repository")
 	return cmd
+}
+
+// apply sets the fields of m that the flags in f name, and nothing else.
+func (o *setManifestOptions) apply(f *pflag.FlagSet, m *v1.Manifest) error {
+	if f.Changed("target-path") {
+		m.TargetPath = o.targetPath
+	}
+	if f.Changed("metadata-path") {
+		m.MetadataPath = o.metadataPath
+	}
+	checkout := f.Changed("branch") || f.Changed("tag") || f.Changed("commithash") || f.Changed("force")
+	if !f.Changed("url") && !checkout && !o.phase && !o.inventory {
+		return nil
+	}
+	if o.repo == "" {
+		return errors.New("--repo names the repository that --url, --branch, --tag, --commithash, --force, --phase and --inventory change")
+	}
+	if m.Repositories == nil {
+		m.Repositories = map[string]*v1.Repository{}
+	}
+	r := m.Repositories[o.repo]
+	if r == nil {
+		r = &v1.Repository{}
+		m.Repositories[o.repo] = r
+	}
+	if f.Changed("url") {
+		r.URL = o.url
+	}
+	if checkout {
+		o.applyCheckout(f, r)
+	}
+	if o.phase {
+		m.PhaseRepositoryName = o.repo
+	}
+	if o.inventory {
+		m.InventoryRepositoryName = o.repo
+	}
+	return nil
+}
+
+// applyCheckout sets the checkout fields of r that the flags in f name.
+func (o *setManifestOptions) applyCheckout(f *pflag.FlagSet, r *v1.Repository) {
+	if r.Checkout == nil {
+		r.Checkout = &v1.RepoCheckout{}
+	}
+	if f.Changed("branch") {
+		r.Checkout.Branch = o.branch
+	}
+	if f.Changed("tag") {
+		r.Checkout.Tag = o.tag
+	}
+	if f.Changed("commithash") {
+		r.Checkout.CommitHash = o.commit
+	}
+	if f.Changed("force") {
+		r.Checkout.Force = o.force
+	}
 }
 
 func sortedKeys[V any](m map[string]V) []string {
