@@ -87,6 +87,34 @@ func (e *Executor) Render(_ context.Context, w io.Writer, opts executor.RenderOp
 		}
 		d.Mounts = append(d.Mounts, fmt.Sprintf("%s -> %s (%s)", m.Src, m.DstPath, mode))
 	}
+	if err := e.describeRun(&d, p); err != nil {
+		return err
+	}
+	y, err := yaml.Marshal(d)
+	if err != nil {
+		return err
+	}
+	run, err := document.FromYAML("(render of "+e.id+")", y)
+	if err != nil {
+		return err
+	}
+	all := append(run.Documents(), docs...)
+	f, err := document.NewBundle(e.id, all).Filter(opts.Selector)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := f.Write(&buf); err != nil {
+		return err
+	}
+	_, err = w.Write(buf.Bytes())
+	return err
+}
+
+// describeRun fills in how the run of plan p happens, by its mode: the
+// built-in function, the script (with its environment and the read-only
+// copies it gets), or the container runtime's command line.
+func (e *Executor) describeRun(d *runDoc, p *Plan) error {
 	switch p.Mode {
 	case ModeBuiltin:
 		d.Builtin = p.Builtin
@@ -125,25 +153,7 @@ func (e *Executor) Render(_ context.Context, w io.Writer, opts executor.RenderOp
 		}
 		d.Output = outputText(p.Sink, "printed")
 	}
-	y, err := yaml.Marshal(d)
-	if err != nil {
-		return err
-	}
-	run, err := document.FromYAML("(render of "+e.id+")", y)
-	if err != nil {
-		return err
-	}
-	all := append(run.Documents(), docs...)
-	f, err := document.NewBundle(e.id, all).Filter(opts.Selector)
-	if err != nil {
-		return err
-	}
-	var buf bytes.Buffer
-	if err := f.Write(&buf); err != nil {
-		return err
-	}
-	_, err = w.Write(buf.Bytes())
-	return err
+	return nil
 }
 
 // scriptEnvShown is the script's environment as render shows it: what
