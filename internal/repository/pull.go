@@ -97,89 +97,129 @@ func pull(ctx context.Context, name string, r *v1.Repository, dir string, opts O
 	if err != nil {
 		return nil, fail("%w", err)
 	}
-	res := &Result{}
-	repo, err := git.PlainOpen(dir)
-	switch {
-	case errors.Is(err, git.ErrRepositoryNotExists):
-		if entries, rerr := os.ReadDir(dir); rerr == nil && len(entries) > 0 {
-			return nil, fail("%s exists and is not a Git repository; move it away first", dir)
-		}
-		repo, err = git.PlainCloneContext(ctx, dir, false, &git.CloneOptions{URL: r.URL, Auth: auth, NoCheckout: true, Progress: opts.Progress, ProxyOptions: px})
-		if err != nil {
-			_ = os.RemoveAll(dir)
-			return nil, fail("clone: %w", err)
-		}
-		res.Action = "cloned"
-	case err != nil:
-		return nil, fail("opening %s: %w", dir, err)
-	default:
-		remote, err := repo.Remote(git.DefaultRemoteName)
-		if err != nil {
-			return nil, fail("%s has no remote %q: %w", dir, git.DefaultRemoteName, err)
-		}
-		if urls := remote.Config().URLs; len(urls) == 0 || urls[0] != r.URL {
-			shown := make([]string, len(urls))
-			for i, u := range urls {
-				shown[i] = redact.URL(u)
-			}
-			return nil, fail("%s is a clone of %v, not of this URL; move it away or fix the URL", dir, shown)
-		}
-		err = repo.FetchContext(ctx, &git.FetchOptions{Auth: auth, Progress: opts.Progress, Force: true, Tags: git.AllTags, ProxyOptions: px,
-			RefSpecs: []gitconfig.RefSpec{"+refs/heads/*:refs/remotes/origin/*"}})
-		if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
-			return nil, fail("fetch: %w", err)
-		}
-		res.Action = "updated"
+	g := &gitPull{ctx: ctx, r: r, dir: dir, opts: opts, px: px, auth: auth, fail: fail}
+	repo, action, err := g.cloneOrFetch()
+	if err != nil {
+		return nil, err
 	}
-	if co.RemoteRef != "" {
-		spec := gitconfig.RefSpec("+" + co.RemoteRef + ":" + co.RemoteRef)
-		if err := spec.Validate(); err != nil {
-			return nil, fail("checkout.remoteRef %q: %w", co.RemoteRef, err)
-		}
-		err := repo.FetchContext(ctx, &git.FetchOptions{Auth: auth, Progress: opts.Progress, Force: true, RefSpecs: []gitconfig.RefSpec{spec}, ProxyOptions: px})
-		if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
-			return nil, fail("fetching checkout.remoteRef %s: %w", co.RemoteRef, err)
-		}
+	res := &Result{Action: action}
+	if err := g.fetchRemoteRef(repo, co); err != nil {
+		return nil, err
 	}
 	if opts.NoCheckout {
 		return res, nil
 	}
+	if res.Revision, err = g.checkout(repo, co, action == "updated"); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// gitPull is one pull's settings, shared by its stages.
+type gitPull struct {
+	ctx  context.Context
+	r    *v1.Repository
+	dir  string
+	opts Options
+	px   transport.ProxyOptions
+	auth transport.AuthMethod
+	fail func(format string, args ...any) error
+}
+
+// cloneOrFetch clones the repository into an empty or missing dir, or
+// fetches into the clone dir holds (of the same URL only). The action is
+// "cloned" or "updated".
+func (g *gitPull) cloneOrFetch() (*git.Repository, string, error) {
+	dir, fail := g.dir, g.fail
+	repo, err := git.PlainOpen(dir)
+	switch {
+	case errors.Is(err, git.ErrRepositoryNotExists):
+		if entries, rerr := os.ReadDir(dir); rerr == nil && len(entries) > 0 {
+			return nil, "", fail("%s exists and is not a Git repository; move it away first", dir)
+		}
+		repo, err = git.PlainCloneContext(g.ctx, dir, false, &git.CloneOptions{URL: g.r.URL, Auth: g.auth, NoCheckout: true, Progress: g.opts.Progress, ProxyOptions: g.px})
+		if err != nil {
+			_ = os.RemoveAll(dir)
+			return nil, "", fail("clone: %w", err)
+		}
+		return repo, "cloned", nil
+	case err != nil:
+		return nil, "", fail("opening %s: %w", dir, err)
+	}
+	remote, err := repo.Remote(git.DefaultRemoteName)
+	if err != nil {
+		return nil, "", fail("%s has no remote %q: %w", dir, git.DefaultRemoteName, err)
+	}
+	if urls := remote.Config().URLs; len(urls) == 0 || urls[0] != g.r.URL {
+		shown := make([]string, len(urls))
+		for i, u := range urls {
+			shown[i] = redact.URL(u)
+		}
+		return nil, "", fail("%s is a clone of %v, not of this URL; move it away or fix the URL", dir, shown)
+	}
+	err = repo.FetchContext(g.ctx, &git.FetchOptions{Auth: g.auth, Progress: g.opts.Progress, Force: true, Tags: git.AllTags, ProxyOptions: g.px,
+		RefSpecs: []gitconfig.RefSpec{"+refs/heads/*:refs/remotes/origin/*"}})
+	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
+		return nil, "", fail("fetch: %w", err)
+	}
+	return repo, "updated", nil
+}
+
+// fetchRemoteRef fetches checkout.remoteRef, when set, to the same name.
+func (g *gitPull) fetchRemoteRef(repo *git.Repository, co *v1.RepoCheckout) error {
+	if co.RemoteRef == "" {
+		return nil
+	}
+	spec := gitconfig.RefSpec("+" + co.RemoteRef + ":" + co.RemoteRef)
+	if err := spec.Validate(); err != nil {
+		return g.fail("checkout.remoteRef %q: %w", co.RemoteRef, err)
+	}
+	err := repo.FetchContext(g.ctx, &git.FetchOptions{Auth: g.auth, Progress: g.opts.Progress, Force: true, RefSpecs: []gitconfig.RefSpec{spec}, ProxyOptions: g.px})
+	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
+		return g.fail("fetching checkout.remoteRef %s: %w", co.RemoteRef, err)
+	}
+	return nil
+}
+
+// checkout checks out the revision co names and returns its commit. An
+// updated clone with local changes is left alone unless checkout.force.
+func (g *gitPull) checkout(repo *git.Repository, co *v1.RepoCheckout, updated bool) (string, error) {
+	fail := g.fail
 	hash, branch, err := resolve(repo, co)
 	if err != nil {
-		return nil, fail("%w", err)
+		return "", fail("%w", err)
 	}
 	wt, err := repo.Worktree()
 	if err != nil {
-		return nil, fail("%w", err)
+		return "", fail("%w", err)
 	}
-	fresh, err := neverCheckedOut(repo, dir)
+	fresh, err := neverCheckedOut(repo, g.dir)
 	if err != nil {
-		return nil, fail("%w", err)
+		return "", fail("%w", err)
 	}
-	if res.Action == "updated" && !co.Force && !fresh {
+	if updated && !co.Force && !fresh {
 		st, err := wt.Status()
 		if err != nil {
-			return nil, fail("reading the working tree's status: %w", err)
+			return "", fail("reading the working tree's status: %w", err)
 		}
 		if !st.IsClean() {
-			return nil, fail("%s has local changes; commit or discard them, or set checkout.force", dir)
+			return "", fail("%s has local changes; commit or discard them, or set checkout.force", g.dir)
 		}
 	}
 	if branch != "" {
 		// The branch is a local branch at the remote's commit.
 		ref := plumbing.NewHashReference(plumbing.NewBranchReferenceName(branch), hash)
 		if err := repo.Storer.SetReference(ref); err != nil {
-			return nil, fail("setting branch %s: %w", branch, err)
+			return "", fail("setting branch %s: %w", branch, err)
 		}
 		err = wt.Checkout(&git.CheckoutOptions{Branch: ref.Name(), Force: true})
 	} else {
 		err = wt.Checkout(&git.CheckoutOptions{Hash: hash, Force: true})
 	}
 	if err != nil {
-		return nil, fail("checkout of %s: %w", hash, err)
+		return "", fail("checkout of %s: %w", hash, err)
 	}
-	res.Revision = hash.String()
-	return res, nil
+	return hash.String(), nil
 }
 
 // Check reports what is wrong with a repository's settings before
