@@ -107,7 +107,7 @@ func (r *ArmadaChartReconciler) chartValues(ctx context.Context, c *armadav1.Arm
 				// The parser's message may quote the content.
 				return nil, operatorkit.Stall(ReasonInvalidValues, fmt.Errorf("%s: key %s is not a YAML map", field, key))
 			}
-			return nil, operatorkit.Stall(ReasonInvalidValues, fmt.Errorf("%s: key %s is not a YAML map: %v", field, key, err))
+			return nil, operatorkit.Stall(ReasonInvalidValues, fmt.Errorf("%s: key %s is not a YAML map: %w", field, key, err))
 		}
 		mergeValues(out, v)
 	}

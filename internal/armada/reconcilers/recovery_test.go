@@ -27,7 +27,7 @@ func TestKilledManagerLeavesNoLockedRelease(t *testing.T) {
 	ns := newNamespace(t, "crash")
 	hc := helm.New(env.Config, nil)
 
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), managerKubeconfigEnv+"="+env.Kubeconfig)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Start(); err != nil {
@@ -70,7 +70,7 @@ func TestKilledManagerLeavesNoLockedRelease(t *testing.T) {
 		c.Spec.Values = values(t, `{"replicas": 1}`)
 		c.Spec.Wait.Timeout = 60
 	})
-	got = waitFor(t, client.ObjectKeyFromObject(act), 120*time.Second, "recovery", satisfiedAt(got.Generation))
+	waitFor(t, client.ObjectKeyFromObject(act), 120*time.Second, "recovery", satisfiedAt(got.Generation))
 	last, err = hc.Last(ns, "crashy")
 	if err != nil || last.Info.Status != releasecommon.StatusDeployed {
 		t.Fatalf("release after recovery: %v (err %v)", last.Info.Status, err)
