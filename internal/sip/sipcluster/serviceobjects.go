@@ -29,6 +29,10 @@ func (r *SIPClusterReconciler) applyServices(ctx context.Context, c *sipv1.SIPCl
 		o.GetObjectKind().SetGroupVersionKind(gvk)
 		o.SetManagedFields(nil)
 		o.SetResourceVersion("")
+		// services.Build makes typed objects; client.Client.Apply wants
+		// apply configurations, and converting a typed object to an
+		// unstructured one cannot tell a zero value from one that is set.
+		//nolint:staticcheck // the client.Apply patch type applies the typed objects as they are
 		if err := r.Client.Patch(ctx, o, client.Apply, client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
 			return fmt.Errorf("applying %s %s/%s: %w", gvk.Kind, o.GetNamespace(), o.GetName(), err)
 		}
