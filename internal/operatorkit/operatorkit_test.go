@@ -205,7 +205,10 @@ func TestOperatorRun(t *testing.T) {
 	if err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
 		select {
 		case err := <-done:
-			return false, fmt.Errorf("Run returned %v", err)
+			if err == nil {
+				return false, errors.New("Run returned without an error")
+			}
+			return false, fmt.Errorf("Run returned: %w", err)
 		default:
 		}
 		return started(), nil

@@ -122,21 +122,16 @@ func TestRunWaitsForCRDs(t *testing.T) {
 		t.Fatalf("Run returned before the CRDs exist: %v", err)
 	default:
 	}
-	if resp, err := http.Get("http://" + o.ProbeAddr + "/readyz"); err == nil {
-		resp.Body.Close()
-		t.Fatalf("probes served before the CRDs exist: %s", resp.Status)
+	if code, _ := testenv.HTTPGet(t.Context(), "http://"+o.ProbeAddr+"/readyz"); code != 0 {
+		t.Fatalf("probes served before the CRDs exist: %d", code)
 	}
 
 	if _, err := envtest.InstallCRDs(env.Config, envtest.CRDInstallOptions{Paths: []string{filepath.Join(root, "config", "armada", "crd", "bases")}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-		resp, err := http.Get("http://" + o.ProbeAddr + "/readyz")
-		if err != nil {
-			return false, nil
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, nil
+		code, _ := testenv.HTTPGet(t.Context(), "http://"+o.ProbeAddr+"/readyz")
+		return code == http.StatusOK, nil
 	}); err != nil {
 		t.Fatalf("operator not ready after the CRDs were installed: %v", err)
 	}

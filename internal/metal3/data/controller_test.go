@@ -331,8 +331,12 @@ services:
 			{"worker-a-metadata", &corev1.Secret{}}, {"worker-a-networkdata", &corev1.Secret{}},
 			{"workers-0-oam", &ipamv1.IPClaim{}}, {"oam-192-168-1-10", &ipamv1.IPAddress{}},
 		} {
-			if g, err := s.gone(o.name, o.obj); !g || err != nil {
-				return false, fmt.Errorf("%T %s still there (%v)", o.obj, o.name, err)
+			g, err := s.gone(o.name, o.obj)
+			if err != nil {
+				return false, fmt.Errorf("%T %s: %w", o.obj, o.name, err)
+			}
+			if !g {
+				return false, fmt.Errorf("%T %s still there", o.obj, o.name)
 			}
 		}
 		return true, nil
