@@ -96,19 +96,8 @@ func (e *Executor) runMove(ctx context.Context, opts executor.RunOptions) error 
 			opts.Events <- executor.Event{Type: "Move", Message: msg}
 		}
 	}
-	// A namespace moved before is done: its objects are managed by the
-	// cluster they went to, and the source's phases leave them alone.
-	moved, err := apply.MovedNamespaces(ctx, src, []string{ns})
-	if err != nil {
-		return fmt.Errorf("phase %q: cluster %q: %w", e.cfg.PhaseName, from, err)
-	}
-	switch to := moved[ns]; {
-	case to == e.cfg.ClusterName:
-		send(fmt.Sprintf("namespace %q of %q was moved to %q already (annotation %s): nothing to move", ns, from, to, apply.MovedToAnnotation))
-		return nil
-	case to != "":
-		return fmt.Errorf("phase %q: namespace %q of cluster %q was moved to cluster %q, not %q (annotation %s on the namespace)",
-			e.cfg.PhaseName, ns, from, to, e.cfg.ClusterName, apply.MovedToAnnotation)
+	if done, err := e.movedBefore(ctx, src, from, ns, send); done || err != nil {
+		return err
 	}
 	send(fmt.Sprintf("moving Cluster API objects of namespace %q from %q to %q", ns, from, e.cfg.ClusterName))
 	err = c.Move(ctx, ctlclient.MoveOptions{
@@ -128,6 +117,26 @@ func (e *Executor) runMove(ctx context.Context, opts executor.RunOptions) error 
 	}
 	send(fmt.Sprintf("namespace %q of %q marked moved to %q: later runs of its phases there leave its objects alone", ns, from, e.cfg.ClusterName))
 	return nil
+}
+
+// movedBefore reports whether namespace ns of cluster from was moved to
+// the phase's cluster already: then its objects are managed there, and
+// the source's phases leave them alone. A move to another cluster is an
+// error.
+func (e *Executor) movedBefore(ctx context.Context, src client.Client, from, ns string, send func(string)) (bool, error) {
+	moved, err := apply.MovedNamespaces(ctx, src, []string{ns})
+	if err != nil {
+		return false, fmt.Errorf("phase %q: cluster %q: %w", e.cfg.PhaseName, from, err)
+	}
+	switch to := moved[ns]; {
+	case to == e.cfg.ClusterName:
+		send(fmt.Sprintf("namespace %q of %q was moved to %q already (annotation %s): nothing to move", ns, from, to, apply.MovedToAnnotation))
+		return true, nil
+	case to != "":
+		return false, fmt.Errorf("phase %q: namespace %q of cluster %q was moved to cluster %q, not %q (annotation %s on the namespace)",
+			e.cfg.PhaseName, ns, from, to, e.cfg.ClusterName, apply.MovedToAnnotation)
+	}
+	return false, nil
 }
 
 // markMoved annotates the source namespace with the cluster its objects
