@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"net"
@@ -54,7 +55,9 @@ type result struct {
 
 func run(t *testing.T, bin string, args ...string) result {
 	t.Helper()
-	cmd := exec.CommandContext(t.Context(), bin, args...)
+	// Not canceled with the test: cleanups run commands too (down,
+	// demo-down), and the test stops what it starts itself.
+	cmd := exec.CommandContext(context.WithoutCancel(t.Context()), bin, args...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()

@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -63,7 +64,9 @@ func runEnv(t *testing.T, env []string, bin string, args ...string) result {
 // runIn is runEnv in the directory dir ("" for the test's own).
 func runIn(t *testing.T, dir string, env []string, bin string, args ...string) result {
 	t.Helper()
-	cmd := exec.CommandContext(t.Context(), bin, args...)
+	// Not canceled with the test: cleanups run commands too (down,
+	// demo-down), and the test stops what it starts itself.
+	cmd := exec.CommandContext(context.WithoutCancel(t.Context()), bin, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	var out, errOut strings.Builder
@@ -85,7 +88,9 @@ func runIn(t *testing.T, dir string, env []string, bin string, args ...string) r
 func start(t *testing.T, name, ready, bin string, args ...string) *syncBuffer {
 	t.Helper()
 	log := &syncBuffer{}
-	cmd := exec.CommandContext(t.Context(), bin, args...)
+	// Not canceled with the test: cleanups run commands too (down,
+	// demo-down), and the test stops what it starts itself.
+	cmd := exec.CommandContext(context.WithoutCancel(t.Context()), bin, args...)
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
