@@ -181,8 +181,9 @@ func (p *planted) scanLeaks(t *testing.T, in leakScan) {
 		t.Errorf("phase render initinfra-ephemeral without the key lacks the clear Secret or the encrypted document:\n%s", withoutKey)
 	}
 	// What the plan applied: the decrypted value, the emulator's password.
+	// It runs at cleanup, after the test's context is done.
 	secretValue := func(kubeconfig, ns, name string) string {
-		out, err := exec.CommandContext(t.Context(), in.kubectl, "--kubeconfig", kubeconfig, "-n", ns, "get", "secret", name, "-o", "jsonpath={.data.password}").Output()
+		out, err := exec.CommandContext(context.WithoutCancel(t.Context()), in.kubectl, "--kubeconfig", kubeconfig, "-n", ns, "get", "secret", name, "-o", "jsonpath={.data.password}").Output()
 		if err != nil {
 			t.Errorf("Secret %s/%s: %v", ns, name, err)
 			return ""
