@@ -23,9 +23,9 @@ import (
 
 	armadav1 "github.com/airshipit/airship-go/api/armada/v1alpha1"
 	"github.com/airshipit/airship-go/bench/internal/harness"
+	"github.com/airshipit/airship-go/internal/armada/armadaoperator"
 	"github.com/airshipit/airship-go/internal/armada/chartsource"
 	"github.com/airshipit/airship-go/internal/armada/helm"
-	"github.com/airshipit/airship-go/internal/armada/operator"
 	"github.com/airshipit/airship-go/internal/test/testenv"
 )
 
@@ -41,10 +41,10 @@ func timeout() time.Duration {
 // operatorArgs are the operator's flags: the bench's fixed ones plus
 // ARMADA_BENCH_OPERATOR_ARGS (for example "--concurrency=16"), and the
 // options they give, so the baseline can match its parallelism and rate.
-func operatorArgs(b *testing.B) ([]string, operator.Options) {
+func operatorArgs(b *testing.B) ([]string, armadaoperator.Options) {
 	b.Helper()
 	extra := strings.Fields(os.Getenv("ARMADA_BENCH_OPERATOR_ARGS"))
-	o := operator.DefaultOptions()
+	o := armadaoperator.DefaultOptions()
 	if err := flagSet(&o).Parse(extra); err != nil {
 		b.Fatalf("ARMADA_BENCH_OPERATOR_ARGS: %v", err)
 	}
@@ -187,7 +187,7 @@ func runOperator(b *testing.B, env *testenv.Env, bin, chartPath string, args []s
 // the Helm SDK (internal/armada/helm, the client the operator uses, at the
 // operator's request rate) in this process, workers at once, each waiting
 // for its resources with Helm's own wait, like the operator does.
-func runSDK(b *testing.B, env *testenv.Env, chartPath string, o operator.Options, n, workers int) time.Duration {
+func runSDK(b *testing.B, env *testenv.Env, chartPath string, o armadaoperator.Options, n, workers int) time.Duration {
 	b.Helper()
 	ctx := context.Background()
 	cfg := rest.CopyConfig(env.Config)

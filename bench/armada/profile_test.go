@@ -11,7 +11,7 @@ import (
 	"github.com/go-logr/logr"
 	"k8s.io/client-go/rest"
 
-	"github.com/airshipit/airship-go/internal/armada/operator"
+	"github.com/airshipit/airship-go/internal/armada/armadaoperator"
 )
 
 // profileInProcess runs the operator inside the benchmark process, with its
@@ -20,14 +20,14 @@ import (
 // and CPU time are not reported in this mode.
 func profileInProcess(b *testing.B, cfg *rest.Config, path string) (stop func()) {
 	b.Helper()
-	o := operator.DefaultOptions()
+	o := armadaoperator.DefaultOptions()
 	o.LeaderElection, o.MetricsAddr, o.ProbeAddr, o.SkipControllerNameValidation = false, "0", "0", true
 	fs := flagSet(&o)
 	if err := fs.Parse(strings.Fields(os.Getenv("ARMADA_BENCH_OPERATOR_ARGS"))); err != nil {
 		b.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	mgr, err := operator.NewManager(ctx, cfg, o, logr.Discard())
+	mgr, err := armadaoperator.NewManager(ctx, cfg, o, logr.Discard())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func profileInProcess(b *testing.B, cfg *rest.Config, path string) (stop func())
 	}
 }
 
-func flagSet(o *operator.Options) *flag.FlagSet {
+func flagSet(o *armadaoperator.Options) *flag.FlagSet {
 	fs := flag.NewFlagSet("armada-operator", flag.ContinueOnError)
 	o.BindFlags(fs)
 	return fs

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/airshipit/airship-go/bench/internal/harness"
-	"github.com/airshipit/airship-go/internal/metal3/operator"
+	"github.com/airshipit/airship-go/internal/metal3/metal3operator"
 	"github.com/airshipit/airship-go/internal/test/capienv"
 )
 
@@ -32,9 +32,9 @@ var (
 
 // operatorArgs are a side's flags and the options they give: fixedArgs
 // then tuning (a later flag wins).
-func operatorArgs(b *testing.B, tuning []string) ([]string, operator.Options) {
+func operatorArgs(b *testing.B, tuning []string) ([]string, metal3operator.Options) {
 	b.Helper()
-	o := operator.DefaultOptions()
+	o := metal3operator.DefaultOptions()
 	fs := flag.NewFlagSet("metal3-operator", flag.ContinueOnError)
 	o.BindFlags(fs)
 	if err := fs.Parse(tuning); err != nil {
@@ -47,7 +47,7 @@ func operatorArgs(b *testing.B, tuning []string) ([]string, operator.Options) {
 // per kind: controller-runtime gives each resource's REST client a token
 // bucket of its own (rest.Config.RateLimiter is nil), in upstream CAPM3's
 // manager as in ours.
-func rate(o operator.Options) string {
+func rate(o metal3operator.Options) string {
 	return fmt.Sprintf("%d machines and %d hosts at once, %g requests/s per kind (burst %s)", o.MachineConcurrency, o.Concurrency, o.QPS, harness.Count(o.Burst))
 }
 

@@ -23,7 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/airshipit/airship-go/bench/internal/harness"
-	"github.com/airshipit/airship-go/internal/metal3/operator"
+	"github.com/airshipit/airship-go/internal/metal3/metal3operator"
 	"github.com/airshipit/airship-go/internal/test/testenv"
 )
 
@@ -66,9 +66,9 @@ func timeout() time.Duration {
 // operatorArgs are a side's flags and the options they give: fixedArgs
 // then tuning. Ours is tunedArgs then METAL3_BENCH_OPERATOR_ARGS (for
 // example "--concurrency=64 --kube-api-qps=100"; a later flag wins).
-func operatorArgs(b *testing.B, tuning []string) ([]string, operator.Options) {
+func operatorArgs(b *testing.B, tuning []string) ([]string, metal3operator.Options) {
 	b.Helper()
-	o := operator.DefaultOptions()
+	o := metal3operator.DefaultOptions()
 	fs := flag.NewFlagSet("metal3-operator", flag.ContinueOnError)
 	o.BindFlags(fs)
 	if err := fs.Parse(tuning); err != nil {
@@ -78,7 +78,7 @@ func operatorArgs(b *testing.B, tuning []string) ([]string, operator.Options) {
 }
 
 // rate describes an operator's parallelism and client rate.
-func rate(o operator.Options) string {
+func rate(o metal3operator.Options) string {
 	hosts := fmt.Sprintf("%d hosts at once", o.Concurrency)
 	if o.Concurrency == 1 {
 		hosts = "1 host at a time"

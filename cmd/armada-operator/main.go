@@ -9,10 +9,10 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/airshipit/airship-go/internal/cli"
-	"github.com/airshipit/airship-go/internal/cli/armadaoperator"
+	"github.com/airshipit/airship-go/internal/cli/armadaoperatorcmd"
 	"github.com/airshipit/airship-go/internal/cli/operatorcmd"
 )
 
 func main() {
-	os.Exit(operatorcmd.Main(ctrl.SetupSignalHandler(), os.Args[1:], cli.StdStreams(), armadaoperator.Spec))
+	os.Exit(operatorcmd.Main(ctrl.SetupSignalHandler(), os.Args[1:], cli.StdStreams(), armadaoperatorcmd.Spec))
 }

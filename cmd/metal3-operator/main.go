@@ -9,10 +9,10 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/airshipit/airship-go/internal/cli"
-	"github.com/airshipit/airship-go/internal/cli/metal3operator"
+	"github.com/airshipit/airship-go/internal/cli/metal3operatorcmd"
 	"github.com/airshipit/airship-go/internal/cli/operatorcmd"
 )
 
 func main() {
-	os.Exit(operatorcmd.Main(ctrl.SetupSignalHandler(), os.Args[1:], cli.StdStreams(), metal3operator.Spec))
+	os.Exit(operatorcmd.Main(ctrl.SetupSignalHandler(), os.Args[1:], cli.StdStreams(), metal3operatorcmd.Spec))
 }

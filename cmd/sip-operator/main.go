@@ -10,9 +10,9 @@ import (
 
 	"github.com/airshipit/airship-go/internal/cli"
 	"github.com/airshipit/airship-go/internal/cli/operatorcmd"
-	"github.com/airshipit/airship-go/internal/cli/sipoperator"
+	"github.com/airshipit/airship-go/internal/cli/sipoperatorcmd"
 )
 
 func main() {
-	os.Exit(operatorcmd.Main(ctrl.SetupSignalHandler(), os.Args[1:], cli.StdStreams(), sipoperator.Spec))
+	os.Exit(operatorcmd.Main(ctrl.SetupSignalHandler(), os.Args[1:], cli.StdStreams(), sipoperatorcmd.Spec))
 }

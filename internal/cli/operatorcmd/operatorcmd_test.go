@@ -21,15 +21,15 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	armada "github.com/airshipit/airship-go/internal/armada/operator"
+	armada "github.com/airshipit/airship-go/internal/armada/armadaoperator"
 	"github.com/airshipit/airship-go/internal/cli"
-	"github.com/airshipit/airship-go/internal/cli/armadaoperator"
+	"github.com/airshipit/airship-go/internal/cli/armadaoperatorcmd"
 	"github.com/airshipit/airship-go/internal/cli/clitest"
-	"github.com/airshipit/airship-go/internal/cli/metal3operator"
+	"github.com/airshipit/airship-go/internal/cli/metal3operatorcmd"
 	"github.com/airshipit/airship-go/internal/cli/operatorcmd"
-	"github.com/airshipit/airship-go/internal/cli/sipoperator"
-	metal3 "github.com/airshipit/airship-go/internal/metal3/operator"
-	sip "github.com/airshipit/airship-go/internal/sip/operator"
+	"github.com/airshipit/airship-go/internal/cli/sipoperatorcmd"
+	metal3 "github.com/airshipit/airship-go/internal/metal3/metal3operator"
+	sip "github.com/airshipit/airship-go/internal/sip/sipoperator"
 	"github.com/airshipit/airship-go/internal/test/testenv"
 )
 
@@ -51,9 +51,9 @@ func fake[O any](spec operatorcmd.Spec[O]) binary {
 }
 
 var (
-	armadaBin = fake(armadaoperator.Spec)
-	metal3Bin = fake(metal3operator.Spec)
-	sipBin    = fake(sipoperator.Spec)
+	armadaBin = fake(armadaoperatorcmd.Spec)
+	metal3Bin = fake(metal3operatorcmd.Spec)
+	sipBin    = fake(sipoperatorcmd.Spec)
 )
 
 // checkOf makes a check of one operator's options fit the table.
@@ -263,7 +263,7 @@ func TestOutOfClusterWithOnlyKubeconfig(t *testing.T) {
 	streams := cli.IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &errOut}
 	done := make(chan int, 1)
 	go func() {
-		done <- operatorcmd.Main(ctx, []string{"--kubeconfig", kubeconfig, "--metrics-bind-address=0", "--health-probe-bind-address=0"}, streams, armadaoperator.Spec)
+		done <- operatorcmd.Main(ctx, []string{"--kubeconfig", kubeconfig, "--metrics-bind-address=0", "--health-probe-bind-address=0"}, streams, armadaoperatorcmd.Spec)
 	}()
 	var lease coordinationv1.Lease
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {

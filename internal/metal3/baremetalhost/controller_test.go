@@ -22,7 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/airshipit/airship-go/internal/metal3/operator"
+	"github.com/airshipit/airship-go/internal/metal3/metal3operator"
 	"github.com/airshipit/airship-go/internal/redfish/emulator"
 	"github.com/airshipit/airship-go/internal/test/testenv"
 )
@@ -75,13 +75,13 @@ func newRig(t *testing.T, hosts int) *rig {
 	}
 	logs := &logSink{}
 	log := funcr.New(logs.add, funcr.Options{Verbosity: 1})
-	o := operator.DefaultOptions()
+	o := metal3operator.DefaultOptions()
 	o.LeaderElection = false
 	o.MetricsAddr, o.ProbeAddr = "0", "0"
 	o.SkipControllerNameValidation = true
 	o.PowerPollInterval = 300 * time.Millisecond
 	o.BMCTimeout = 2 * time.Second
-	mgr, err := operator.NewManager(ctx, env.Config, o, log)
+	mgr, err := metal3operator.NewManager(ctx, env.Config, o, log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ import (
 
 	infrav1 "github.com/airshipit/airship-go/api/infrastructure/v1beta1"
 	ipamv1 "github.com/airshipit/airship-go/api/ipam/v1alpha1"
-	"github.com/airshipit/airship-go/internal/metal3/operator"
+	"github.com/airshipit/airship-go/internal/metal3/metal3operator"
 	"github.com/airshipit/airship-go/internal/redfish/emulator"
 	"github.com/airshipit/airship-go/internal/test/capienv"
 	"github.com/airshipit/airship-go/internal/test/testenv"
@@ -53,7 +53,7 @@ func (s *site) step(format string, args ...any) {
 // startSite brings up the clusters, Cluster API with this provider
 // installed by clusterctl init from config/metal3/default, the operator
 // (all controllers) and an emulator of hosts.
-func startSite(t *testing.T, hosts []emulator.Host, mutate func(*operator.Options)) *site {
+func startSite(t *testing.T, hosts []emulator.Host, mutate func(*metal3operator.Options)) *site {
 	t.Helper()
 	s := &site{t: t, start: time.Now(), ctx: t.Context()}
 	adds := []func(*runtime.Scheme) error{metal3v1alpha1.AddToScheme, infrav1.AddToScheme, ipamv1.AddToScheme, clusterv1.AddToScheme}
@@ -75,7 +75,7 @@ func startSite(t *testing.T, hosts []emulator.Host, mutate func(*operator.Option
 	if _, err := s.emu.Start(ctx, "127.0.0.1:0"); err != nil {
 		t.Fatal(err)
 	}
-	o := operator.DefaultOptions()
+	o := metal3operator.DefaultOptions()
 	o.SkipControllerNameValidation = true
 	o.MetricsAddr, o.ProbeAddr, o.LeaderElection = "0", "0", false
 	o.PowerPollInterval = 5 * time.Second
@@ -83,7 +83,7 @@ func startSite(t *testing.T, hosts []emulator.Host, mutate func(*operator.Option
 		mutate(&o)
 	}
 	done := make(chan error, 1)
-	go func() { done <- operator.Run(ctx, s.mgmt.Config, o, logr.Discard()) }()
+	go func() { done <- metal3operator.Run(ctx, s.mgmt.Config, o, logr.Discard()) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {

@@ -1,5 +1,5 @@
 // Package operatortest holds the checks the tests of the three operators
-// (internal/armada/operator, internal/metal3/operator, internal/sip/operator)
+// (internal/armada/armadaoperator, internal/metal3/metal3operator, internal/sip/sipoperator)
 // make alike: their options' Validate, and that an operator running as
 // its ServiceAccount holds its leader Lease and answers its probes. Each
 // operator keeps its own cases; the check is written once, so the three

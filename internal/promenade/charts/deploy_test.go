@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	armadav1 "github.com/airshipit/airship-go/api/armada/v1alpha1"
-	"github.com/airshipit/airship-go/internal/armada/operator"
+	"github.com/airshipit/airship-go/internal/armada/armadaoperator"
 	"github.com/airshipit/airship-go/internal/test/testenv"
 )
 
@@ -65,11 +65,11 @@ func TestArmadaDeploysChartsInOrder(t *testing.T) {
 		}
 	}
 
-	opts := operator.DefaultOptions()
+	opts := armadaoperator.DefaultOptions()
 	opts.MetricsAddr, opts.ProbeAddr, opts.LeaderElection = "0", "0", false
 	opts.SkipControllerNameValidation = true
 	opts.PollInterval = time.Second
-	mgr, err := operator.NewManager(ctx, env.Config, opts, logr.Discard())
+	mgr, err := armadaoperator.NewManager(ctx, env.Config, opts, logr.Discard())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	sipv1 "github.com/airshipit/airship-go/api/sip/v1"
-	"github.com/airshipit/airship-go/internal/sip/operator"
+	"github.com/airshipit/airship-go/internal/sip/sipoperator"
 	"github.com/airshipit/airship-go/internal/test/testenv"
 )
 
@@ -46,12 +46,12 @@ func startOperator(t *testing.T) {
 // logger.
 func startOperatorLogging(t *testing.T, logger logr.Logger) {
 	t.Helper()
-	o := operator.DefaultOptions()
+	o := sipoperator.DefaultOptions()
 	o.LeaderElection = false
 	o.MetricsAddr, o.ProbeAddr = "0", "0"
 	o.SkipControllerNameValidation = true
 	o.Resync = 2 * time.Second
-	mgr, err := operator.NewManager(context.Background(), env.Config, o, logger)
+	mgr, err := sipoperator.NewManager(context.Background(), env.Config, o, logger)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,8 +15,8 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	sipv1 "github.com/airshipit/airship-go/api/sip/v1"
-	"github.com/airshipit/airship-go/internal/sip/operator"
 	"github.com/airshipit/airship-go/internal/sip/sipcluster"
+	"github.com/airshipit/airship-go/internal/sip/sipoperator"
 )
 
 // dyingClient lets the first `after` host label patches through, then
@@ -70,7 +70,7 @@ func TestKilledMidLabellingThenRestarted(t *testing.T) {
 		s.host(fmt.Sprintf("w-%02d", i), "w", "r0", fmt.Sprintf("127.0.8.%d", i+1))
 	}
 
-	scheme, err := operator.Scheme()
+	scheme, err := sipoperator.Scheme()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/airshipit/airship-go/internal/apply"
-	"github.com/airshipit/airship-go/internal/metal3/operator"
+	"github.com/airshipit/airship-go/internal/metal3/metal3operator"
 	"github.com/airshipit/airship-go/internal/phase/executor"
 	"github.com/airshipit/airship-go/internal/redfish/emulator"
 	"github.com/airshipit/airship-go/internal/test/capienv"
@@ -109,13 +109,13 @@ func obj(apiVersion, kind, namespace, name string) *unstructured.Unstructured {
 // the test ends.
 func startMetal3(t *testing.T, env *testenv.Env) {
 	t.Helper()
-	o := operator.DefaultOptions()
+	o := metal3operator.DefaultOptions()
 	o.SkipControllerNameValidation = true
 	o.MetricsAddr, o.ProbeAddr, o.LeaderElection = "0", "0", false
 	o.PowerPollInterval = 5 * time.Second
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- operator.Run(ctx, env.Config, o, logr.Discard()) }()
+	go func() { done <- metal3operator.Run(ctx, env.Config, o, logr.Discard()) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {

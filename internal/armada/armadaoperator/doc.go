@@ -1,4 +1,4 @@
-// Package operator is the Armada operator process as an
+// Package armadaoperator is the Armada operator process as an
 // operatorkit.Operator: the ArmadaChart, ArmadaChartGroup and
 // ArmadaManifest reconcilers, sharing one Helm client and event recorder,
 // after the three CRDs are served; the manager (leader election, probes,
@@ -7,5 +7,5 @@
 // disk are read (--chart-root, --chart-mount), and what the operator
 // fetches: --chart-fetch-timeout (one chart archive fetch) and
 // --chart-fetches (fetches in flight). cmd/armada-operator (through
-// internal/cli/armadaoperator) only parses flags and calls Run.
-package operator
+// internal/cli/armadaoperatorcmd) only parses flags and calls Run.
+package armadaoperator

@@ -1,4 +1,4 @@
-package operator
+package metal3operator
 
 import (
 	"context"

@@ -1,13 +1,13 @@
-package sipoperator
+package sipoperatorcmd
 
 import (
 	"github.com/airshipit/airship-go/internal/cli/operatorcmd"
 	"github.com/airshipit/airship-go/internal/operatorkit"
-	"github.com/airshipit/airship-go/internal/sip/operator"
+	"github.com/airshipit/airship-go/internal/sip/sipoperator"
 )
 
 // Spec is the sip-operator binary: run it with operatorcmd.Main.
-var Spec = operatorcmd.Spec[operator.Options]{
+var Spec = operatorcmd.Spec[sipoperator.Options]{
 	Name:  "sip-operator",
 	Short: "Pick BareMetalHosts for tenant clusters by role and topology (SIPCluster), label them, and run each cluster's load balancers, jump host and OIDC provider",
 	Example: `  # In a pod: in-cluster configuration, leader election in the pod's namespace
@@ -15,9 +15,9 @@ var Spec = operatorcmd.Spec[operator.Options]{
 
   # Out of a cluster, against the local control plane
   sip-operator --kubeconfig ~/.airship/local/kubeconfig --metrics-bind-address=0 --health-probe-bind-address=127.0.0.1:8083`,
-	Defaults: operator.DefaultOptions,
-	Bind:     (*operator.Options).BindFlags,
-	Shared:   func(o *operator.Options) *operatorkit.Options { return &o.Options },
-	Validate: operator.Options.Validate,
-	Run:      operator.Run,
+	Defaults: sipoperator.DefaultOptions,
+	Bind:     (*sipoperator.Options).BindFlags,
+	Shared:   func(o *sipoperator.Options) *operatorkit.Options { return &o.Options },
+	Validate: sipoperator.Options.Validate,
+	Run:      sipoperator.Run,
 }

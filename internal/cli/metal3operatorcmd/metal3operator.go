@@ -1,13 +1,13 @@
-package metal3operator
+package metal3operatorcmd
 
 import (
 	"github.com/airshipit/airship-go/internal/cli/operatorcmd"
-	"github.com/airshipit/airship-go/internal/metal3/operator"
+	"github.com/airshipit/airship-go/internal/metal3/metal3operator"
 	"github.com/airshipit/airship-go/internal/operatorkit"
 )
 
 // Spec is the metal3-operator binary: run it with operatorcmd.Main.
-var Spec = operatorcmd.Spec[operator.Options]{
+var Spec = operatorcmd.Spec[metal3operator.Options]{
 	Name:  "metal3-operator",
 	Short: "Drive BareMetalHosts through registering, inspection, provisioning and deprovisioning over their BMCs' Redfish",
 	Example: `  # In a pod: in-cluster configuration, leader election in the pod's namespace
@@ -15,9 +15,9 @@ var Spec = operatorcmd.Spec[operator.Options]{
 
   # Out of a cluster, against the local control plane
   metal3-operator --kubeconfig ~/.airship/local/kubeconfig --metrics-bind-address=0 --health-probe-bind-address=127.0.0.1:8082`,
-	Defaults: operator.DefaultOptions,
-	Bind:     (*operator.Options).BindFlags,
-	Shared:   func(o *operator.Options) *operatorkit.Options { return &o.Options },
-	Validate: operator.Options.Validate,
-	Run:      operator.Run,
+	Defaults: metal3operator.DefaultOptions,
+	Bind:     (*metal3operator.Options).BindFlags,
+	Shared:   func(o *metal3operator.Options) *operatorkit.Options { return &o.Options },
+	Validate: metal3operator.Options.Validate,
+	Run:      metal3operator.Run,
 }

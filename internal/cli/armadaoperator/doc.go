@@ -1,5 +1,0 @@
-// Package armadaoperator is the armada-operator binary's Spec for
-// operatorcmd: its name and help around the Armada operator's options and
-// Run (internal/armada/operator). cmd/armada-operator runs it with
-// operatorcmd.Main; operatorcmd's tests cover its command line.
-package armadaoperator
