@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/airshipit/airship-go/bench/internal/harness"
+	"github.com/airshipit/airship-go/internal/test/testenv"
 )
 
 // opMetrics are the counters of the operator's own /metrics (controller-
@@ -34,7 +35,7 @@ func scrapeOperator(ctx context.Context, url string) (opMetrics, error) {
 	if err != nil {
 		return opMetrics{}, err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := testenv.HTTPClient().Do(req)
 	if err != nil {
 		return opMetrics{}, fmt.Errorf("reading the operator's metrics: %w", err)
 	}

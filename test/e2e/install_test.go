@@ -537,11 +537,12 @@ func extractFile(t *testing.T, img v1.Image, path, dst string) {
 	}
 }
 
-// httpGet is http.Get bounded by the test's context.
+// httpGet is http.Get with the tests' bounded client, under the test's
+// context.
 func httpGet(t *testing.T, url string) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
 	if err != nil {
 		return nil, err
 	}
-	return http.DefaultClient.Do(req)
+	return testenv.HTTPClient().Do(req)
 }

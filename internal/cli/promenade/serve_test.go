@@ -19,6 +19,8 @@ import (
 
 	"github.com/airshipit/airship-go/internal/cli"
 	"github.com/airshipit/airship-go/internal/pki"
+
+	"github.com/airshipit/airship-go/internal/test/testenv"
 )
 
 // syncBuffer is a goroutine-safe buffer for the server's output.
@@ -210,7 +212,7 @@ func TestServeLoopbackWithoutAuth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := testenv.HTTPClient().Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,8 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/airshipit/airship-go/internal/test/testenv"
 )
 
 // Case is a change to an operator's default options and what Validate
@@ -48,16 +50,8 @@ func ExpectLeaderAndProbes(t *testing.T, c client.Client, lease client.ObjectKey
 		t.Errorf("Lease %s: %v %+v", lease.Name, err, l.Spec)
 	}
 	for _, path := range []string{"/healthz", "/readyz"} {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+probeAddr+path, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil || resp.StatusCode != http.StatusOK {
-			t.Errorf("GET %s: %v %v", path, err, resp)
-		}
-		if resp != nil {
-			_ = resp.Body.Close() // only its status is read
+		if code, body := testenv.HTTPGet(ctx, "http://"+probeAddr+path); code != http.StatusOK {
+			t.Errorf("GET %s: %d %q", path, code, body)
 		}
 	}
 }

@@ -13,6 +13,8 @@ import (
 
 	"github.com/stmcginnis/gofish"
 	"github.com/stmcginnis/gofish/schemas"
+
+	"github.com/airshipit/airship-go/internal/test/testenv"
 )
 
 const (
@@ -94,7 +96,7 @@ func do(t *testing.T, method, url, body string, header map[string]string) (int, 
 	for k, v := range header {
 		req.Header.Set(k, v)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := testenv.HTTPClient().Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, url, err)
 	}

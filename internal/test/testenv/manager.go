@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,6 +15,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/airshipit/airship-go/internal/httplimit"
 )
 
 // Go runs run in the background until the test ends: then it cancels
@@ -65,6 +68,13 @@ func MainFull(m *testing.M, opts Options, env **Env) int {
 	return Main(m, func() (*Env, error) { return NewFull(context.Background(), opts) }, func(e *Env) { *env = e })
 }
 
+// HTTPClient is the client tests reach the servers they start with:
+// every request bounded in time and every answer in size, as any
+// outbound call of the project (httplimit).
+func HTTPClient() *http.Client { return testHTTPClient }
+
+var testHTTPClient = httplimit.NewClient(httplimit.ClientOptions{Timeout: 30 * time.Second, MaxResponseBytes: 8 << 20})
+
 // HTTPGet returns the status code and body of a GET of url, or 0 and ""
 // when there is no answer (yet): the probe and metrics tests poll with it
 // until a server that is starting answers.
@@ -73,7 +83,7 @@ func HTTPGet(ctx context.Context, url string) (int, string) {
 	if err != nil {
 		return 0, ""
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := testHTTPClient.Do(req)
 	if err != nil {
 		return 0, ""
 	}
