@@ -50,6 +50,6 @@ func RedfishOptions(mc *v1.ManagementConfiguration) redfish.Options {
 }
 
 // NewFactory reaches BMCs over Redfish as mc says (see RedfishOptions).
-func NewFactory(mc *v1.ManagementConfiguration) provisioner.Factory {
+func NewFactory(mc *v1.ManagementConfiguration) provisioner.BMCFactory {
 	return redfish.New(RedfishOptions(mc))
 }

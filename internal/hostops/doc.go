@@ -7,7 +7,7 @@
 //
 // A host is reached with the address of its spec.bmc and the username and
 // password of the Secret spec.bmc.credentialsName names (same namespace),
-// through a provisioner.Factory. Hosts are worked on in parallel (bounded),
+// through a provisioner.BMCFactory. Hosts are worked on in parallel (bounded),
 // under one overall timeout; every operation waits until the host reports
 // the state it asked for. Results are per host; a password never appears
 // in an error or a progress message.

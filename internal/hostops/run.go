@@ -141,7 +141,7 @@ type Runner struct {
 	// Client reads BareMetalHosts and Secrets.
 	Client client.Reader
 	// Factory reaches BMCs.
-	Factory provisioner.Factory
+	Factory provisioner.BMCFactory
 	// Timeout bounds a whole Run or Status, hosts included (default DefaultTimeout).
 	Timeout time.Duration
 	// Parallelism is how many hosts are worked on at once (default DefaultParallelism).
@@ -266,7 +266,7 @@ func (r *Runner) each(ctx context.Context, hosts []metal3v1alpha1.BareMetalHost,
 
 // open reaches a host's BMC with the credentials of its Secret, and
 // returns the password so errors can be checked for it.
-func (r *Runner) open(ctx context.Context, h *metal3v1alpha1.BareMetalHost, res *Result) (provisioner.Provisioner, string, error) {
+func (r *Runner) open(ctx context.Context, h *metal3v1alpha1.BareMetalHost, res *Result) (provisioner.BMC, string, error) {
 	t, err := r.target(ctx, h)
 	if err != nil {
 		return nil, "", err
@@ -304,7 +304,7 @@ func (r *Runner) target(ctx context.Context, h *metal3v1alpha1.BareMetalHost) (p
 
 // run asks for the operation and waits for its target state. Errors, and
 // the progress that reports them, have the password redacted.
-func (r *Runner) run(ctx context.Context, p provisioner.Provisioner, res *Result, req Request, password string) error {
+func (r *Runner) run(ctx context.Context, p provisioner.BMC, res *Result, req Request, password string) error {
 	fail := func(err error) error {
 		err = redact(err, password)
 		r.report(res, "failed: %v", err)
@@ -337,7 +337,7 @@ func (r *Runner) run(ctx context.Context, p provisioner.Provisioner, res *Result
 
 // wait reads the host until it reaches the request's target; read errors
 // on the way are retried (a BMC may not answer while its host restarts).
-func (r *Runner) wait(ctx context.Context, p provisioner.Provisioner, res *Result, req Request) error {
+func (r *Runner) wait(ctx context.Context, p provisioner.BMC, res *Result, req Request) error {
 	t := time.NewTicker(r.pollInterval())
 	defer t.Stop()
 	var lastErr error
@@ -364,7 +364,7 @@ func (r *Runner) wait(ctx context.Context, p provisioner.Provisioner, res *Resul
 }
 
 // observe reads the power state, and the virtual CD when media is set.
-func observe(ctx context.Context, p provisioner.Provisioner, res *Result, media bool) error {
+func observe(ctx context.Context, p provisioner.BMC, res *Result, media bool) error {
 	ps, err := p.PowerState(ctx)
 	if err != nil {
 		return fmt.Errorf("reading the power state: %w", err)

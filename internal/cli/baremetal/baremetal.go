@@ -87,9 +87,9 @@ func (a *access) client(ctx context.Context) (client.Client, error) {
 }
 
 // NewCmd returns `baremetal`. BMCs are reached through f; nil means DefaultFactory.
-func NewCmd(streams cli.IOStreams, g *siteflags.Options, f provisioner.Factory) *cobra.Command {
+func NewCmd(streams cli.IOStreams, g *siteflags.Options, f provisioner.BMCFactory) *cobra.Command {
 	a := &access{g: g}
-	factory := func() (provisioner.Factory, error) {
+	factory := func() (provisioner.BMCFactory, error) {
 		if f == nil {
 			mc, err := a.management()
 			if err != nil {
@@ -217,7 +217,7 @@ contacted: powerstatus asks them. No host picked is an error.`,
 	return cmd
 }
 
-func newPowerStatus(streams cli.IOStreams, a *access, factory func() (provisioner.Factory, error)) *cobra.Command {
+func newPowerStatus(streams cli.IOStreams, a *access, factory func() (provisioner.BMCFactory, error)) *cobra.Command {
 	var sel hostops.Selector
 	var format string
 	var timeout time.Duration
@@ -267,7 +267,7 @@ type opSpec struct {
 	graceful, iso bool
 }
 
-func newOperation(streams cli.IOStreams, a *access, factory func() (provisioner.Factory, error), s opSpec) *cobra.Command {
+func newOperation(streams cli.IOStreams, a *access, factory func() (provisioner.BMCFactory, error), s opSpec) *cobra.Command {
 	var sel hostops.Selector
 	var all bool
 	var format string

@@ -69,7 +69,7 @@ func checkGolden(t *testing.T, name, got string) {
 }
 
 // newRoot is airshipctl's root as far as baremetal needs it.
-func newRoot(streams cli.IOStreams, f provisioner.Factory) *cobra.Command {
+func newRoot(streams cli.IOStreams, f provisioner.BMCFactory) *cobra.Command {
 	root := &cobra.Command{Use: "airshipctl"}
 	g := &siteflags.Options{}
 	g.AddFlags(root.PersistentFlags())
@@ -77,7 +77,7 @@ func newRoot(streams cli.IOStreams, f provisioner.Factory) *cobra.Command {
 	return root
 }
 
-func run(t *testing.T, f provisioner.Factory, args ...string) (stdout, stderr string, code int) {
+func run(t *testing.T, f provisioner.BMCFactory, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	streams := cli.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}

@@ -1,4 +1,4 @@
-// Package hostopstest is a provisioner.Factory held in memory, for tests of
+// Package hostopstest is a provisioner.BMCFactory held in memory, for tests of
 // the code that runs host operations (hostops, the BaremetalManager
 // executor, `airshipctl baremetal`) and of the BareMetalHost controller
 // without a BMC; StartEmulator and

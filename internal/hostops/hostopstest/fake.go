@@ -87,8 +87,8 @@ func (f *Factory) Forced(address string) []bool {
 	return nil
 }
 
-// Open implements provisioner.Factory.
-func (f *Factory) Open(_ context.Context, t provisioner.Target) (provisioner.Provisioner, error) {
+// Open implements provisioner.BMCFactory.
+func (f *Factory) Open(_ context.Context, t provisioner.Target) (provisioner.BMC, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.opens = append(f.opens, t)

@@ -49,7 +49,7 @@ const (
 // BareMetalHostReconciler reconciles BareMetalHosts.
 type BareMetalHostReconciler struct {
 	Client   client.Client
-	Factory  provisioner.Factory
+	Factory  provisioner.BMCFactory
 	Recorder recorder.EventRecorder
 	// Clock stamps lastUpdated and the operation history; nil is the real clock.
 	Clock clock.PassiveClock
@@ -363,7 +363,7 @@ func (r *BareMetalHostReconciler) credentials(ctx context.Context, host *metal3v
 }
 
 // open parses the host's BMC address and opens its provisioner.
-func (r *BareMetalHostReconciler) open(ctx context.Context, host *metal3v1alpha1.BareMetalHost, c provisioner.Credentials) (provisioner.Provisioner, error) {
+func (r *BareMetalHostReconciler) open(ctx context.Context, host *metal3v1alpha1.BareMetalHost, c provisioner.Credentials) (provisioner.BMC, error) {
 	access, err := bmc.Parse(host.Spec.BMC.Address)
 	if err != nil {
 		return nil, fmt.Errorf("spec.bmc.address: %w", err)

@@ -2,7 +2,7 @@
 // state machine (registering, inspecting, preparing, available,
 // provisioning, provisioned, deprovisioning, powering off before delete,
 // deleting; externally provisioned and unmanaged beside them) driven over a
-// provisioner.Provisioner, with no Ironic. Reconcile fetches the host,
+// provisioner.BMC, with no Ironic. Reconcile fetches the host,
 // honours the paused and detached annotations and the status annotation
 // used when hosts move between clusters, refuses a host whose userData,
 // networkData or metaData names a Secret of another namespace (a stalled

@@ -42,7 +42,7 @@ type hostScope struct {
 	r    *BareMetalHostReconciler
 	host *metal3v1alpha1.BareMetalHost
 	ctx  context.Context
-	prov provisioner.Provisioner
+	prov provisioner.BMC
 
 	events                []hostEvent
 	stateChanged          bool

@@ -42,7 +42,7 @@ type Options struct {
 	// BMCTimeout bounds each request to a BMC.
 	BMCTimeout time.Duration
 	// Factory opens provisioners; nil is the Redfish one (tests replace it).
-	Factory provisioner.Factory
+	Factory provisioner.BMCFactory
 	// Controllers are the controllers to run, of Controllers.
 	Controllers []string
 	// MachineConcurrency is how many Metal3Machines are reconciled at once.

@@ -105,7 +105,7 @@ func TestBMCConnectionsFollowConcurrency(t *testing.T) {
 		wg.Go(func() {
 			access, err := bmc.Parse("redfish+http://" + strings.TrimPrefix(srv.URL, "http://") + "/redfish/v1/Systems/" + h.Name)
 			if err == nil {
-				var p provisioner.Provisioner
+				var p provisioner.BMC
 				if p, err = f.Open(t.Context(), provisioner.Target{Access: access, Credentials: provisioner.Credentials{Username: "admin", Password: "pw-conns"}}); err == nil {
 					_, err = p.PowerState(t.Context())
 				}

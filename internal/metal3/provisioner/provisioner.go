@@ -66,9 +66,12 @@ type MediaState struct {
 	Image string
 }
 
-// Provisioner drives one host's BMC. Every method is bounded by ctx and
-// safe to retry.
-type Provisioner interface {
+// BMC drives one host's BMC directly (Redfish): power, inventory and
+// virtual media. Every method is bounded by ctx and safe to retry. The
+// BareMetalHost controller reaches hosts through a Provisioner instead
+// (lifecycle.go); airshipctl's baremetal commands and the BaremetalManager
+// executor use a BMC.
+type BMC interface {
 	// Register checks the BMC answers, accepts the credentials and has the system.
 	Register(ctx context.Context) error
 	// Inspect reads the host's inventory.
@@ -93,8 +96,8 @@ type Provisioner interface {
 	Media(ctx context.Context) (MediaState, error)
 }
 
-// Factory opens a Provisioner for a host. Implementations may reuse
+// BMCFactory opens a BMC for a host. Implementations may reuse
 // connections between calls for the same target.
-type Factory interface {
-	Open(ctx context.Context, t Target) (Provisioner, error)
+type BMCFactory interface {
+	Open(ctx context.Context, t Target) (BMC, error)
 }

@@ -80,7 +80,7 @@ func TestHostileBMC(t *testing.T) {
 		name       string
 		path, mode string
 		opts       Options
-		op         func(context.Context, provisioner.Provisioner) error // nil: the failure is at Open
+		op         func(context.Context, provisioner.BMC) error // nil: the failure is at Open
 		want       []error
 		msg        string
 	}{

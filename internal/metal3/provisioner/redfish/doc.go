@@ -1,5 +1,5 @@
-// Package redfish is the Redfish implementation of provisioner.Factory and
-// provisioner.Provisioner, spoken with gofish.
+// Package redfish is the Redfish implementation of provisioner.BMCFactory and
+// provisioner.BMC, spoken with gofish.
 //
 // One client is kept per BMC target (endpoint, username, a hash of the
 // password, whether TLS is verified), so that reconciling many hosts over and

@@ -237,7 +237,7 @@ func TestEmulatorFaults(t *testing.T) {
 		name   string
 		fault  emulator.Fault
 		opts   Options
-		do     func(context.Context, provisioner.Provisioner) error
+		do     func(context.Context, provisioner.BMC) error
 		want   error
 		detail string
 	}{

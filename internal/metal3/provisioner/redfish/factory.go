@@ -90,7 +90,7 @@ func (o Options) withDefaults() Options {
 
 // New returns a Factory that opens Redfish provisioners, reusing one client
 // per target.
-func New(opts Options) provisioner.Factory {
+func New(opts Options) provisioner.BMCFactory {
 	opts = opts.withDefaults()
 	return &factory{
 		opts:     opts,
@@ -171,7 +171,7 @@ func (e errorBodies) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// factory is the provisioner.Factory of this package.
+// factory is the provisioner.BMCFactory of this package.
 type factory struct {
 	opts               Options
 	verified, insecure *http.Client
@@ -198,7 +198,7 @@ type client struct {
 
 // Open returns the provisioner of a host, connecting to its BMC unless a
 // client for the same target is kept.
-func (f *factory) Open(ctx context.Context, t provisioner.Target) (provisioner.Provisioner, error) {
+func (f *factory) Open(ctx context.Context, t provisioner.Target) (provisioner.BMC, error) {
 	endpoint := strings.TrimRight(t.Access.Endpoint, "/")
 	if !strings.HasPrefix(endpoint, "http://") && !strings.HasPrefix(endpoint, "https://") {
 		return nil, newError(endpoint, "open", provisioner.ErrRefused, "the endpoint is not an http(s) URL")

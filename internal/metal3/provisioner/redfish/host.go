@@ -23,7 +23,7 @@ type host struct {
 	systemPath string // resolved on first use when the address has none
 }
 
-var _ provisioner.Provisioner = (*host)(nil)
+var _ provisioner.BMC = (*host)(nil)
 
 // api is the target's client bound to ctx, with a budget of
 // Options.MaxRequests requests.

@@ -14,7 +14,7 @@ import (
 	"github.com/airshipit/airship-go/internal/metal3/provisioner"
 )
 
-func open(t *testing.T, f provisioner.Factory, target provisioner.Target) provisioner.Provisioner {
+func open(t *testing.T, f provisioner.BMCFactory, target provisioner.Target) provisioner.BMC {
 	t.Helper()
 	p, err := f.Open(t.Context(), target)
 	noErr(t, err)
@@ -79,19 +79,19 @@ func TestPower(t *testing.T) {
 	tests := []struct {
 		name       string
 		power      string
-		do         func(context.Context, provisioner.Provisioner) error
+		do         func(context.Context, provisioner.BMC) error
 		wantResets []string
 		wantPower  string
 	}{
-		{"on when off", "Off", func(ctx context.Context, p provisioner.Provisioner) error { return p.PowerOn(ctx) }, []string{"On"}, "On"},
-		{"on when on", "On", func(ctx context.Context, p provisioner.Provisioner) error { return p.PowerOn(ctx) }, nil, "On"},
-		{"on when powering on", "PoweringOn", func(ctx context.Context, p provisioner.Provisioner) error { return p.PowerOn(ctx) }, nil, "PoweringOn"},
-		{"graceful off", "On", func(ctx context.Context, p provisioner.Provisioner) error { return p.PowerOff(ctx, false) }, []string{"GracefulShutdown"}, "Off"},
-		{"forced off", "On", func(ctx context.Context, p provisioner.Provisioner) error { return p.PowerOff(ctx, true) }, []string{"ForceOff"}, "Off"},
-		{"off when off", "Off", func(ctx context.Context, p provisioner.Provisioner) error { return p.PowerOff(ctx, true) }, nil, "Off"},
-		{"graceful reboot", "On", func(ctx context.Context, p provisioner.Provisioner) error { return p.Reboot(ctx, false) }, []string{"GracefulRestart"}, "On"},
-		{"forced reboot", "On", func(ctx context.Context, p provisioner.Provisioner) error { return p.Reboot(ctx, true) }, []string{"ForceRestart"}, "On"},
-		{"reboot when off turns on", "Off", func(ctx context.Context, p provisioner.Provisioner) error { return p.Reboot(ctx, true) }, []string{"On"}, "On"},
+		{"on when off", "Off", func(ctx context.Context, p provisioner.BMC) error { return p.PowerOn(ctx) }, []string{"On"}, "On"},
+		{"on when on", "On", func(ctx context.Context, p provisioner.BMC) error { return p.PowerOn(ctx) }, nil, "On"},
+		{"on when powering on", "PoweringOn", func(ctx context.Context, p provisioner.BMC) error { return p.PowerOn(ctx) }, nil, "PoweringOn"},
+		{"graceful off", "On", func(ctx context.Context, p provisioner.BMC) error { return p.PowerOff(ctx, false) }, []string{"GracefulShutdown"}, "Off"},
+		{"forced off", "On", func(ctx context.Context, p provisioner.BMC) error { return p.PowerOff(ctx, true) }, []string{"ForceOff"}, "Off"},
+		{"off when off", "Off", func(ctx context.Context, p provisioner.BMC) error { return p.PowerOff(ctx, true) }, nil, "Off"},
+		{"graceful reboot", "On", func(ctx context.Context, p provisioner.BMC) error { return p.Reboot(ctx, false) }, []string{"GracefulRestart"}, "On"},
+		{"forced reboot", "On", func(ctx context.Context, p provisioner.BMC) error { return p.Reboot(ctx, true) }, []string{"ForceRestart"}, "On"},
+		{"reboot when off turns on", "Off", func(ctx context.Context, p provisioner.BMC) error { return p.Reboot(ctx, true) }, []string{"On"}, "On"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -310,7 +310,7 @@ func TestErrorsFromStatus(t *testing.T) {
 		name   string
 		fail   string
 		status int
-		do     func(context.Context, provisioner.Provisioner) error
+		do     func(context.Context, provisioner.BMC) error
 		want   error
 		msg    string
 	}{
@@ -361,20 +361,20 @@ func TestErrorsFromStatus(t *testing.T) {
 	}
 }
 
-func register(ctx context.Context, p provisioner.Provisioner) error { return p.Register(ctx) }
-func powerOn(ctx context.Context, p provisioner.Provisioner) error  { return p.PowerOn(ctx) }
-func media(ctx context.Context, p provisioner.Provisioner) error {
+func register(ctx context.Context, p provisioner.BMC) error { return p.Register(ctx) }
+func powerOn(ctx context.Context, p provisioner.BMC) error  { return p.PowerOn(ctx) }
+func media(ctx context.Context, p provisioner.BMC) error {
 	_, err := p.Media(ctx)
 	return err
 }
 
-func inspect(ctx context.Context, p provisioner.Provisioner) error {
+func inspect(ctx context.Context, p provisioner.BMC) error {
 	_, err := p.Inspect(ctx)
 	return err
 }
 
-func boot(userData []byte) func(context.Context, provisioner.Provisioner) error {
-	return func(ctx context.Context, p provisioner.Provisioner) error {
+func boot(userData []byte) func(context.Context, provisioner.BMC) error {
+	return func(ctx context.Context, p provisioner.BMC) error {
 		return p.Boot(ctx, provisioner.BootMedia{Image: metal3v1alpha1.Image{URL: "http://images.example/a.iso"}, UserData: userData})
 	}
 }

@@ -33,7 +33,7 @@ var DefaultFactory = hostops.NewFactory
 type Executor struct {
 	cfg     executor.Config
 	api     *v1.BaremetalManager
-	factory provisioner.Factory
+	factory provisioner.BMCFactory
 	// pollInterval of waits; 0 is the hosts package's default.
 	pollInterval time.Duration
 }
@@ -45,7 +45,7 @@ func New(cfg executor.Config) (executor.Executor, error) {
 }
 
 // NewWithFactory is New with the BMCs reached through f.
-func NewWithFactory(cfg executor.Config, f provisioner.Factory) (*Executor, error) {
+func NewWithFactory(cfg executor.Config, f provisioner.BMCFactory) (*Executor, error) {
 	api := &v1.BaremetalManager{}
 	if err := cfg.ExecutorDoc.DecodeStrict(api); err != nil {
 		return nil, fmt.Errorf("phase %q: executor document: %w", cfg.PhaseName, err)

@@ -74,7 +74,7 @@ func bmcAddr(ns, name string) string {
 	return "http://bmc.test:8000/redfish/v1/Systems/" + ns + "-" + name
 }
 
-func newExecutor(t *testing.T, f provisioner.Factory, spec string) *Executor {
+func newExecutor(t *testing.T, f provisioner.BMCFactory, spec string) *Executor {
 	t.Helper()
 	b, err := document.FromYAML("test", []byte("apiVersion: airshipit.org/v1alpha1\nkind: BaremetalManager\nmetadata: {name: power}\nspec:\n"+spec))
 	if err != nil {
