@@ -31,6 +31,15 @@ tools=(
   "/usr/sbin/haproxy:haproxy"
   "/usr/bin/ssh:openssh-client"
   "/usr/bin/curl:curl"
+  # Ironic, the provisioning engine behind metal3-operator (internal/localironic runs it per site):
+  # ironic-common holds the all-in-one ironic command and ironic-dbsync and pulls python3-ironic.
+  # Installing it starts no service (its postinst writes /etc/ironic and starts nothing; there is
+  # no init script). The conductor converts qcow2 images to raw with qemu-img; genisoimage builds
+  # ISO images.
+  "/usr/bin/ironic:ironic-common"
+  "/usr/bin/ironic-dbsync:ironic-common"
+  "qemu-img:qemu-utils"
+  "genisoimage:genisoimage"
 )
 
 if [[ "${1:-}" == "--list" ]]; then
