@@ -19,7 +19,7 @@ func TestSetupScript(t *testing.T) {
 	}
 	// What the script itself runs, plus what it checks for.
 	base := []string{"env", "bash", "dirname", "sed", "sort", "head", "id", "go"}
-	listed := []string{"make", "git", "gcc", "shellcheck", "openssl", "tar", "sha256sum", "taskset"}
+	listed := []string{"make", "git", "gcc", "shellcheck", "openssl", "tar", "sha256sum", "taskset", "qemu-img", "genisoimage"}
 	tests := []struct {
 		name     string
 		drop     []string
