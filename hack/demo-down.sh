@@ -4,6 +4,10 @@
 # directories the demo wrote: ~/.airship/local, ~/.airship/local-target and
 # ${TMPDIR:-/tmp}/airship-demo. Nothing else is touched; running it twice,
 # or with no demo, is fine.
+#
+# Usage: hack/demo-down.sh               everything above
+#        hack/demo-down.sh --processes   only stop the local processes (hack/demo.sh
+#                                        does this before starting its own)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -11,14 +15,27 @@ airshipctl=bin/airshipctl
 logs="${TMPDIR:-/tmp}/airship-demo"
 unset AIRSHIP_LOCAL_STATE_DIR
 
+stopped=()
 if [[ -f "${logs}/pids" ]]; then
   while read -r pid exe; do
     # Only a process still running the binary the demo started.
     if [[ -n "${pid}" && "$(readlink "/proc/${pid}/exe" 2>/dev/null || true)" == "$(readlink -f "${exe}")" ]]; then
       echo "stopping $(basename "${exe}") (pid ${pid})"
       kill "${pid}" 2>/dev/null || true
+      stopped+=("${pid}")
     fi
   done <"${logs}/pids"
+  # Wait for them to exit, so their ports are free when this returns.
+  for pid in "${stopped[@]}"; do
+    for _ in $(seq 100); do
+      kill -0 "${pid}" 2>/dev/null || break
+      sleep 0.1
+    done
+  done
+  rm -f "${logs}/pids"
+fi
+if [[ "${1:-}" == "--processes" ]]; then
+  exit 0
 fi
 for dir in "${HOME}/.airship/local-target" "${HOME}/.airship/local"; do
   if [[ -d "${dir}" ]]; then

@@ -9,8 +9,10 @@
 # deployed onto them through Armada, and the site's charts deployed into it.
 #
 # kwok runs no containers, so the operators the site's manifests deploy as
-# Deployments run here as local processes this script starts, and stops when
-# it ends.
+# Deployments run here as local processes this script starts. They keep
+# running after it returns, like the two clusters, so that the site goes on
+# reconciling (power a host off, edit a BareMetalHost, and watch); `make
+# demo-down` stops them, and a second `make demo` replaces them.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -52,10 +54,11 @@ ca=("${PROMENADE_OUTPUT_DIR}/pki/ca-kubernetes.pem" "${PROMENADE_OUTPUT_DIR}/pki
 phase "target cluster (${target_dir}, API server on 127.0.0.1:16443, the site PKI's kubernetes CA)"
 "${airshipctl}" cluster local up --state-dir "${target_dir}" --port 16443 --nodes 1 --ca-cert "${ca[0]}" --ca-key "${ca[1]}"
 
-# The local processes, also in ${logs}/pids for `make demo-down`.
+# The local processes, listed in ${logs}/pids for `make demo-down`. Those
+# of an earlier run are stopped first: this run starts its own.
+bash hack/demo-down.sh --processes
 pids=()
 : >"${logs}/pids"
-trap 'kill "${pids[@]}" 2>/dev/null || true; rm -f "${logs}/pids"' EXIT
 # start NAME READY-LINE COMMAND...: runs COMMAND in the background with its
 # output in ${logs}/NAME.log and waits for READY-LINE (none when empty).
 start() {
@@ -144,6 +147,7 @@ Both clusters keep running. Look at them with:
 Stop them and remove what the demo wrote (${ephemeral_dir},
 ${target_dir}, ${logs}) with:
   make demo-down
-The operators, Cluster API's managers and the Redfish emulator stopped with
-this script (their logs are in ${logs}); make demo starts them again.
+The operators, Cluster API's managers and the Redfish emulator keep running
+too (their logs are in ${logs}): power a host off or edit a BareMetalHost
+and watch the site put it right.
 EOF

@@ -3,7 +3,9 @@
 package e2e
 
 import (
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -107,6 +109,10 @@ func TestDemoAndDemoDown(t *testing.T) {
 		}
 	}
 
+	// The site goes on reconciling after the demo returned: a host powered
+	// off behind the operators' back is powered on again (spec.online).
+	expectPoweredOnAgain(t, "node01")
+
 	down := shell("bash hack/demo-down.sh")
 	if down.code != 0 {
 		t.Fatalf("demo-down: exit %d\n%s", down.code, down.stdout)
@@ -127,5 +133,42 @@ func TestDemoAndDemoDown(t *testing.T) {
 			_ = c.Close() // only probed
 			t.Errorf("%s still answers after demo-down", addr)
 		}
+	}
+}
+
+// expectPoweredOnAgain forces the demo's emulated host off through its BMC
+// (examples/site/function/hosts/emulator.yaml: 127.0.0.1:8000, its
+// example credentials) and waits for metal3-operator to power it on again.
+func expectPoweredOnAgain(t *testing.T, host string) {
+	t.Helper()
+	system := "http://127.0.0.1:8000/redfish/v1/Systems/" + host
+	call := func(method, url, body string) (int, string) {
+		req, err := http.NewRequestWithContext(t.Context(), method, url, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.SetBasicAuth("admin", "example-bmc-password")
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := testenv.HTTPClient().Do(req)
+		if err != nil {
+			t.Fatalf("%s %s: %v", method, url, err)
+		}
+		defer func() { _ = resp.Body.Close() }()
+		data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		return resp.StatusCode, string(data)
+	}
+	if code, body := call(http.MethodPost, system+"/Actions/ComputerSystem.Reset", `{"ResetType": "ForceOff"}`); code/100 != 2 {
+		t.Fatalf("forcing %s off after the demo: HTTP %d %s (is the emulator still running?)", host, code, body)
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		_, body := call(http.MethodGet, system, "")
+		if strings.Contains(body, `"PowerState":"On"`) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s was not powered on again within 2 minutes of the demo's end: %s", host, body)
+		}
+		time.Sleep(time.Second)
 	}
 }
