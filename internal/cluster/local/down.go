@@ -55,12 +55,12 @@ func Down(opts DownOptions) (*DownResult, error) {
 	if st != nil {
 		for i := len(st.Processes) - 1; i >= 0; i-- {
 			r := st.Processes[i]
-			if !r.alive() {
+			if !r.Alive() {
 				res.Stale = append(res.Stale, r.Component)
 				continue
 			}
 			progressf(opts.Progress, "stopping %s (pid %d)", r.Component, r.PID)
-			if err := r.stop(stopGrace); err != nil {
+			if err := r.Stop(stopGrace); err != nil {
 				unlock()
 				return res, err
 			}
@@ -86,9 +86,9 @@ func stopAll(st *State, progress io.Writer) error {
 	var errs []error
 	for i := len(st.Processes) - 1; i >= 0; i-- {
 		r := st.Processes[i]
-		if r.alive() {
+		if r.Alive() {
 			progressf(progress, "stopping %s (pid %d)", r.Component, r.PID)
-			errs = append(errs, r.stop(stopGrace))
+			errs = append(errs, r.Stop(stopGrace))
 		}
 	}
 	return errors.Join(errs...)

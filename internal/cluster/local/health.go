@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/airshipit/airship-go/internal/process"
 )
 
 // health probes component endpoints over TLS with the cluster's own
@@ -71,17 +73,17 @@ func (h *health) probe(ctx context.Context, component, url string) error {
 }
 
 // waitHealthy polls until the process is healthy, exits, or ctx ends.
-func (h *health) waitHealthy(ctx context.Context, s *started) error {
+func (h *health) waitHealthy(ctx context.Context, s *process.Started) error {
 	var last error
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		if last = h.probe(ctx, s.rec.Component, s.rec.HealthURL); last == nil {
+		if last = h.probe(ctx, s.Record.Component, s.Record.HealthURL); last == nil {
 			return nil
 		}
 		select {
-		case <-s.exited:
-			return fmt.Errorf("process %d exited", s.rec.PID)
+		case <-s.Exited():
+			return fmt.Errorf("process %d exited", s.Record.PID)
 		case <-ctx.Done():
 			return fmt.Errorf("timed out (last check: %w)", last)
 		case <-tick.C:

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/airshipit/airship-go/internal/pki"
+	"github.com/airshipit/airship-go/internal/process"
 	"github.com/airshipit/airship-go/internal/test/testtool"
 )
 
@@ -127,40 +128,6 @@ func TestComponentArgsStayOnLoopbackWithTLS(t *testing.T) {
 	}
 }
 
-func TestStartStopOnlyOwnProcess(t *testing.T) {
-	sleep := testtool.Path(t, "sleep")
-	s, err := startProcess("sleeper", sleep, []string{"60"}, filepath.Join(t.TempDir(), "sleeper.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !s.rec.alive() {
-		t.Fatal("started process not alive")
-	}
-	// A record with the same PID but another start time is somebody else's process.
-	foreign := s.rec
-	foreign.StartTicks++
-	if foreign.alive() {
-		t.Fatal("record with wrong start time reported alive")
-	}
-	if err := foreign.stop(time.Second); err != nil {
-		t.Fatal(err)
-	}
-	if !s.rec.alive() {
-		t.Fatal("stop of a foreign record killed our process")
-	}
-	if err := s.rec.stop(5 * time.Second); err != nil {
-		t.Fatal(err)
-	}
-	if s.rec.alive() {
-		t.Fatal("process alive after stop")
-	}
-	select {
-	case <-s.exited:
-	case <-time.After(5 * time.Second):
-		t.Fatal("exit not observed")
-	}
-}
-
 func TestUpWithoutBinariesFailsCleanly(t *testing.T) {
 	state := t.TempDir()
 	_, err := Up(context.Background(), Options{StateDir: state, BinDir: filepath.Join(t.TempDir(), "none")})
@@ -184,14 +151,14 @@ func TestStatusAndDownWithStaleRecords(t *testing.T) {
 	if _, err := ensurePKI(p.pki(), nil); err != nil {
 		t.Fatal(err)
 	}
-	s, err := startProcess(Etcd, sleep, []string{"60"}, p.log(Etcd))
+	s, err := process.Start(process.Spec{Component: Etcd, Binary: sleep, Args: []string{"60"}, Log: p.log(Etcd)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.rec.stop(5 * time.Second); err != nil {
+	if err := s.Record.Stop(5 * time.Second); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeState(p.state(), &State{Kubeconfig: filepath.Join(state, "missing"), Processes: []ProcessRecord{s.rec}}); err != nil {
+	if err := writeState(p.state(), &State{Kubeconfig: filepath.Join(state, "missing"), Processes: []ProcessRecord{s.Record}}); err != nil {
 		t.Fatal(err)
 	}
 

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/airshipit/airship-go/internal/fileutil"
+	"github.com/airshipit/airship-go/internal/process"
 )
 
 // State is what state.json records about a running cluster.
@@ -23,18 +24,8 @@ type State struct {
 	Processes []ProcessRecord `json:"processes"`
 }
 
-// ProcessRecord identifies one started process.
-type ProcessRecord struct {
-	Component string `json:"component"`
-	PID       int    `json:"pid"`
-	// StartTicks is the process start time from /proc/<pid>/stat; a PID
-	// reused by another program has a different one, so it is never signalled.
-	StartTicks uint64 `json:"startTicks"`
-	Binary     string `json:"binary"`
-	Log        string `json:"log"`
-	// HealthURL is probed by status.
-	HealthURL string `json:"healthURL,omitempty"`
-}
+// ProcessRecord identifies one started process (HealthURL is probed by status).
+type ProcessRecord = process.Record
 
 func readState(path string) (*State, error) {
 	data, err := os.ReadFile(path)

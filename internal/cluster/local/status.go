@@ -91,7 +91,7 @@ func GetStatus(ctx context.Context, stateDir string) (*ClusterStatus, error) {
 // componentStatus checks that a recorded process is alive and healthy.
 func componentStatus(ctx context.Context, h *health, r ProcessRecord) ComponentStatus {
 	c := ComponentStatus{Name: r.Component, PID: r.PID, Endpoint: r.HealthURL, Log: r.Log}
-	if !r.alive() {
+	if !r.Alive() {
 		c.Status, c.Message = StatusExited, "process is gone (stale PID record); see its log"
 		return c
 	}

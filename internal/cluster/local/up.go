@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/airshipit/airship-go/internal/fileutil"
+	"github.com/airshipit/airship-go/internal/process"
 )
 
 //go:embed stages.yaml
@@ -170,18 +171,18 @@ func startComponents(ctx context.Context, p paths, opts Options, st *State) erro
 		}
 		t0 := time.Now()
 		progressf(opts.Progress, "starting %s", c)
-		s, err := startProcess(c, filepath.Join(opts.BinDir, c), componentArgs(c, p, st.Ports, opts), p.log(c))
+		s, err := process.Start(process.Spec{Component: c, Binary: filepath.Join(opts.BinDir, c), Args: componentArgs(c, p, st.Ports, opts), Log: p.log(c)})
 		if err != nil {
 			return err
 		}
-		s.rec.HealthURL = healthURL(c, st.Ports)
-		st.Processes = append(st.Processes, s.rec)
+		s.Record.HealthURL = healthURL(c, st.Ports)
+		st.Processes = append(st.Processes, s.Record)
 		if err := writeState(p.state(), st); err != nil {
 			return err
 		}
 		if err := h.waitHealthy(ctx, s); err != nil {
 			return fmt.Errorf("%s did not become healthy: %w\n--- last lines of %s ---\n%s",
-				c, err, s.rec.Log, logTail(s.rec.Log, 15))
+				c, err, s.Record.Log, process.LogTail(s.Record.Log, 15))
 		}
 		progressf(opts.Progress, "%s is healthy (%.1fs)", c, time.Since(t0).Seconds())
 	}
