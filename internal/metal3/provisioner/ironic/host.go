@@ -1,0 +1,156 @@
+package ironic
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
+	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/ports"
+
+	"github.com/airshipit/airship-go/internal/metal3/provisioner"
+)
+
+// ironicHost is the Provisioner of one BareMetalHost.
+type ironicHost struct {
+	f    *factory
+	host provisioner.Host
+	// nodeID is the node's UUID once known.
+	nodeID string
+}
+
+var _ provisioner.Provisioner = (*ironicHost)(nil)
+
+// what names the host in errors: "node ns~name".
+func (p *ironicHost) what(op string) string {
+	return op + " node " + nodeName(p.host)
+}
+
+func (p *ironicHost) dirty() provisioner.Result {
+	return provisioner.Result{Dirty: true, RequeueAfter: p.f.opts.PollInterval}
+}
+
+// busy is the result of a 409: the node is locked; look again soon.
+func (p *ironicHost) busy() provisioner.Result {
+	return provisioner.Result{Dirty: true, RequeueAfter: min(p.f.opts.PollInterval, 3*time.Second)}
+}
+
+func failed(msg string) provisioner.Result { return provisioner.Result{ErrorMessage: msg} }
+
+// findNode returns the host's node by ID, else by name; nil when Ironic
+// has neither.
+func (p *ironicHost) findNode(ctx context.Context) (*nodes.Node, error) {
+	for _, id := range []string{p.nodeID, nodeName(p.host)} {
+		if id == "" {
+			continue
+		}
+		n, err := nodes.Get(ctx, p.f.client, id).Extract()
+		err = p.f.classify(err, p.what("get"))
+		switch {
+		case err == nil:
+			p.nodeID = n.UUID
+			return n, nil
+		case !errors.Is(err, errNotFound):
+			return nil, err
+		}
+	}
+	return nil, nil
+}
+
+// node returns the host's node, or errNotFound wrapped with the host's
+// name when Ironic does not know it (Register enrolls it).
+func (p *ironicHost) node(ctx context.Context) (*nodes.Node, error) {
+	n, err := p.findNode(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if n == nil {
+		return nil, fmt.Errorf("ironic %s: node %s is not enrolled (register the host first): %w", p.f.base.Redacted(), nodeName(p.host), errNotFound)
+	}
+	return n, nil
+}
+
+// update PATCHes the node; nothing to change is no request.
+func (p *ironicHost) update(ctx context.Context, n *nodes.Node, ops nodes.UpdateOpts) (*nodes.Node, error) {
+	if len(ops) == 0 {
+		return n, nil
+	}
+	out, err := nodes.Update(ctx, p.f.client, n.UUID, ops).Extract()
+	if err != nil {
+		return nil, p.f.classify(err, p.what("update"))
+	}
+	return out, nil
+}
+
+// setState asks for a provision state change; the result is Dirty (busy
+// when Ironic answered 409) or an error.
+func (p *ironicHost) setState(ctx context.Context, n *nodes.Node, opts nodes.ProvisionStateOpts) (provisioner.Result, error) {
+	err := nodes.ChangeProvisionState(ctx, p.f.client, n.UUID, opts).ExtractErr()
+	return p.after(err, p.what(fmt.Sprintf("%q", opts.Target)))
+}
+
+// after maps an action's error: none is Dirty, 409 is busy, others are
+// returned.
+func (p *ironicHost) after(err error, what string) (provisioner.Result, error) {
+	err = p.f.classify(err, what)
+	switch {
+	case err == nil:
+		return p.dirty(), nil
+	case errors.Is(err, errConflict):
+		return p.busy(), nil
+	default:
+		return provisioner.Result{}, err
+	}
+}
+
+// orBusy turns a 409 into a busy result.
+func (p *ironicHost) orBusy(err error) (provisioner.Result, error) {
+	if errors.Is(err, errConflict) {
+		return p.busy(), nil
+	}
+	return provisioner.Result{}, err
+}
+
+// failureKey identifies one failure of a node: a new attempt changes the
+// state's update time.
+func failureKey(n *nodes.Node) string {
+	return n.ProvisionState + "|" + n.ProvisionUpdatedAt.String() + "|" + n.LastError
+}
+
+// firstReport reports whether n's failure is seen for the first time (it
+// is reported as an ErrorMessage), or again (the controller's retry after
+// its backoff: start a new attempt).
+func (p *ironicHost) firstReport(n *nodes.Node) bool {
+	p.f.mu.Lock()
+	defer p.f.mu.Unlock()
+	k := failureKey(n)
+	if p.f.reported[n.UUID] == k {
+		delete(p.f.reported, n.UUID)
+		return false
+	}
+	p.f.reported[n.UUID] = k
+	return true
+}
+
+// listPorts lists the node's ports (by node_uuid: the node's ports
+// subresource fails at some versions on Ironic 21.4).
+func (p *ironicHost) listPorts(ctx context.Context, nodeUUID, address string) ([]ports.Port, error) {
+	pages, err := ports.ListDetail(p.f.client, ports.ListOpts{NodeUUID: nodeUUID, Address: address}).AllPages(ctx)
+	if err != nil {
+		return nil, p.f.classify(err, p.what("list ports of"))
+	}
+	ps, err := ports.ExtractPorts(pages)
+	if err != nil {
+		return nil, fmt.Errorf("ironic %s: reading the ports of node %s: %w", p.f.base.Redacted(), nodeName(p.host), err)
+	}
+	return ps, nil
+}
+
+// lastError is the node's last_error, or what to say when it is empty.
+func lastError(n *nodes.Node, otherwise string) string {
+	if n.LastError != "" {
+		return n.LastError
+	}
+	return otherwise
+}
