@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
@@ -38,6 +39,9 @@ const credentialsIndex = "spec.bmc.credentialsName"
 const (
 	DefaultPowerPollInterval = time.Minute
 	DefaultMaxBackoff        = 5 * time.Minute
+	// DefaultProvisionPollInterval is when a step the provisioner reports
+	// under way (Dirty) is looked at again, when it does not say.
+	DefaultProvisionPollInterval = 10 * time.Second
 	// baseBackoff is the wait after a step's first failure, doubled
 	// for each one after (status.errorCount counts them).
 	baseBackoff = 2 * time.Second
@@ -48,14 +52,19 @@ const (
 
 // BareMetalHostReconciler reconciles BareMetalHosts.
 type BareMetalHostReconciler struct {
-	Client   client.Client
-	Factory  provisioner.BMCFactory
+	Client client.Client
+	// Factory opens the host lifecycle provisioner (Ironic's, or the
+	// direct one over the host's BMC) for a host.
+	Factory  provisioner.Factory
 	Recorder recorder.EventRecorder
 	// Clock stamps lastUpdated and the operation history; nil is the real clock.
 	Clock clock.PassiveClock
 	// PowerPollInterval is how often a settled host's power state is read
 	// again to notice changes made behind the controller's back.
 	PowerPollInterval time.Duration
+	// ProvisionPollInterval is when a step the provisioner reports under
+	// way is looked at again, when the provisioner does not say.
+	ProvisionPollInterval time.Duration
 	// MaxBackoff bounds the wait between retries of a failing step.
 	MaxBackoff time.Duration
 	// Concurrency is how many hosts are reconciled at once.
@@ -80,6 +89,9 @@ func (r *BareMetalHostReconciler) SetupWithManager(ctx context.Context, mgr mana
 	}
 	if r.MaxBackoff <= 0 {
 		r.MaxBackoff = DefaultMaxBackoff
+	}
+	if r.ProvisionPollInterval <= 0 {
+		r.ProvisionPollInterval = DefaultProvisionPollInterval
 	}
 	if r.Concurrency < 1 {
 		r.Concurrency = 1
@@ -181,19 +193,21 @@ func (r *BareMetalHostReconciler) admit(ctx context.Context, host *metal3v1alpha
 	return true, nil
 }
 
-// write stores what a pass changed: the reboot annotation a handler
-// consumed, then the status when it differs from the snapshot taken before
-// the handler ran (lastUpdated aside).
+// write stores what a pass changed: the annotations a handler consumed
+// (reboot, inspect), then the status when it differs from the snapshot
+// taken before the handler ran (lastUpdated aside).
 func (r *BareMetalHostReconciler) write(ctx context.Context, s *hostScope, snap *operatorkit.StatusSnapshot) error {
 	host := s.host
-	if s.clearRebootAnnotation != "" {
+	if len(s.clearAnnotations) > 0 {
 		// The patch reads the stored host back, status included: keep the
 		// pass's status to write next.
 		status := host.Status.DeepCopy()
 		patch := client.MergeFromWithOptions(host.DeepCopy(), client.MergeFromWithOptimisticLock{})
-		delete(host.Annotations, s.clearRebootAnnotation)
+		for _, a := range s.clearAnnotations {
+			delete(host.Annotations, a)
+		}
 		if err := r.Client.Patch(ctx, host, patch); err != nil {
-			return fmt.Errorf("removing annotation %s from %s: %w", s.clearRebootAnnotation, operatorkit.ObjectName(host), err)
+			return fmt.Errorf("removing annotations %s from %s: %w", strings.Join(s.clearAnnotations, ", "), operatorkit.ObjectName(host), err)
 		}
 		host.Status = *status
 	}
@@ -362,13 +376,24 @@ func (r *BareMetalHostReconciler) credentials(ctx context.Context, host *metal3v
 	return sec, c, nil
 }
 
-// open parses the host's BMC address and opens its provisioner.
-func (r *BareMetalHostReconciler) open(ctx context.Context, host *metal3v1alpha1.BareMetalHost, c provisioner.Credentials) (provisioner.BMC, error) {
+// open parses the host's BMC address and opens its provisioner, telling
+// it of the host: its identity, its engine id (status.provisioning.ID),
+// BMC, boot MAC address, boot mode and known inventory.
+func (r *BareMetalHostReconciler) open(ctx context.Context, host *metal3v1alpha1.BareMetalHost, c provisioner.Credentials) (provisioner.Provisioner, error) {
 	access, err := bmc.Parse(host.Spec.BMC.Address)
 	if err != nil {
 		return nil, fmt.Errorf("spec.bmc.address: %w", err)
 	}
-	return r.Factory.Open(ctx, provisioner.Target{Access: access, Credentials: c, InsecureSkipVerify: host.Spec.BMC.DisableCertificateVerification})
+	return r.Factory.Open(ctx, provisioner.Host{
+		Namespace:      host.Namespace,
+		Name:           host.Name,
+		UID:            string(host.UID),
+		ID:             host.Status.Provisioning.ID,
+		BMC:            provisioner.Target{Access: access, Credentials: c, InsecureSkipVerify: host.Spec.BMC.DisableCertificateVerification},
+		BootMACAddress: host.Spec.BootMACAddress,
+		BootMode:       host.BootMode(),
+		Hardware:       host.Status.HardwareDetails.DeepCopy(),
+	})
 }
 
 // backoff is the wait before retrying a failing step, by the host's

@@ -19,6 +19,7 @@ import (
 
 	"github.com/airshipit/airship-go/internal/hostops/hostopstest"
 	"github.com/airshipit/airship-go/internal/metal3/provisioner"
+	"github.com/airshipit/airship-go/internal/metal3/provisioner/direct"
 	"github.com/airshipit/airship-go/internal/test/testenv"
 )
 
@@ -135,7 +136,7 @@ func TestHostReferencesToOtherNamespaces(t *testing.T) {
 
 			f := hostopstest.NewFactory()
 			f.Add(unitBMC, &hostopstest.Host{Username: "admin", Password: "pw", Power: provisioner.PowerOff})
-			r := &BareMetalHostReconciler{Client: c, Factory: f, Clock: clocktesting.NewFakePassiveClock(now), PowerPollInterval: time.Minute, MaxBackoff: time.Minute}
+			r := &BareMetalHostReconciler{Client: c, Factory: direct.New(f), Clock: clocktesting.NewFakePassiveClock(now), PowerPollInterval: time.Minute, MaxBackoff: time.Minute}
 			req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(h)}
 			for range 3 {
 				if _, err := r.Reconcile(ctx, req); err != nil {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/airshipit/airship-go/internal/hostops/hostopstest"
 	"github.com/airshipit/airship-go/internal/metal3/provisioner"
+	"github.com/airshipit/airship-go/internal/metal3/provisioner/direct"
 )
 
 // The handlers' tests run one step of one host against a fake BMC and a
@@ -56,7 +57,7 @@ func unitHost(t *testing.T, state metal3v1alpha1.ProvisioningState, power provis
 	}
 	f := hostopstest.NewFactory()
 	f.Add(unitBMC, &hostopstest.Host{Username: "admin", Password: "pw", Power: power, Fail: fail})
-	r := &BareMetalHostReconciler{Client: c, Factory: f, Clock: clocktesting.NewFakePassiveClock(now), PowerPollInterval: time.Minute, MaxBackoff: time.Minute}
+	r := &BareMetalHostReconciler{Client: c, Factory: direct.New(f), Clock: clocktesting.NewFakePassiveClock(now), PowerPollInterval: time.Minute, MaxBackoff: time.Minute}
 	return &hostScope{r: r, host: h, ctx: context.Background()}, f
 }
 
@@ -179,8 +180,8 @@ func TestManagePowerReboot(t *testing.T) {
 			if got := calls(f); !slices.Equal(got, tt.wantCalls) || power != tt.wantPower {
 				t.Errorf("BMC calls %v, power %s; want %v, %s", got, power, tt.wantCalls, tt.wantPower)
 			}
-			if (s.clearRebootAnnotation != "") != tt.wantClear {
-				t.Errorf("annotation to remove %q, want removed %v", s.clearRebootAnnotation, tt.wantClear)
+			if slices.Contains(s.clearAnnotations, metal3v1alpha1.RebootAnnotationPrefix) != tt.wantClear {
+				t.Errorf("annotations to remove %q, want the reboot one removed %v", s.clearAnnotations, tt.wantClear)
 			}
 			if got := reasons(s.events); !slices.Equal(got, tt.wantEvents) {
 				t.Errorf("events %v, want %v", got, tt.wantEvents)
@@ -194,7 +195,7 @@ func TestManagePowerReboot(t *testing.T) {
 
 // TestCustomDeployWithoutImage: a host with spec.customDeploy and no image
 // is provisioned without media (there is no deploy ramdisk to run the
-// method): nothing is booted, the host is powered on as spec.online asks,
+// method): nothing is booted, the host is powered on (spec.online is applied once provisioned),
 // and status.provisioning.customDeploy records the method. Taking the
 // custom deploy away deprovisions it.
 func TestCustomDeployWithoutImage(t *testing.T) {
@@ -220,8 +221,8 @@ func TestCustomDeployWithoutImage(t *testing.T) {
 			wantState: metal3v1alpha1.StateProvisioned, wantCalls: []string{"PowerOn"}},
 		{name: "provisioning, on: provisioned", state: metal3v1alpha1.StateProvisioning, power: provisioner.PowerOn, mutate: custom(true),
 			wantState: metal3v1alpha1.StateProvisioned},
-		{name: "provisioning, gone offline meanwhile: provisioned, left off", state: metal3v1alpha1.StateProvisioning, power: provisioner.PowerOff, mutate: custom(false),
-			wantState: metal3v1alpha1.StateProvisioned},
+		{name: "provisioning, gone offline meanwhile: provisioned and on (the deploy powers on; spec.online is applied next)", state: metal3v1alpha1.StateProvisioning, power: provisioner.PowerOff, mutate: custom(false),
+			wantState: metal3v1alpha1.StateProvisioned, wantCalls: []string{"PowerOn"}},
 		{name: "provisioning, the BMC fails: a provisioning error", state: metal3v1alpha1.StateProvisioning, power: provisioner.PowerOff, mutate: custom(true),
 			fail: map[string]error{"PowerOn": provisioner.ErrUnreachable}, wantState: metal3v1alpha1.StateProvisioning, wantCalls: []string{"PowerOn"}, wantError: metal3v1alpha1.ProvisioningError},
 		{name: "provisioned: stays provisioned", state: metal3v1alpha1.StateProvisioned, power: provisioner.PowerOn,
@@ -252,7 +253,7 @@ func TestCustomDeployWithoutImage(t *testing.T) {
 				if p.CustomDeploy == nil || p.CustomDeploy.Method != "install_great_os" || p.Image.URL != "" || p.ID != "uid-1" {
 					t.Errorf("status.provisioning %+v", p)
 				}
-				if st.PoweredOn != s.host.Spec.Online || st.OperationHistory.Provision.End.IsZero() {
+				if !st.PoweredOn || st.OperationHistory.Provision.End.IsZero() {
 					t.Errorf("poweredOn %v, provision %+v", st.PoweredOn, st.OperationHistory.Provision)
 				}
 				if got := reasons(s.events); !slices.Equal(got, []string{"ProvisioningComplete"}) {
@@ -291,7 +292,7 @@ func TestBootMediaMetaData(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			m, err := s.bootMedia()
+			m, err := s.provisionData()
 			if tt.err != "" {
 				if err == nil || err.Error() != tt.err || strings.Contains(err.Error(), "secret-looking-item") {
 					t.Fatalf("err = %v, want %q", err, tt.err)

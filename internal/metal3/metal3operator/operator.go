@@ -24,6 +24,7 @@ import (
 	"github.com/airshipit/airship-go/internal/metal3/data"
 	"github.com/airshipit/airship-go/internal/metal3/ipam"
 	"github.com/airshipit/airship-go/internal/metal3/provisioner"
+	"github.com/airshipit/airship-go/internal/metal3/provisioner/direct"
 	"github.com/airshipit/airship-go/internal/metal3/provisioner/redfish"
 	"github.com/airshipit/airship-go/internal/operatorkit"
 )
@@ -41,8 +42,9 @@ type Options struct {
 	PowerPollInterval time.Duration
 	// BMCTimeout bounds each request to a BMC.
 	BMCTimeout time.Duration
-	// Factory opens provisioners; nil is the Redfish one (tests replace it).
-	Factory provisioner.BMCFactory
+	// Factory opens the BareMetalHost controller's lifecycle provisioners;
+	// nil is the direct one over Redfish (tests replace it).
+	Factory provisioner.Factory
 	// Controllers are the controllers to run, of Controllers.
 	Controllers []string
 	// MachineConcurrency is how many Metal3Machines are reconciled at once.
@@ -174,7 +176,7 @@ func (o Options) reconcilers(mgr ctrl.Manager, _ logr.Logger) []operatorkit.Reco
 	if o.runs(BareMetalHostController) {
 		factory := o.Factory
 		if factory == nil {
-			factory = redfish.New(redfishOptions(o))
+			factory = direct.New(redfish.New(redfishOptions(o)))
 		}
 		rs = append(rs, &baremetalhost.BareMetalHostReconciler{
 			Client:            mgr.GetClient(),

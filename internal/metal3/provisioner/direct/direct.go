@@ -232,11 +232,19 @@ func (d *direct) Reboot(ctx context.Context, force bool) (provisioner.Result, er
 }
 
 // power brings the host to target: a request in flight is waited for
-// (Dirty, nothing sent); otherwise the request is sent (the BMC leaves a
-// host already there alone), then the state is read: Dirty until the BMC
-// reports target.
+// (Dirty, nothing sent); otherwise the request is sent unless the host is
+// already there, then the state is read: Dirty until the BMC reports
+// target.
 func (d *direct) power(ctx context.Context, target provisioner.PowerState, send func(context.Context) error) (provisioner.Result, error) {
 	if !d.f.inFlight(d.key, target) {
+		state, err := d.bmc.PowerState(ctx)
+		if err != nil {
+			return provisioner.Result{}, err
+		}
+		if state == target {
+			d.f.settled(d.key)
+			return provisioner.Result{}, nil
+		}
 		if err := send(ctx); err != nil {
 			return provisioner.Result{}, err
 		}
