@@ -172,13 +172,21 @@ func TestLifecycleSteps(t *testing.T) {
 				return res, err
 			}},
 		{name: "prepare: nothing sent",
-			step: func(p provisioner.Provisioner) (provisioner.Result, error) { return p.Prepare(ctx, provisioner.PrepareData{}) }},
+			step: func(p provisioner.Provisioner) (provisioner.Result, error) {
+				return p.Prepare(ctx, provisioner.PrepareData{})
+			}},
 		{name: "adopt: nothing sent",
-			step: func(p provisioner.Provisioner) (provisioner.Result, error) { return p.Adopt(ctx, provisioner.AdoptData{}) }},
+			step: func(p provisioner.Provisioner) (provisioner.Result, error) {
+				return p.Adopt(ctx, provisioner.AdoptData{})
+			}},
 		{name: "deprovision: ejected and forced off", wantCalls: []string{"EjectMedia", "PowerOff"},
-			step: func(p provisioner.Provisioner) (provisioner.Result, error) { return p.Deprovision(ctx, provisioner.DeprovisionData{}) }},
+			step: func(p provisioner.Provisioner) (provisioner.Result, error) {
+				return p.Deprovision(ctx, provisioner.DeprovisionData{})
+			}},
 		{name: "deprovision: an eject failure stops it", fail: map[string]error{"EjectMedia": provisioner.ErrRefused}, wantErr: provisioner.ErrRefused, wantCalls: []string{"EjectMedia"},
-			step: func(p provisioner.Provisioner) (provisioner.Result, error) { return p.Deprovision(ctx, provisioner.DeprovisionData{}) }},
+			step: func(p provisioner.Provisioner) (provisioner.Result, error) {
+				return p.Deprovision(ctx, provisioner.DeprovisionData{})
+			}},
 		{name: "delete: nothing sent",
 			step: func(p provisioner.Provisioner) (provisioner.Result, error) { return p.Delete(ctx) }},
 		{name: "detach: nothing sent",
