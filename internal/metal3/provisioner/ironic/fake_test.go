@@ -158,8 +158,8 @@ func node(state, lastError string) map[string]any {
 		"provision_state": state, "last_error": lastError, "power_state": "power off",
 		"provision_updated_at": "2026-11-27T01:00:00+00:00",
 		"automated_clean":      auto, "deploy_interface": "direct", "inspect_interface": "redfish",
-		"properties":  map[string]any{"capabilities": "boot_mode:uefi"},
-		"driver_info": map[string]any{"redfish_address": "http://127.0.0.1:8000", "redfish_system_id": "/redfish/v1/Systems/node-0", "redfish_username": "admin", "redfish_password": "******", "deploy_forces_oob_reboot": true},
+		"properties":    map[string]any{"capabilities": "boot_mode:uefi"},
+		"driver_info":   map[string]any{"redfish_address": "http://127.0.0.1:8000", "redfish_system_id": "/redfish/v1/Systems/node-0", "redfish_username": "admin", "redfish_password": "******", "deploy_forces_oob_reboot": true},
 		"instance_info": map[string]any{},
 	}
 }
