@@ -2,9 +2,12 @@ package metal3operator
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"maps"
+	"net"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -25,6 +28,7 @@ import (
 	"github.com/airshipit/airship-go/internal/metal3/ipam"
 	"github.com/airshipit/airship-go/internal/metal3/provisioner"
 	"github.com/airshipit/airship-go/internal/metal3/provisioner/direct"
+	"github.com/airshipit/airship-go/internal/metal3/provisioner/ironic"
 	"github.com/airshipit/airship-go/internal/metal3/provisioner/redfish"
 	"github.com/airshipit/airship-go/internal/operatorkit"
 )
@@ -43,8 +47,23 @@ type Options struct {
 	// BMCTimeout bounds each request to a BMC.
 	BMCTimeout time.Duration
 	// Factory opens the BareMetalHost controller's lifecycle provisioners;
-	// nil is the direct one over Redfish (tests replace it).
+	// nil is Ironic's when IronicEndpoint is set, else the direct one over
+	// Redfish (tests replace it).
 	Factory provisioner.Factory
+	// IronicEndpoint is the Ironic API the BareMetalHost controller drives
+	// (http(s)://host:6385); empty drives the hosts' BMCs directly.
+	IronicEndpoint string
+	// IronicCredentialsFile holds Ironic's http_basic username and
+	// password (YAML, mode 0600); empty is noauth, allowed only for a
+	// loopback endpoint.
+	IronicCredentialsFile string
+	// IronicCAFile is a PEM bundle verifying an https IronicEndpoint.
+	IronicCAFile string
+	// DeployISO is the deploy agent's ISO Ironic boots hosts into.
+	DeployISO string
+	// ProvisionPollInterval is when a step under way (Ironic working) is
+	// looked at again.
+	ProvisionPollInterval time.Duration
 	// Controllers are the controllers to run, of Controllers.
 	Controllers []string
 	// MachineConcurrency is how many Metal3Machines are reconciled at once.
@@ -95,7 +114,7 @@ var kindsOf = map[string]map[string][]string{
 // need 16 s.
 func DefaultOptions() Options {
 	o := Options{Options: operatorkit.Defaults(), Concurrency: 20, PowerPollInterval: baremetalhost.DefaultPowerPollInterval, BMCTimeout: 30 * time.Second,
-		Controllers: slices.Clone(Controllers), MachineConcurrency: 20}
+		Controllers: slices.Clone(Controllers), MachineConcurrency: 20, ProvisionPollInterval: baremetalhost.DefaultProvisionPollInterval}
 	o.QPS, o.Burst = 300, 600
 	return o
 }
@@ -116,6 +135,11 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		return nil
 	})
 	fs.IntVar(&o.MachineConcurrency, "machine-concurrency", o.MachineConcurrency, "Metal3Machines reconciled at once")
+	fs.StringVar(&o.IronicEndpoint, "ironic-endpoint", o.IronicEndpoint, "Ironic API URL the BareMetalHost controller drives (empty: the hosts' BMCs directly over Redfish)")
+	fs.StringVar(&o.IronicCredentialsFile, "ironic-credentials-file", o.IronicCredentialsFile, "YAML file (mode 0600) with Ironic's http_basic username and password (empty: noauth, loopback endpoints only)")
+	fs.StringVar(&o.IronicCAFile, "ironic-ca-file", o.IronicCAFile, "PEM bundle verifying an https --ironic-endpoint")
+	fs.StringVar(&o.DeployISO, "deploy-iso", o.DeployISO, "URL of the deploy agent's ISO Ironic boots hosts into")
+	fs.DurationVar(&o.ProvisionPollInterval, "provision-poll-interval", o.ProvisionPollInterval, "how often a host whose provisioning step is under way (Ironic working) is looked at again")
 }
 
 // runs reports whether the options select controller c.
@@ -131,6 +155,12 @@ func (o Options) Validate() error {
 	}
 	if o.BMCTimeout <= 0 {
 		return fmt.Errorf("--bmc-timeout must be positive, got %s", o.BMCTimeout)
+	}
+	if o.ProvisionPollInterval <= 0 {
+		return fmt.Errorf("--provision-poll-interval must be positive, got %s", o.ProvisionPollInterval)
+	}
+	if err := o.validateIronic(); err != nil {
+		return err
 	}
 	if o.MachineConcurrency < 1 {
 		return fmt.Errorf("--machine-concurrency must be at least 1, got %d", o.MachineConcurrency)
@@ -166,7 +196,7 @@ func (o Options) operator() operatorkit.Operator {
 		AddToScheme:      addToScheme,
 		Kinds:            requiredKinds(o),
 		Reconcilers:      o.reconcilers,
-		LogValues:        []any{"controllers", o.Controllers, "concurrency", o.Concurrency},
+		LogValues:        []any{"controllers", o.Controllers, "concurrency", o.Concurrency, "provisioner", o.provisionerName()},
 	}
 }
 
@@ -174,16 +204,18 @@ func (o Options) operator() operatorkit.Operator {
 func (o Options) reconcilers(mgr ctrl.Manager, _ logr.Logger) []operatorkit.Reconciler {
 	var rs []operatorkit.Reconciler
 	if o.runs(BareMetalHostController) {
-		factory := o.Factory
-		if factory == nil {
-			factory = direct.New(redfish.New(redfishOptions(o)))
+		factory, err := o.provisionerFactory()
+		if err != nil {
+			// Reported when the manager sets the controllers up.
+			return []operatorkit.Reconciler{operatorkit.SetupFunc(func(context.Context, ctrl.Manager) error { return err })}
 		}
 		rs = append(rs, &baremetalhost.BareMetalHostReconciler{
-			Client:            mgr.GetClient(),
-			Factory:           factory,
-			Recorder:          mgr.GetEventRecorder("metal3-operator"),
-			PowerPollInterval: o.PowerPollInterval,
-			Concurrency:       o.Concurrency,
+			Client:                mgr.GetClient(),
+			Factory:               factory,
+			Recorder:              mgr.GetEventRecorder("metal3-operator"),
+			PowerPollInterval:     o.PowerPollInterval,
+			ProvisionPollInterval: o.ProvisionPollInterval,
+			Concurrency:           o.Concurrency,
 		})
 	}
 	if o.runs(Metal3ClusterController) {
@@ -253,4 +285,81 @@ func requiredKinds(o Options) []operatorkit.GroupKinds {
 		out = append(out, operatorkit.GroupKinds{GroupVersion: gv, Kinds: byGV[gv]})
 	}
 	return out
+}
+
+// validateIronic checks the Ironic flags: they need --ironic-endpoint, an
+// http(s) URL with a host and no credentials in it; without a credentials
+// file (noauth) the endpoint must be a loopback address.
+func (o Options) validateIronic() error {
+	if o.IronicEndpoint == "" {
+		for flag, v := range map[string]string{"--ironic-credentials-file": o.IronicCredentialsFile, "--ironic-ca-file": o.IronicCAFile, "--deploy-iso": o.DeployISO} {
+			if v != "" {
+				return fmt.Errorf("%s needs --ironic-endpoint", flag)
+			}
+		}
+		return nil
+	}
+	u, err := url.Parse(o.IronicEndpoint)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return errors.New("--ironic-endpoint must be an http(s) URL with a host")
+	}
+	if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return errors.New("--ironic-endpoint must not hold user information, a query or a fragment (credentials go in --ironic-credentials-file)")
+	}
+	if o.IronicCredentialsFile == "" && !isLoopback(u.Hostname()) {
+		return fmt.Errorf("--ironic-endpoint %s is not a loopback address: give --ironic-credentials-file (noauth is only allowed on loopback)", u.Redacted())
+	}
+	if o.DeployISO != "" {
+		if d, err := url.Parse(o.DeployISO); err != nil || d.Host == "" || (d.Scheme != "http" && d.Scheme != "https") {
+			return errors.New("--deploy-iso must be an http(s) URL with a host")
+		}
+	}
+	return nil
+}
+
+// isLoopback reports whether host is localhost or a loopback IP.
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// provisionerName names the BareMetalHost controller's provisioner in the
+// start line.
+func (o Options) provisionerName() string {
+	switch {
+	case o.Factory != nil:
+		return "given"
+	case o.IronicEndpoint != "":
+		return "ironic"
+	}
+	return "direct"
+}
+
+// provisionerFactory is the BareMetalHost controller's lifecycle Factory:
+// o.Factory when given; Ironic's at --ironic-endpoint (its http_basic
+// credentials read from --ironic-credentials-file); else the direct one
+// over the hosts' BMCs (Redfish).
+func (o Options) provisionerFactory() (provisioner.Factory, error) {
+	switch {
+	case o.Factory != nil:
+		return o.Factory, nil
+	case o.IronicEndpoint == "":
+		return direct.New(redfish.New(redfishOptions(o))), nil
+	}
+	io := ironic.Options{Endpoint: o.IronicEndpoint, CAFile: o.IronicCAFile, DeployISO: o.DeployISO, PollInterval: o.ProvisionPollInterval}
+	if o.IronicCredentialsFile != "" {
+		auth, err := ironic.ReadBasicAuthFile(o.IronicCredentialsFile)
+		if err != nil {
+			return nil, fmt.Errorf("--ironic-credentials-file: %w", err)
+		}
+		io.Auth = auth
+	}
+	f, err := ironic.New(io)
+	if err != nil {
+		return nil, fmt.Errorf("--ironic-endpoint: %w", err)
+	}
+	return f, nil
 }

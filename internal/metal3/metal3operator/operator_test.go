@@ -5,7 +5,9 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -39,7 +41,82 @@ func TestValidate(t *testing.T) {
 		{Name: "no machine concurrency", Mutate: func(o *Options) { o.MachineConcurrency = 0 }, Want: "--machine-concurrency"},
 		{Name: "no controllers", Mutate: func(o *Options) { o.Controllers = nil }, Want: "names no controller"},
 		{Name: "unknown controller", Mutate: func(o *Options) { o.Controllers = []string{"baremetalhost", "ironic"} }, Want: `unknown controller "ironic"`},
+		{Name: "no provision poll interval", Mutate: func(o *Options) { o.ProvisionPollInterval = 0 }, Want: "--provision-poll-interval"},
+		{Name: "ironic on loopback, noauth", Mutate: func(o *Options) { o.IronicEndpoint = "http://127.0.0.1:6385" }},
+		{Name: "ironic on localhost, noauth, deploy ISO", Mutate: func(o *Options) {
+			o.IronicEndpoint, o.DeployISO = "http://localhost:6385/v1", "http://127.0.0.1:8080/ipa.iso"
+		}},
+		{Name: "ironic elsewhere with credentials", Mutate: func(o *Options) {
+			o.IronicEndpoint, o.IronicCredentialsFile, o.IronicCAFile = "https://ironic.metal3:6385", "/etc/ironic/auth.yaml", "/etc/ironic/ca.pem"
+		}},
+		{Name: "ironic elsewhere, noauth", Mutate: func(o *Options) { o.IronicEndpoint = "http://10.0.0.1:6385" }, Want: "noauth is only allowed on loopback"},
+		{Name: "ironic endpoint not a URL", Mutate: func(o *Options) { o.IronicEndpoint = "127.0.0.1:6385" }, Want: "--ironic-endpoint must be an http(s) URL"},
+		{Name: "ironic endpoint with a password", Mutate: func(o *Options) { o.IronicEndpoint = "http://admin:pw@127.0.0.1:6385" }, Want: "must not hold user information"},
+		{Name: "credentials without an endpoint", Mutate: func(o *Options) { o.IronicCredentialsFile = "/etc/ironic/auth.yaml" }, Want: "--ironic-credentials-file needs --ironic-endpoint"},
+		{Name: "deploy ISO without an endpoint", Mutate: func(o *Options) { o.DeployISO = "http://127.0.0.1/ipa.iso" }, Want: "--deploy-iso needs --ironic-endpoint"},
+		{Name: "deploy ISO not a URL", Mutate: func(o *Options) { o.IronicEndpoint, o.DeployISO = "http://127.0.0.1:6385", "ipa.iso" }, Want: "--deploy-iso must be an http(s) URL"},
 	})
+}
+
+// TestProvisionerFactory: the BareMetalHost controller's provisioner is
+// the direct one without --ironic-endpoint, Ironic's with it; the
+// credentials file must be private and hold both keys, and its errors
+// never quote it.
+func TestProvisionerFactory(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string, mode os.FileMode) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), mode); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(p, mode); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := write("auth.yaml", "username: ironic\npassword: s3cret-IRONIC\n", 0o600)
+	open := write("open.yaml", "username: ironic\npassword: s3cret-IRONIC\n", 0o644)
+	partial := write("partial.yaml", "username: ironic\n", 0o600)
+	tests := []struct {
+		name      string
+		endpoint  string
+		creds, ca string
+		want      string
+		wantErr   string
+	}{
+		{name: "direct", want: "direct"},
+		{name: "ironic, noauth on loopback", endpoint: "http://127.0.0.1:6385", want: "ironic"},
+		{name: "ironic, http_basic", endpoint: "http://ironic.test:6385", creds: good, want: "ironic"},
+		{name: "credentials file readable by others", endpoint: "http://ironic.test:6385", creds: open, wantErr: "mode 0644"},
+		{name: "credentials file without a password", endpoint: "http://ironic.test:6385", creds: partial, wantErr: "username and password must both be set"},
+		{name: "credentials file missing", endpoint: "http://ironic.test:6385", creds: filepath.Join(dir, "none.yaml"), wantErr: "--ironic-credentials-file"},
+		{name: "CA file missing", endpoint: "https://127.0.0.1:6385", ca: filepath.Join(dir, "none.pem"), wantErr: "--ironic-endpoint: ironic: reading CA bundle"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := DefaultOptions()
+			o.IronicEndpoint, o.IronicCredentialsFile, o.IronicCAFile = tt.endpoint, tt.creds, tt.ca
+			if err := o.Validate(); err != nil {
+				t.Fatalf("Validate: %v", err)
+			}
+			f, err := o.provisionerFactory()
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || strings.Contains(err.Error(), "s3cret-IRONIC") {
+					t.Fatalf("err = %v, want it to hold %q and no password", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || f == nil {
+				t.Fatalf("factory %v, err %v", f, err)
+			}
+			if got := o.provisionerName(); got != tt.want {
+				t.Errorf("provisioner %q, want %q", got, tt.want)
+			}
+			if pkg := reflect.TypeOf(f).Elem().PkgPath(); !strings.HasSuffix(pkg, "/provisioner/"+tt.want) {
+				t.Errorf("factory of package %s, want %s", pkg, tt.want)
+			}
+		})
+	}
 }
 
 // build renders a kustomization under config/metal3.
