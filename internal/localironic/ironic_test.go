@@ -1,0 +1,400 @@
+package localironic
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/airshipit/airship-go/internal/httplimit"
+	"github.com/airshipit/airship-go/internal/test/testtool"
+)
+
+// TestMain lets the test binary play `airshipctl ironic serve-http`, the
+// background image server Up starts when images are not served in process.
+func TestMain(m *testing.M) {
+	if len(os.Args) == 7 && os.Args[1] == "ironic" && os.Args[2] == "serve-http" && os.Args[3] == "--root" && os.Args[5] == "--listen" {
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+		defer stop()
+		if err := ServeImages(ctx, os.Args[4], os.Args[6]); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+var testClient = httplimit.NewClient(httplimit.ClientOptions{Timeout: 30 * time.Second, MaxResponseBytes: 8 << 20})
+
+// requireIronic fails the test when Ironic is missing and
+// AIRSHIP_REQUIRE_TESTBIN is set, and skips it otherwise.
+func requireIronic(t *testing.T) {
+	t.Helper()
+	for _, bin := range []string{DefaultIronicBinary, DefaultDBSyncBinary} {
+		if _, err := os.Stat(bin); err != nil {
+			testtool.Missing(t, "%s is not installed; %s", bin, testtool.SetupHint)
+		}
+	}
+}
+
+// call sends one request to Ironic's API and decodes the JSON answer.
+func call(t *testing.T, method, url string, creds *Credentials, body any) (int, map[string]any) {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		data, err := json.Marshal(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd = bytes.NewReader(data)
+	}
+	req, err := http.NewRequestWithContext(t.Context(), method, url, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-OpenStack-Ironic-API-Version", "1.82")
+	req.Header.Set("Content-Type", "application/json")
+	if creds != nil {
+		req.SetBasicAuth(creds.Username, creds.Password)
+	}
+	resp, err := testClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }() // read in full below
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v map[string]any
+	_ = json.Unmarshal(data, &v) // error answers need not be JSON
+	return resp.StatusCode, v
+}
+
+// waitProcessGone polls /proc until pid is gone or a zombie, or fails.
+func waitProcessGone(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return
+		}
+		if i := bytes.LastIndexByte(data, ')'); i > 0 && i+2 < len(data) && (data[i+2] == 'Z' || data[i+2] == 'X') {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d still runs", pid)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func ironicPID(t *testing.T, stateDir string) int {
+	t.Helper()
+	st, err := GetStatus(stateDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range st.Processes {
+		if p.Component == ComponentIronic && p.Alive {
+			return p.PID
+		}
+	}
+	t.Fatalf("no live Ironic recorded in %s: %+v", stateDir, st)
+	return 0
+}
+
+func TestUpDownKeepsNodes(t *testing.T) {
+	requireIronic(t)
+	ctx := t.Context()
+	state := t.TempDir()
+	var progress strings.Builder
+	inst, err := Up(ctx, Options{StateDir: state, ServeImagesInProcess: true, Progress: &progress})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = inst.Stop(context.Background()) })
+	if !strings.HasPrefix(inst.APIURL, "http://127.0.0.1:") || !strings.HasPrefix(inst.HTTPURL, "http://127.0.0.1:") {
+		t.Errorf("URLs %s %s", inst.APIURL, inst.HTTPURL)
+	}
+	if !strings.Contains(progress.String(), "Ironic is up") {
+		t.Errorf("progress: %s", progress.String())
+	}
+
+	code, root := call(t, http.MethodGet, inst.APIURL+"/", nil, nil)
+	if code != http.StatusOK {
+		t.Fatalf("GET /: %d", code)
+	}
+	if v := root["default_version"].(map[string]any)["version"]; v != "1.82" {
+		t.Errorf("max API version %v, want 1.82", v)
+	}
+	node := map[string]any{
+		"name": "host-0", "driver": "redfish",
+		"driver_info": map[string]any{"redfish_address": "http://127.0.0.1:1", "redfish_system_id": "/redfish/v1/Systems/1", "deploy_iso": inst.DeployISOURL},
+	}
+	if code, v := call(t, http.MethodPost, inst.APIURL+"/v1/nodes", nil, node); code != http.StatusCreated {
+		t.Fatalf("POST /v1/nodes: %d %v", code, v)
+	}
+	checkNode(t, inst.APIURL, nil)
+
+	// The deploy ISO is served and names this API.
+	checkDeployISO(t, inst)
+
+	// Up again: the running one, same process.
+	pid := ironicPID(t, state)
+	again, err := Up(ctx, Options{StateDir: state, ServeImagesInProcess: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.APIURL != inst.APIURL || ironicPID(t, state) != pid {
+		t.Errorf("second Up started another Ironic: %s pid %d", again.APIURL, ironicPID(t, state))
+	}
+
+	if err := Down(ctx, state); err != nil {
+		t.Fatal(err)
+	}
+	waitProcessGone(t, pid)
+	if st, err := GetStatus(state); err != nil || st.Running || !st.Recorded || len(st.Processes) != 0 {
+		t.Errorf("status after down: %+v %v", st, err)
+	}
+	for _, f := range []string{DatabaseFileName, LogFileName, ConfigFileName} {
+		if _, err := os.Stat(filepath.Join(state, f)); err != nil {
+			t.Errorf("down removed %s: %v", f, err)
+		}
+	}
+
+	// Up again on the same directory: same ports, the node is still there.
+	inst.images = nil // its server stays; the restarted Ironic reuses the port only if free
+	restarted, err := Up(ctx, Options{StateDir: state, ServeImagesInProcess: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = restarted.Stop(context.Background()) })
+	if restarted.APIURL != inst.APIURL {
+		t.Errorf("restart moved the API from %s to %s", inst.APIURL, restarted.APIURL)
+	}
+	checkNode(t, restarted.APIURL, nil)
+	newPID := ironicPID(t, state)
+	if err := restarted.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitProcessGone(t, newPID)
+}
+
+func checkNode(t *testing.T, apiURL string, creds *Credentials) {
+	t.Helper()
+	code, v := call(t, http.MethodGet, apiURL+"/v1/nodes/host-0", creds, nil)
+	if code != http.StatusOK {
+		t.Fatalf("GET node: %d %v", code, v)
+	}
+	if v["driver"] != "redfish" || v["provision_state"] != "enroll" || v["deploy_interface"] != "direct" || v["boot_interface"] != "redfish-virtual-media" {
+		t.Errorf("node %v", v)
+	}
+}
+
+func checkDeployISO(t *testing.T, inst *Instance) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, inst.DeployISOURL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := testClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }() // read in full below
+	data, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %d %v", inst.DeployISOURL, resp.StatusCode, err)
+	}
+	iso := filepath.Join(t.TempDir(), "fetched.iso")
+	if err := os.WriteFile(iso, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	params, err := ReadDeployISOKernelParams(iso)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(params, APIURLParam+"="+inst.APIURL+" ") {
+		t.Errorf("deploy ISO kernel params %q do not name %s", params, inst.APIURL)
+	}
+}
+
+// http_basic, with the image server in a background process.
+func TestHTTPBasicAndBackgroundImageServer(t *testing.T) {
+	requireIronic(t)
+	ctx := t.Context()
+	state := t.TempDir()
+	inst, err := Up(ctx, Options{StateDir: state, Auth: AuthHTTPBasic, ImageServerCommand: []string{os.Args[0], "ironic", "serve-http"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = inst.Stop(context.Background()) })
+	if code, _ := call(t, http.MethodGet, inst.APIURL+"/v1/nodes", nil, nil); code != http.StatusUnauthorized {
+		t.Errorf("unauthenticated GET /v1/nodes: %d, want 401", code)
+	}
+	creds, err := ReadCredentials(inst.CredentialsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, v := call(t, http.MethodGet, inst.APIURL+"/v1/nodes", &creds, nil); code != http.StatusOK {
+		t.Errorf("GET /v1/nodes with credentials: %d %v", code, v)
+	}
+	bad := Credentials{Username: creds.Username, Password: "wrong"}
+	if code, _ := call(t, http.MethodGet, inst.APIURL+"/v1/nodes", &bad, nil); code != http.StatusUnauthorized {
+		t.Errorf("GET /v1/nodes with a wrong password: %d, want 401", code)
+	}
+	// The agent's endpoints stay public.
+	if code, _ := call(t, http.MethodGet, inst.APIURL+"/v1/lookup?addresses=52:54:00:00:00:01", nil, nil); code == http.StatusUnauthorized {
+		t.Error("lookup needs credentials; the deploy agent has none")
+	}
+	for _, f := range []string{ConfigFileName, CredentialsFileName, HTPasswdFileName, DatabaseFileName, StateFileName} {
+		fi, err := os.Stat(filepath.Join(state, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s mode %v, want 0600", f, fi.Mode().Perm())
+		}
+	}
+	checkNoSecret(t, state, creds.Password)
+
+	st, err := GetStatus(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var imagePID int
+	for _, p := range st.Processes {
+		if p.Component == ComponentImageServer && p.Alive {
+			imagePID = p.PID
+		}
+	}
+	if imagePID == 0 {
+		t.Fatalf("no background image server recorded: %+v", st.Processes)
+	}
+	checkDeployISO(t, inst)
+	ironic := ironicPID(t, state)
+	if err := inst.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitProcessGone(t, imagePID)
+	waitProcessGone(t, ironic)
+}
+
+// checkNoSecret fails when the password is in a file of the state
+// directory other than the credentials file.
+func checkNoSecret(t *testing.T, state, password string) {
+	t.Helper()
+	err := filepath.WalkDir(state, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || filepath.Base(path) == CredentialsFileName {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if bytes.Contains(data, []byte(password)) {
+			t.Errorf("%s holds the password", path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestUpRefusesNoAuthOffLoopback(t *testing.T) {
+	state := t.TempDir()
+	_, err := Up(t.Context(), Options{StateDir: state, Host: "0.0.0.0"})
+	if err == nil || !strings.Contains(err.Error(), "loopback") {
+		t.Fatalf("err = %v", err)
+	}
+	if entries, _ := os.ReadDir(state); len(entries) != 0 {
+		t.Errorf("Up wrote %v before refusing", entries)
+	}
+}
+
+func TestUpWithoutIronicNamesSetup(t *testing.T) {
+	_, err := Up(t.Context(), Options{StateDir: t.TempDir(), IronicBinary: filepath.Join(t.TempDir(), "ironic")})
+	if err == nil || !strings.Contains(err.Error(), "hack/setup.sh") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestDownAndStatusOfEmptyDir(t *testing.T) {
+	state := t.TempDir()
+	if err := Down(t.Context(), state); err != nil {
+		t.Fatal(err)
+	}
+	st, err := GetStatus(state)
+	if err != nil || st.Recorded || st.Running {
+		t.Fatalf("%+v %v", st, err)
+	}
+}
+
+// Every option ironic.conf sets is declared where Ironic (or the library
+// that owns its section) declares the options of that section.
+func TestConfigOptionsKnownToIronic(t *testing.T) {
+	requireIronic(t)
+	const py = "/usr/lib/python3/dist-packages/"
+	modules := map[string][]string{
+		"DEFAULT":          {"ironic/conf/default.py", "oslo_log/_options.py"},
+		"api":              {"ironic/conf/api.py"},
+		"database":         {"oslo_db/options.py"},
+		"conductor":        {"ironic/conf/conductor.py"},
+		"deploy":           {"ironic/conf/deploy.py"},
+		"agent":            {"ironic/conf/agent.py"},
+		"dhcp":             {"ironic/conf/dhcp.py"},
+		"redfish":          {"ironic/conf/redfish.py"},
+		"pxe":              {"ironic/conf/pxe.py"},
+		"service_catalog":  {"keystoneauth1/loading/adapter.py"},
+		"oslo_concurrency": {"oslo_concurrency/lockutils.py"},
+	}
+	conf, err := renderConfig(goldenInput(func(o *Options) { o.Auth = AuthHTTPBasic; o.FakeHardware = true }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	section, checked := "", 0
+	for _, line := range strings.Split(conf, "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "[") {
+			section = strings.Trim(line, "[]")
+			if _, ok := modules[section]; !ok {
+				t.Errorf("section [%s] has no known module", section)
+			}
+			continue
+		}
+		key, _, ok := strings.Cut(line, " = ")
+		if !ok || strings.HasPrefix(line, "#") {
+			continue
+		}
+		found := false
+		for _, m := range modules[section] {
+			src, err := os.ReadFile(py + m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			re := regexp.MustCompile(`Opt\(\s*'(` + regexp.QuoteMeta(key) + `|` + regexp.QuoteMeta(strings.ReplaceAll(key, "_", "-")) + `)'`)
+			found = found || re.Match(src)
+		}
+		if !found {
+			t.Errorf("[%s] %s is declared in none of %v", section, key, modules[section])
+		}
+		checked++
+	}
+	if checked < 50 {
+		t.Errorf("checked only %d options", checked)
+	}
+}

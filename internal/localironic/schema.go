@@ -1,0 +1,145 @@
+package localironic
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// dbsyncTimeout bounds one ironic-dbsync run.
+const dbsyncTimeout = 5 * time.Minute
+
+var versionRE = regexp.MustCompile(`^[0-9][0-9A-Za-z.+~-]*$`)
+
+// IronicVersion returns the version ironic-dbsync reports, e.g. 21.4.4.
+func IronicVersion(ctx context.Context, dbsync string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, dbsync, "--version").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("%s --version: %w: %s", dbsync, err, strings.TrimSpace(string(out)))
+	}
+	v := strings.TrimSpace(string(out))
+	if i := strings.LastIndexByte(v, '\n'); i >= 0 {
+		v = strings.TrimSpace(v[i+1:])
+	}
+	if !versionRE.MatchString(v) {
+		return "", fmt.Errorf("%s --version printed %q, not a version", dbsync, v)
+	}
+	return v, nil
+}
+
+// schemaCacheFile is the pristine schema of one Ironic version.
+func schemaCacheFile(dir, version string) string {
+	return filepath.Join(dir, "ironic-schema-"+version+".sqlite")
+}
+
+// defaultSchemaCacheDir is os.UserCacheDir()/airship.
+func defaultSchemaCacheDir() (string, error) {
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("finding the user cache directory for Ironic's schema: %w", err)
+	}
+	return filepath.Join(d, "airship"), nil
+}
+
+// ensureDatabase gives the state directory a database: it keeps one that
+// exists (a restarted Ironic keeps its nodes), else copies the cached
+// pristine schema of this Ironic version, creating it first if needed.
+func ensureDatabase(ctx context.Context, o Options, p paths) error {
+	if _, err := os.Stat(p.database()); err == nil {
+		return nil
+	}
+	dir := o.SchemaCacheDir
+	if dir == "" {
+		var err error
+		if dir, err = defaultSchemaCacheDir(); err != nil {
+			return err
+		}
+	}
+	version, err := IronicVersion(ctx, o.DBSyncBinary)
+	if err != nil {
+		return err
+	}
+	cached := schemaCacheFile(dir, version)
+	if _, err := os.Stat(cached); errors.Is(err, os.ErrNotExist) {
+		progressf(o.Progress, "creating Ironic %s's database schema (once per version) in %s", version, cached)
+		if err := createSchema(ctx, o.DBSyncBinary, cached, p.tmp()); err != nil {
+			return err
+		}
+	} else if err != nil {
+		return fmt.Errorf("Ironic schema cache %s: %w", cached, err)
+	}
+	return copyFile(cached, p.database(), 0o600)
+}
+
+// createSchema runs ironic-dbsync create_schema into a temporary file
+// beside dest and renames it to dest, so a reader never sees half a schema.
+func createSchema(ctx context.Context, dbsync, dest, tmpDir string) error {
+	if err := os.MkdirAll(filepath.Dir(dest), 0o700); err != nil {
+		return fmt.Errorf("creating Ironic schema cache directory: %w", err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(dest), ".ironic-schema-*.sqlite")
+	if err != nil {
+		return fmt.Errorf("creating Ironic schema: %w", err)
+	}
+	tmpDB := tmp.Name()
+	_ = tmp.Close() // empty: sqlite fills it
+	defer func() { _ = os.Remove(tmpDB) }()
+	conf, err := os.CreateTemp(tmpDir, "dbsync-*.conf")
+	if err != nil {
+		return fmt.Errorf("creating Ironic schema: %w", err)
+	}
+	defer func() { _ = os.Remove(conf.Name()) }()
+	_, werr := fmt.Fprintf(conf, "[database]\nconnection = sqlite:///%s\n", tmpDB)
+	if cerr := conf.Close(); werr != nil || cerr != nil {
+		return fmt.Errorf("writing %s: %w", conf.Name(), firstErr(werr, cerr))
+	}
+	ctx, cancel := context.WithTimeout(ctx, dbsyncTimeout)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, dbsync, "--config-file", conf.Name(), "create_schema").CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s create_schema: %w: %s", dbsync, err, lastLines(string(out), 15))
+	}
+	if err := os.Rename(tmpDB, dest); err != nil {
+		return fmt.Errorf("storing Ironic schema %s: %w", dest, err)
+	}
+	return nil
+}
+
+func copyFile(src, dest string, mode os.FileMode) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return fmt.Errorf("copying %s: %w", src, err)
+	}
+	defer func() { _ = in.Close() }() // read only
+	tmp := dest + ".tmp"
+	out, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, mode)
+	if err != nil {
+		return fmt.Errorf("copying %s to %s: %w", src, dest, err)
+	}
+	_, cerr := io.Copy(out, in)
+	if err := firstErr(cerr, out.Sync(), out.Close()); err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("copying %s to %s: %w", src, dest, err)
+	}
+	if err := os.Rename(tmp, dest); err != nil {
+		return fmt.Errorf("copying %s to %s: %w", src, dest, err)
+	}
+	return nil
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
