@@ -20,6 +20,11 @@
 // the tests that share a control plane apart; HTTPGet reads the probes and
 // metrics an operator serves.
 //
+// Ironic starts a real Ironic (internal/localironic) for a test, in a
+// temporary state directory with its image server in the test process; it
+// needs Debian's Ironic (`bash hack/setup.sh`), with the same skip-or-fail
+// rule as the binaries below.
+//
 // Both modes need the binaries `make testbin` builds. When they are absent a test
 // is skipped with a message naming that command, unless
 // AIRSHIP_REQUIRE_TESTBIN is set (make test and CI set it), in which case it fails.
