@@ -8,6 +8,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
+	"strings"
 	"time"
 
 	"github.com/diskfs/go-diskfs/backend"
@@ -137,6 +139,51 @@ func Read(r io.ReaderAt, size int64) (d Data, err error) {
 		return Data{}, err
 	}
 	return d, nil
+}
+
+// ReadISOFile reads one file of any ISO 9660 image at r (size bytes),
+// its path's components matched without regard to case (plain ISO 9660
+// names are upper case); at most MaxFileSize bytes. fs.ErrNotExist when
+// the image has no such file.
+func ReadISOFile(r io.ReaderAt, size int64, name string) (data []byte, err error) {
+	size, err = checkPVD(r, size)
+	if err != nil {
+		return nil, fmt.Errorf("ISO 9660: %w", err)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			data, err = nil, fmt.Errorf("ISO 9660: malformed image (%v)", p)
+		}
+	}()
+	fsys, err := iso9660.Read(&readerStorage{r: r, size: size}, size, 0, blockSizeISO)
+	if err != nil {
+		return nil, fmt.Errorf("ISO 9660: %w", err)
+	}
+	dir, found := ".", ""
+	parts := strings.Split(strings.Trim(name, "/"), "/")
+	for _, part := range parts {
+		entries, err := fsys.ReadDir(dir)
+		if err != nil {
+			return nil, fmt.Errorf("ISO 9660: %s: %w", dir, err)
+		}
+		found = ""
+		for _, e := range entries {
+			n := strings.TrimSuffix(e.Name(), ";1")
+			if strings.EqualFold(n, part) || strings.EqualFold(strings.TrimSuffix(n, "."), part) {
+				found = e.Name()
+				break
+			}
+		}
+		if found == "" {
+			return nil, fmt.Errorf("ISO 9660: %s: %w", name, fs.ErrNotExist)
+		}
+		if dir == "." {
+			dir = found
+		} else {
+			dir = path.Join(dir, found)
+		}
+	}
+	return readFile(fsys, size, dir)
 }
 
 // readFile reads one file of the image; nil without error when absent.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -299,4 +300,43 @@ func FuzzReadTable(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestReadISOFile reads a grub.cfg by a path of any case, from an ISO
+// with Rock Ridge names and from a plain ISO 9660 one (upper-case names).
+func TestReadISOFile(t *testing.T) {
+	bin, err := exec.LookPath("genisoimage")
+	if err != nil {
+		if os.Getenv("AIRSHIP_REQUIRE_TESTBIN") != "" {
+			t.Fatalf("genisoimage: %v", err)
+		}
+		t.Skip("genisoimage")
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	if err := os.MkdirAll(filepath.Join(src, "boot", "grub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := []byte("linux /vmlinuz ipa-api-url=http://127.0.0.1:6385 nofb\n")
+	if err := os.WriteFile(filepath.Join(src, "boot", "grub", "grub.cfg"), cfg, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, flags := range [][]string{{"-r"}, {}} {
+		out := filepath.Join(dir, "o.iso")
+		args := append(append([]string{"-o", out, "-V", "DEPLOY", "-quiet"}, flags...), src)
+		if b, err := exec.CommandContext(t.Context(), bin, args...).CombinedOutput(); err != nil {
+			t.Fatalf("%v: %s", err, b)
+		}
+		data, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := configdrive.ReadISOFile(bytes.NewReader(data), int64(len(data)), "/boot/grub/grub.cfg")
+		if err != nil || !bytes.Equal(got, cfg) {
+			t.Fatalf("genisoimage %v: read %q, %v", flags, got, err)
+		}
+		if _, err := configdrive.ReadISOFile(bytes.NewReader(data), int64(len(data)), "/EFI/BOOT/grub.cfg"); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("a missing file: %v, want fs.ErrNotExist", err)
+		}
+	}
 }
