@@ -87,6 +87,7 @@ type Agent struct {
 	timeout  time.Duration
 	commands []*command
 	stopBeat bool
+	force    chan struct{}
 	beats    int
 	written  *Disk
 }
@@ -106,7 +107,7 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 		return nil, fmt.Errorf("ipa agent: listening on %s: %w", cfg.Listen, err)
 	}
 	actx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	a := &Agent{cfg: cfg, ctx: actx, cancel: cancel, url: "http://" + ln.Addr().String()}
+	a := &Agent{cfg: cfg, ctx: actx, cancel: cancel, url: "http://" + ln.Addr().String(), force: make(chan struct{}, 1)}
 	a.srv = httplimit.NewServer(a.routes(), cfg.Timeouts)
 	a.srv.BaseContext = func(net.Listener) context.Context { return actx }
 	a.wg.Add(2)
@@ -205,20 +206,36 @@ func (a *Agent) run() {
 			return
 		}
 		a.heartbeat()
-		if !a.sleep(interval) {
+		if !a.sleep(interval, a.force) {
 			return
 		}
 	}
 }
 
-func (a *Agent) sleep(d time.Duration) bool {
+// sleep waits d, or until wake (when not nil) fires; false once stopped.
+func (a *Agent) sleep(d time.Duration, wake ...chan struct{}) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
+	var w chan struct{}
+	if len(wake) > 0 {
+		w = wake[0]
+	}
 	select {
 	case <-a.ctx.Done():
 		return false
 	case <-t.C:
 		return true
+	case <-w:
+		return true
+	}
+}
+
+// forceHeartbeat heartbeats now, as IPA does once a command finished, so
+// Ironic moves on without waiting for the next interval.
+func (a *Agent) forceHeartbeat() {
+	select {
+	case a.force <- struct{}{}:
+	default:
 	}
 }
 

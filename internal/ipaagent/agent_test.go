@@ -114,7 +114,7 @@ func sha(b []byte) string { s := sha256.Sum256(b); return hex.EncodeToString(s[:
 
 func writeImageArgs(url string, image []byte, cd string) map[string]any {
 	return map[string]any{
-		"image_info": map[string]any{"id": "img", "urls": []string{url}, "disk_format": "raw", "os_hash_algo": "sha256", "os_hash_value": sha(image), "node_uuid": "x"},
+		"image_info":  map[string]any{"id": "img", "urls": []string{url}, "disk_format": "raw", "os_hash_algo": "sha256", "os_hash_value": sha(image), "node_uuid": "x"},
 		"configdrive": cd,
 	}
 }

@@ -10,7 +10,9 @@
 // the agent_token and heartbeat_timeout of the answer's config, then
 // heartbeats (POST {APIURL}/v1/heartbeat/{node uuid} with callback_url,
 // agent_token and agent_version) at once and every third of
-// heartbeat_timeout, with the X-OpenStack-Ironic-API-Version header 1.68.
+// heartbeat_timeout (Config.HeartbeatInterval overrides it), and at once
+// when an asynchronous command ends, as IPA does, so that Ironic goes on
+// at once; with the X-OpenStack-Ironic-API-Version header 1.68.
 // It stops heartbeating once a power-off or reboot command was run, or
 // when stopped. With Config.NoHeartbeat it looks up and never
 // heartbeats (a fault, for the callers' timeouts).

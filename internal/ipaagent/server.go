@@ -181,6 +181,8 @@ func (a *Agent) runCommand(w http.ResponseWriter, r *http.Request) {
 		c.finish(res, err)
 		if err == nil && h.after != nil {
 			go h.after()
+		} else if !h.sync {
+			a.forceHeartbeat()
 		}
 	}
 	if h.sync {
