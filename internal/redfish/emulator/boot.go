@@ -51,7 +51,8 @@ func readMediaData(m Media) *mediaData {
 //
 //   - name: the kubeadm configuration's nodeRegistration.name (or the
 //     kubelet's hostname-override), else the meta-data's local-hostname
-//     (or local_hostname), lower-cased, else the host's name;
+//     (or local_hostname; for a config drive also hostname, then name),
+//     lower-cased, else the host's name;
 //   - spec.providerID: the kubelet's provider-id, else the meta-data's
 //     providerid (or provider-id, providerID); maybe none;
 //   - labels: the kubelet's node-labels, then the meta-data's labels;
@@ -59,8 +60,7 @@ func readMediaData(m Media) *mediaData {
 //   - cluster: see clusterFor.
 //
 // Called with s.mu held.
-func (s *Server) nodeFromMedia(h *hostEntry) nodeWant {
-	d := h.st.data
+func (s *Server) nodeFromMedia(h *hostEntry, d *mediaData, configDrive bool) nodeWant {
 	if d == nil {
 		d = &mediaData{}
 	}
@@ -85,7 +85,11 @@ func (s *Server) nodeFromMedia(h *hostEntry) nodeWant {
 		}
 		return ""
 	}
-	if name := strings.ToLower(str("local-hostname", "local_hostname")); name != "" {
+	nameKeys := []string{"local-hostname", "local_hostname"}
+	if configDrive {
+		nameKeys = append(nameKeys, "hostname", "name")
+	}
+	if name := strings.ToLower(str(nameKeys...)); name != "" {
 		if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 {
 			s.logger.Printf("%s: meta-data local-hostname %q is not a Node name (%s); using %s", h.Name, name, strings.Join(msgs, "; "), h.Name)
 		} else {

@@ -411,6 +411,7 @@ func (s *Server) insertMediaAction(w http.ResponseWriter, r *http.Request, h *ho
 		return
 	}
 	s.insertMedia(h, m, md)
+	s.probeMedia(h, m)
 	s.mu.Unlock()
 	noContent(w)
 }

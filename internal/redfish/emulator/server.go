@@ -9,6 +9,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/airshipit/airship-go/internal/httplimit"
+	"github.com/airshipit/airship-go/internal/ipaagent"
 )
 
 // Options are how a Server runs, beside what it serves.
@@ -36,6 +38,15 @@ type Options struct {
 	// Timeouts of Start's server; zero fields take httplimit's defaults
 	// (header 10 s, request 60 s, answer 120 s, idle 120 s).
 	Timeouts httplimit.ServerTimeouts
+	// StateDir holds the hosts' disk files (<StateDir>/<host>/<disk>.img);
+	// default: a new directory under os.TempDir, removed by Close.
+	StateDir string
+	// HeartbeatInterval overrides the deploy agents' heartbeat interval
+	// (default: a third of Ironic's heartbeat_timeout).
+	HeartbeatInterval time.Duration
+	// AgentClient is the deploy agents' client of Ironic's API; default:
+	// httplimit's (30 s, 32 MiB).
+	AgentClient *http.Client
 }
 
 // HostState is what a host's BMC has been told and what the host did.
@@ -57,6 +68,12 @@ type HostState struct {
 	// the host's user-data named it; empty for the target cluster
 	// (Options.Target), or none.
 	NodeCluster string
+	// NodeDisk names the disk whose config drive the Node came from; empty
+	// for a Node of media (Oem data) or none.
+	NodeDisk string
+	// Agent is the URL of the deploy agent the host runs, while it runs
+	// one (booted from a deploy ISO).
+	Agent string
 }
 
 // BootOverride is the system's Boot property.
@@ -95,6 +112,9 @@ type Fault struct {
 	// WrongCredentials answers 401 to every request for the host, even
 	// with the right credentials.
 	WrongCredentials bool
+	// NoHeartbeat makes the deploy agent the host runs from a deploy ISO
+	// look its node up and never heartbeat (set it before the host boots).
+	NoHeartbeat bool
 }
 
 // Server is a running emulator.
@@ -112,6 +132,14 @@ type Server struct {
 	target client.Client
 	// clusters are the clusters hosts' user-data named, with credentials.
 	clusters *clusterSet
+	// state is the state directory (removed by Close when removeState).
+	state       string
+	removeState bool
+	// ctx ends with Close: media fetches, deploy agents.
+	ctx         context.Context
+	cancel      context.CancelFunc
+	mediaClient *http.Client
+	agentClient *http.Client
 
 	mu          sync.Mutex
 	sessions    map[string]*session // by token
@@ -170,6 +198,15 @@ func New(cfg Config, opts Options) (*Server, error) {
 		if err != nil {
 			return nil, fmt.Errorf("target cluster client: %w", err)
 		}
+	}
+	if s.state, s.removeState, err = stateDir(opts); err != nil {
+		return nil, err
+	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.mediaClient = newMediaClient()
+	s.agentClient = opts.AgentClient
+	if s.agentClient == nil {
+		s.agentClient = httplimit.NewClient(httplimit.ClientOptions{})
 	}
 	s.nodes = newNodeSyncer(s)
 	s.handler = s.routes()
@@ -322,6 +359,10 @@ func (s *Server) State(host string) (HostState, bool) {
 	if st.provisioned {
 		out.Node = st.node.name
 		out.NodeCluster = st.node.cluster
+		out.NodeDisk = st.nodeDisk
+	}
+	if st.agent != nil {
+		out.Agent = st.agent.URL()
 	}
 	return out, true
 }
@@ -335,22 +376,37 @@ func (s *Server) SetFault(host string, f Fault) {
 	s.mu.Lock()
 	h.st.fault = f
 	s.mu.Unlock()
-	s.logger.Printf("%s: fault set: unreachable=%v delay=%s failResets=%v wrongCredentials=%v", host, f.Unreachable, f.Delay, f.FailResets, f.WrongCredentials)
+	s.logger.Printf("%s: fault set: unreachable=%v delay=%s failResets=%v wrongCredentials=%v noHeartbeat=%v", host, f.Unreachable, f.Delay, f.FailResets, f.WrongCredentials, f.NoHeartbeat)
 }
 
-// Close stops boot timers and Node updates. Start calls it when its
-// context ends.
+// Close stops boot timers, deploy agents and Node updates, and removes
+// the state directory the server made. Start calls it when its context
+// ends.
 func (s *Server) Close() {
 	s.closeOnce.Do(func() {
 		s.mu.Lock()
 		s.closed = true
+		var agents []*ipaagent.Agent
 		for _, h := range s.hosts {
 			if h.st.timer != nil {
 				h.st.timer.Stop()
 			}
+			if h.st.agent != nil {
+				agents = append(agents, h.st.agent)
+				h.st.agent = nil
+			}
 		}
 		s.mu.Unlock()
+		s.cancel()
+		for _, a := range agents {
+			a.Stop()
+		}
 		s.nodes.stop()
+		if s.removeState {
+			if err := os.RemoveAll(s.state); err != nil {
+				s.logger.Printf("removing the state directory: %v", err)
+			}
+		}
 	})
 }
 

@@ -3,6 +3,8 @@ package emulator
 import (
 	"time"
 
+	"github.com/airshipit/airship-go/internal/ipaagent"
+
 	"github.com/airshipit/airship-go/internal/redact"
 )
 
@@ -31,6 +33,15 @@ type hostStatus struct {
 	// user-data, read when it was inserted.
 	data *mediaData
 	node nodeWant
+	// nodeDisk names the disk whose config drive node came from; "" for
+	// a Node of media (Oem data).
+	nodeDisk string
+	// probe is the fetch of the inserted media (nil: not fetched);
+	// waitProbe is the power generation of a boot waiting for it.
+	probe     *mediaProbe
+	waitProbe uint64
+	// agent is the deploy agent of a host that booted a deploy ISO.
+	agent *ipaagent.Agent
 }
 
 // nodeState is what a host's Node should be.
@@ -79,7 +90,9 @@ func (s *Server) reset(h *hostEntry, resetType string) {
 			s.powerOn(h)
 		}
 	case "ForceOff", "GracefulShutdown":
-		deprovision := st.provisioned && st.ejectedSinceOn && !st.media.Inserted
+		// Only a Node of media: a Node of a disk's config drive goes with
+		// the disk's erasure.
+		deprovision := st.provisioned && st.nodeDisk == "" && st.ejectedSinceOn && !st.media.Inserted
 		if st.power {
 			s.powerOff(h)
 		}
@@ -95,7 +108,8 @@ func (s *Server) reset(h *hostEntry, resetType string) {
 }
 
 // powerOn turns a host on and starts its boot: from the virtual CD when
-// media is inserted, else from disk, which boots only a provisioned host.
+// media is inserted, else from disk, which boots only a disk holding a
+// config drive or a host provisioned from media.
 func (s *Server) powerOn(h *hostEntry) {
 	st := &h.st
 	st.power = true
@@ -115,7 +129,7 @@ func (s *Server) powerOn(h *hostEntry) {
 		st.override.Enabled = "Disabled"
 	}
 	s.logger.Printf("%s: power on (boot source %s)", h.Name, sourceName(source))
-	if source == "Cd" || (source == "Hdd" && st.provisioned) {
+	if source == "Cd" || source == "Hdd" {
 		gen := st.gen
 		if s.cfg.BootDelay <= 0 {
 			s.finishBoot(h, gen, source)
@@ -149,17 +163,32 @@ func (s *Server) finishBoot(h *hostEntry, gen uint64, source string) {
 		return
 	}
 	st.timer = nil
-	st.booted, st.bootedFrom = true, source
-	if source == "Cd" {
-		want := s.nodeFromMedia(h)
-		want.stale = append([]nodeRef(nil), st.node.stale...)
-		if old := st.node; old.name != "" && (old.name != want.name || old.cluster != want.cluster) {
-			want.stale = append(want.stale, nodeRef{cluster: old.cluster, name: old.name})
-		}
-		st.node = want
-		st.provisioned = true
+	switch {
+	case source == "Cd" && st.probe != nil && !st.probe.done:
+		// The media is still being fetched: its end finishes the boot.
+		st.waitProbe = gen
+		return
+	case source == "Cd" && st.probe != nil && st.probe.apiURL != "":
+		st.booted, st.bootedFrom = true, source
+		s.logger.Printf("%s: booted the deploy ISO from Cd", h.Name)
+		s.startAgent(h, st.probe.apiURL)
+		return
+	case source == "Cd":
+		s.setNode(h, s.nodeFromMedia(h, h.st.data, false))
+		st.nodeDisk = ""
 		st.mediaBooted = true
+	default:
+		if db := s.readDiskBoot(h); db != nil {
+			d := readMediaData(Media{MetaData: db.data.MetaData, UserData: db.data.UserData, NetworkData: db.data.NetworkData})
+			s.setNode(h, s.nodeFromMedia(h, d, true))
+			st.nodeDisk = db.disk
+			s.logger.Printf("%s: disk %s holds a config drive", h.Name, db.disk)
+		} else if !st.provisioned {
+			s.logger.Printf("%s: no disk holds a config drive; nothing to boot", h.Name)
+			return
+		}
 	}
+	st.booted, st.bootedFrom = true, source
 	st.node.state = nodeReady
 	if st.node.cluster == "" && s.target == nil {
 		s.logger.Printf("%s: booted from %s; no Node, no cluster", h.Name, source)
@@ -169,11 +198,26 @@ func (s *Server) finishBoot(h *hostEntry, gen uint64, source string) {
 	s.syncNode(h)
 }
 
-// powerOff turns a host off: its Node, if it has one, goes NotReady.
+// setNode makes want the host's Node, the previous one stale when it
+// differs, and the host provisioned. Called with s.mu held.
+func (s *Server) setNode(h *hostEntry, want nodeWant) {
+	st := &h.st
+	want.stale = append([]nodeRef(nil), st.node.stale...)
+	if old := st.node; old.name != "" && (old.name != want.name || old.cluster != want.cluster) {
+		want.stale = append(want.stale, nodeRef{cluster: old.cluster, name: old.name})
+	}
+	st.node = want
+	st.provisioned = true
+}
+
+// powerOff turns a host off: its Node, if it has one, goes NotReady; its
+// deploy agent stops.
 func (s *Server) powerOff(h *hostEntry) {
 	st := &h.st
 	st.power = false
 	st.gen++
+	st.waitProbe = 0
+	s.stopAgent(h)
 	st.booted, st.bootedFrom = false, ""
 	if st.timer != nil {
 		st.timer.Stop()
@@ -194,6 +238,7 @@ func (s *Server) powerOff(h *hostEntry) {
 func (s *Server) deprovision(h *hostEntry, why string) {
 	st := &h.st
 	st.provisioned = false
+	st.nodeDisk = ""
 	st.node.state = nodeAbsent
 	s.logger.Printf("%s: deprovisioned (%s); deleting Node %s", h.Name, why, st.node.name)
 	s.syncNode(h)
@@ -217,12 +262,13 @@ func (s *Server) ejectMedia(h *hostEntry) {
 	was, booted := st.media.Inserted, st.mediaBooted
 	st.media = Media{}
 	st.data = nil
+	st.probe = nil
 	st.mediaBooted = false
 	st.ejectedSinceOn = true
 	if was {
 		s.logger.Printf("%s: media ejected", h.Name)
 	}
-	if was && booted && !st.power && st.provisioned {
+	if was && booted && !st.power && st.provisioned && st.nodeDisk == "" {
 		s.deprovision(h, "the media it booted from ejected while off")
 	}
 }

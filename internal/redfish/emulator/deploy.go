@@ -1,0 +1,197 @@
+package emulator
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/airshipit/airship-go/internal/configdrive"
+	"github.com/airshipit/airship-go/internal/httplimit"
+	"github.com/airshipit/airship-go/internal/ipaagent"
+	"github.com/airshipit/airship-go/internal/redact"
+)
+
+// Media the emulator fetches to see whether it is a deploy ISO.
+const (
+	// MaxMediaSize caps a fetched virtual media image.
+	MaxMediaSize = 64 << 20
+	// mediaTimeout bounds its download.
+	mediaTimeout = 30 * time.Second
+	// APIURLParam is the kernel parameter of a deploy ISO naming Ironic's
+	// API (the contract with the builder of the deploy ISO).
+	APIURLParam = "ipa-api-url"
+)
+
+// bootConfigs are where a deploy ISO's kernel command line is looked for.
+var bootConfigs = []string{"boot/grub/grub.cfg", "EFI/BOOT/grub.cfg", "isolinux/isolinux.cfg"}
+
+// mediaProbe is the fetch of inserted media: done once it ended; apiURL
+// is the ipa-api-url of a deploy ISO, "" for any other media.
+type mediaProbe struct {
+	done   bool
+	apiURL string
+}
+
+// probeMedia fetches newly inserted media (no Oem data, an http or https
+// URL) to see whether it is a deploy ISO, and then finishes a boot that
+// waited for it. Called with s.mu held.
+func (s *Server) probeMedia(h *hostEntry, m Media) {
+	if m.Format != "" || m.Checksum != "" || len(m.UserData)+len(m.MetaData)+len(m.NetworkData) > 0 {
+		return
+	}
+	u, err := url.Parse(m.Image)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return
+	}
+	p := &mediaProbe{}
+	h.st.probe = p
+	go func() {
+		apiURL, why := s.fetchDeployISO(m.Image)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		p.done, p.apiURL = true, apiURL
+		if apiURL != "" {
+			s.logger.Printf("%s: media %s is a deploy ISO (%s %s)", h.Name, redact.URL(m.Image), APIURLParam, apiURL)
+		} else if why != "" {
+			s.logger.Printf("%s: media %s: not a deploy ISO: %s", h.Name, redact.URL(m.Image), why)
+		}
+		st := &h.st
+		if st.probe == p && st.waitProbe != 0 && st.waitProbe == st.gen {
+			st.waitProbe = 0
+			s.finishBoot(h, st.gen, "Cd")
+		}
+	}()
+}
+
+// fetchDeployISO downloads media and returns the ipa-api-url of its boot
+// configuration; else "" and why.
+func (s *Server) fetchDeployISO(image string) (apiURL, why string) {
+	ctx, cancel := context.WithTimeout(s.ctx, mediaTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, image, nil)
+	if err != nil {
+		return "", "bad URL"
+	}
+	resp, err := s.mediaClient.Do(req)
+	if err != nil {
+		return "", "fetching it failed: " + redact.Text(strings.ReplaceAll(err.Error(), image, redact.URL(image)))
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return "", "fetching it: " + resp.Status
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxMediaSize+1))
+	if err != nil {
+		return "", fmt.Sprintf("reading it: %v", err)
+	}
+	if len(data) > MaxMediaSize {
+		return "", fmt.Sprintf("more than %d MiB", MaxMediaSize>>20)
+	}
+	if configdrive.VolumeLabel(bytes.NewReader(data), int64(len(data))) == "" {
+		return "", "not an ISO 9660 image"
+	}
+	for _, name := range bootConfigs {
+		cfg, err := configdrive.ReadISOFile(bytes.NewReader(data), int64(len(data)), name)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return "", err.Error()
+		}
+		if u := kernelParam(string(cfg), APIURLParam); u != "" {
+			return u, ""
+		}
+	}
+	return "", "no " + APIURLParam + " in its boot configuration"
+}
+
+// kernelParam finds key=value among the space-separated tokens of a boot
+// configuration's lines.
+func kernelParam(cfg, key string) string {
+	for _, line := range strings.Split(cfg, "\n") {
+		for _, tok := range strings.Fields(line) {
+			if v, ok := strings.CutPrefix(tok, key+"="); ok && v != "" {
+				return strings.Trim(v, `"'`)
+			}
+		}
+	}
+	return ""
+}
+
+// startAgent runs the deploy agent of a host that booted a deploy ISO,
+// until the host powers off. Called with s.mu held.
+func (s *Server) startAgent(h *hostEntry, apiURL string) {
+	disks, err := s.agentDisks(h)
+	if err != nil {
+		s.logger.Printf("%s: deploy agent not started: %v", h.Name, err)
+		return
+	}
+	macs := make([]string, len(h.NICs))
+	for i, n := range h.NICs {
+		macs[i] = n.MAC
+	}
+	gen := h.st.gen
+	name := h.Name
+	cfg := ipaagent.Config{
+		APIURL: apiURL, MACs: macs, Disks: disks, NoHeartbeat: h.st.fault.NoHeartbeat,
+		HTTPClient: s.agentClient, HeartbeatInterval: s.opts.HeartbeatInterval,
+		Logf:        func(format string, args ...any) { s.logger.Printf("%s: agent: %s", name, fmt.Sprintf(format, args...)) },
+		PowerOff:    func() { s.agentPower(h, gen, false) },
+		Reboot:      func() { s.agentPower(h, gen, true) },
+		DiskChanged: func(disk string) { s.diskChanged(h, disk) },
+	}
+	a, err := ipaagent.Start(s.ctx, cfg)
+	if err != nil {
+		s.logger.Printf("%s: deploy agent not started: %v", h.Name, err)
+		return
+	}
+	h.st.agent = a
+	s.logger.Printf("%s: deploy agent for %s serving at %s", h.Name, redact.URL(apiURL), a.URL())
+}
+
+// stopAgent stops a host's agent, if any, without waiting under s.mu.
+// Called with s.mu held.
+func (s *Server) stopAgent(h *hostEntry) {
+	if a := h.st.agent; a != nil {
+		h.st.agent = nil
+		go a.Stop()
+	}
+}
+
+// agentPower powers the host off (or reboots it), as the agent's
+// power_off or run_image command asks, if the host still runs that boot.
+func (s *Server) agentPower(h *hostEntry, gen uint64, reboot bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if h.st.gen != gen || !h.st.power {
+		return
+	}
+	s.logger.Printf("%s: the deploy agent powers the host off", h.Name)
+	s.powerOff(h)
+	if reboot {
+		s.powerOn(h)
+	}
+}
+
+// diskChanged deletes the Node a host booted from a disk the agent wrote
+// or erased (a Node of media-provisioning goes with any disk written).
+func (s *Server) diskChanged(h *hostEntry, disk string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := &h.st
+	if st.provisioned && (st.nodeDisk == "" || st.nodeDisk == disk) {
+		s.deprovision(h, "disk "+disk+" erased or overwritten")
+	}
+}
+
+// newMediaClient is the bounded client fetching media.
+func newMediaClient() *http.Client {
+	return httplimit.NewClient(httplimit.ClientOptions{Timeout: mediaTimeout, MaxResponseBytes: MaxMediaSize + 1})
+}
