@@ -40,25 +40,25 @@ func Down(ctx context.Context, stateDir string) error {
 
 // Status is what a state directory's Ironic is doing.
 type Status struct {
-	StateDir string
+	StateDir string `json:"stateDir"`
 	// Recorded is false when Up never ran there.
-	Recorded bool
+	Recorded bool `json:"recorded"`
 	// Running is true when the recorded Ironic process is alive.
-	Running         bool
-	APIURL          string
-	HTTPURL         string
-	DeployISOURL    string
-	Auth            AuthMode
-	CredentialsFile string
-	Log             string
-	Processes       []ProcessStatus
+	Running         bool            `json:"running"`
+	APIURL          string          `json:"apiURL,omitempty"`
+	HTTPURL         string          `json:"httpURL,omitempty"`
+	DeployISOURL    string          `json:"deployISOURL,omitempty"`
+	Auth            AuthMode        `json:"auth,omitempty"`
+	CredentialsFile string          `json:"credentialsFile,omitempty"`
+	Log             string          `json:"log,omitempty"`
+	Processes       []ProcessStatus `json:"processes"`
 }
 
 // ProcessStatus is one recorded process.
 type ProcessStatus struct {
-	Component string
-	PID       int
-	Alive     bool
+	Component string `json:"component"`
+	PID       int    `json:"pid"`
+	Alive     bool   `json:"alive"`
 }
 
 // GetStatus reads the state directory's record and checks each process is
@@ -69,7 +69,7 @@ func GetStatus(stateDir string) (*Status, error) {
 		return nil, fmt.Errorf("state directory %s: %w", stateDir, err)
 	}
 	p := paths{root: root}
-	s := &Status{StateDir: root}
+	s := &Status{StateDir: root, Processes: []ProcessStatus{}}
 	st, err := readState(p.state())
 	if err != nil || st == nil {
 		return s, err

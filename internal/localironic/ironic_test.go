@@ -158,7 +158,7 @@ func TestUpDownKeepsNodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again.APIURL != inst.APIURL || ironicPID(t, state) != pid {
+	if again.APIURL != inst.APIURL || !again.Resumed || ironicPID(t, state) != pid {
 		t.Errorf("second Up started another Ironic: %s pid %d", again.APIURL, ironicPID(t, state))
 	}
 

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
+	"path/filepath"
 	"time"
 )
 
@@ -29,6 +31,18 @@ const (
 	DefaultStopGrace      = 30 * time.Second
 	defaultImageServerCmd = "serve-http"
 )
+
+// DefaultStateDir is $AIRSHIP_IRONIC_STATE_DIR, else ~/.airship/ironic.
+func DefaultStateDir() string {
+	if d := os.Getenv("AIRSHIP_IRONIC_STATE_DIR"); d != "" {
+		return d
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return filepath.Join(os.TempDir(), "airship-ironic")
+	}
+	return filepath.Join(home, ".airship", "ironic")
+}
 
 // Options configure Up. Only StateDir is required.
 type Options struct {

@@ -38,6 +38,8 @@ type Instance struct {
 	// ConfigFile and LogFile are Ironic's configuration and log.
 	ConfigFile string
 	LogFile    string
+	// Resumed is true when Up found this Ironic already running.
+	Resumed bool
 
 	images *ImageServer // the in-process image server, if this Up started one
 }
@@ -214,6 +216,7 @@ func resume(ctx context.Context, o Options, p paths, st *State) (*Instance, erro
 		return nil, fmt.Errorf("Ironic of %s listens on %s, not %s: run down first", p.root, st.Host, o.Host)
 	}
 	inst := newInstance(p, st)
+	inst.Resumed = true
 	waitCtx, cancel := context.WithTimeout(ctx, o.StartTimeout)
 	defer cancel()
 	if err := waitAPI(waitCtx, st.APIURL, nil); err != nil {

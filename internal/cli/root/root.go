@@ -12,6 +12,7 @@ import (
 	clustersite "github.com/airshipit/airship-go/internal/cli/cluster/site"
 	"github.com/airshipit/airship-go/internal/cli/configcmd"
 	"github.com/airshipit/airship-go/internal/cli/documentcmd"
+	"github.com/airshipit/airship-go/internal/cli/ironiccmd"
 	"github.com/airshipit/airship-go/internal/cli/phasecmd"
 	plancmd "github.com/airshipit/airship-go/internal/cli/plan"
 	secretcmd "github.com/airshipit/airship-go/internal/cli/secret"
@@ -40,6 +41,7 @@ func NewCmd(streams cli.IOStreams) *cobra.Command {
 	root.AddCommand(clusterCmd,
 		configcmd.NewCmd(streams, g),
 		documentcmd.NewCmd(streams, g),
+		ironiccmd.NewCmd(streams),
 		phasecmd.NewCmd(streams, g),
 		plancmd.NewCmd(streams, g),
 		secretcmd.NewCmd(streams, nil),
