@@ -142,12 +142,24 @@ func TestUpDownKeepsNodes(t *testing.T) {
 	}
 	node := map[string]any{
 		"name": "host-0", "driver": "redfish",
-		"driver_info": map[string]any{"redfish_address": "http://127.0.0.1:1", "redfish_system_id": "/redfish/v1/Systems/1", "deploy_iso": inst.DeployISOURL},
+		"driver_info":   map[string]any{"redfish_address": "http://127.0.0.1:1", "redfish_system_id": "/redfish/v1/Systems/1", "deploy_iso": inst.DeployISOURL},
+		"instance_info": map[string]any{"image_source": inst.HTTPURL + "/image.qcow2", "image_checksum": "0123456789abcdef0123456789abcdef"},
 	}
 	if code, v := call(t, http.MethodPost, inst.APIURL+"/v1/nodes", nil, node); code != http.StatusCreated {
 		t.Fatalf("POST /v1/nodes: %d %v", code, v)
 	}
 	checkNode(t, inst.APIURL, nil)
+	// The configuration lets Ironic boot the deploy ISO over virtual media
+	// and deploy with the agent.
+	code, validate := call(t, http.MethodGet, inst.APIURL+"/v1/nodes/host-0/validate", nil, nil)
+	if code != http.StatusOK {
+		t.Fatalf("validate: %d %v", code, validate)
+	}
+	for _, iface := range []string{"boot", "deploy", "power", "management", "inspect", "network"} {
+		if r, _ := validate[iface].(map[string]any); r["result"] != true {
+			t.Errorf("%s interface does not validate: %v", iface, validate[iface])
+		}
+	}
 
 	// The deploy ISO is served and names this API.
 	checkDeployISO(t, inst)
