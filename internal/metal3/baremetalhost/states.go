@@ -538,6 +538,9 @@ func (s *hostScope) step(t metal3v1alpha1.ErrorType, doing string, res provision
 		if s.wait <= 0 {
 			s.wait = s.r.ProvisionPollInterval
 		}
+		if s.wait <= 0 {
+			s.wait = DefaultProvisionPollInterval
+		}
 		log.FromContext(s.ctx).V(1).Info("under way", "step", doing, "after", s.wait)
 		return false, nil
 	}
