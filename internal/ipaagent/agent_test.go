@@ -354,15 +354,15 @@ func TestAPI(t *testing.T) {
 	h := start(t, nil)
 	ctx := t.Context()
 	cb := h.agent.URL()
-	// Without the token: 401.
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, cb+"/v1/commands/", nil)
+	// A command without the token: 401.
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, cb+"/v1/commands/?wait=true", strings.NewReader(`{"name": "standby.sync", "params": {}}`))
 	resp, err := httplimit.NewClient(httplimit.ClientOptions{}).Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusUnauthorized {
-		t.Fatalf("GET /v1/commands/ without the token: %d", resp.StatusCode)
+		t.Fatalf("POST /v1/commands/ without the token: %d", resp.StatusCode)
 	}
 	if st, _, err := h.ironic.Command(ctx, cb, "nope.nothing", map[string]any{}, true); err != nil || st != http.StatusBadRequest {
 		t.Fatalf("unknown command: %d %v", st, err)

@@ -22,8 +22,9 @@
 // It serves IPA's API on Config.Listen (loopback by default; httplimit's
 // server timeouts): GET /v1/commands/ lists the command results, GET
 // /v1/commands/{id} one, POST /v1/commands/?wait=true|false runs
-// {"name": "<extension>.<command>", "params": {...}}; each request needs
-// the agent_token query parameter once the lookup gave one (else 401). A
+// {"name": "<extension>.<command>", "params": {...}}; a command needs the
+// agent_token query parameter once the lookup gave one (else 401); the
+// results are read without it, as Ironic's agent client does. A
 // result is {id, command_name, command_status RUNNING|SUCCEEDED|FAILED,
 // command_error {type, code, message, details}, command_result}; a
 // command while another runs is refused with 409 (agent is busy), an
