@@ -14,9 +14,13 @@
 // user-data. The password comes from --credentials-file, --password or
 // the definition file, in that order of precedence; --password is
 // refused on an address beyond loopback, and any such address needs
-// --tls-cert and --tls-key. --manifests writes the hosts' BareMetalHosts
+// --tls-cert and --tls-key. The hosts' disks are sparse files under
+// --state-dir (by default a temporary directory removed on exit); a host
+// booting Ironic's deploy ISO runs the deploy agent (package ipaagent)
+// that writes them. --manifests writes the hosts' BareMetalHosts
 // and Secrets (mode 0600, they hold the BMC password) and keeps serving.
-// Booted hosts become kwok Nodes of the cluster their user-data's kubeadm
+// Hosts booted from a disk's config drive (or from media with the
+// emulator's Oem data) become kwok Nodes of the cluster their user-data's kubeadm
 // configuration names, when the emulator has credentials for it (from a
 // cluster CA in a control-plane host's user-data), else of the
 // --target-kubeconfig cluster (package emulator says how).

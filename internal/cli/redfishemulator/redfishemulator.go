@@ -38,6 +38,7 @@ type Options struct {
 	Manifests        string
 	Namespace        string
 	TLSCert, TLSKey  string
+	StateDir         string
 }
 
 // NewCmd returns the redfish-emulator root command.
@@ -54,12 +55,19 @@ func newCmd(streams cli.IOStreams, runF func(*Options, *cobra.Command) error) *c
 		Short: "Serve emulated bare-metal hosts over Redfish: power, boot override, virtual media, inventory; booted hosts become kwok Nodes",
 		Long: `Serves N emulated hosts over real Redfish HTTP(S), one ComputerSystem and one
 Manager each (/redfish/v1/Systems/<host>, /redfish/v1/Managers/<host>), with
-basic auth and sessions. A host powered on with virtual media inserted boots
-after --boot-delay and then gets a kwok Node, named, labelled and addressed as
-its user-data (a #cloud-config running kubeadm, as Cluster API's kubeadm
-bootstrap provider writes) and meta-data ask, NotReady while the host is off
-and deleted when it is deprovisioned (media ejected, then a power-off request;
-or, for a host already off, the media it booted from ejected).
+basic auth and sessions. Each host's disks are sparse files under --state-dir.
+
+A host that boots Ironic's deploy ISO from virtual media (a boot configuration
+naming ipa-api-url) runs a deploy agent speaking IPA's protocol to that Ironic:
+it writes the image and the config drive (a config-2 partition) to the disk
+file and erases disks when cleaning asks. A host booting from a disk holding a
+config drive then gets a kwok Node, named, labelled and addressed as its
+user-data (a #cloud-config running kubeadm, as Cluster API's kubeadm bootstrap
+provider writes) and meta-data ask, NotReady while the host is off and deleted
+when that disk is erased or overwritten. Other media boots after --boot-delay
+as before: its Oem data make the Node, deleted when the host is deprovisioned
+(media ejected, then a power-off request; or, for a host already off, the
+media it booted from ejected).
 
 The Node goes to the cluster of the user-data's kubeadm configuration
 (controlPlaneEndpoint, or the bootstrap token's apiServerEndpoint) when the
@@ -109,6 +117,7 @@ Once listening it prints one line to standard output:
 	f.StringVar(&o.Namespace, "namespace", "default", "namespace of the --manifests objects")
 	f.StringVar(&o.TLSCert, "tls-cert", "", "PEM certificate (chain) to serve HTTPS with")
 	f.StringVar(&o.TLSKey, "tls-key", "", "PEM private key of --tls-cert")
+	f.StringVar(&o.StateDir, "state-dir", "", "directory of the hosts' disk files (<dir>/<host>/<disk>.img, sparse); default: a new directory under the system's temporary directory, removed on exit")
 	cmd.MarkFlagsMutuallyExclusive("config", "hosts")
 	cmd.MarkFlagsMutuallyExclusive("password", "credentials-file")
 	cmd.MarkFlagsRequiredTogether("tls-cert", "tls-key")
@@ -135,7 +144,7 @@ func (o *Options) Run(ctx context.Context, cmd *cobra.Command, streams cli.IOStr
 	if err := emulator.CheckListen(o.Listen, tls); err != nil {
 		return fmt.Errorf("--listen: %w (--tls-cert and --tls-key)", err)
 	}
-	opts := emulator.Options{Log: streams.ErrOut, TLSCertFile: o.TLSCert, TLSKeyFile: o.TLSKey}
+	opts := emulator.Options{Log: streams.ErrOut, TLSCertFile: o.TLSCert, TLSKeyFile: o.TLSKey, StateDir: o.StateDir}
 	if o.TargetKubeconfig != "" {
 		rc, err := clientcmd.BuildConfigFromFlags("", o.TargetKubeconfig)
 		if err != nil {

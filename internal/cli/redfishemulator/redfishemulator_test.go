@@ -159,8 +159,12 @@ func TestServe(t *testing.T) {
 	dir := t.TempDir()
 	creds := writeFile(t, "creds.yaml", "username: root\npassword: "+password+"\n")
 	manifests := filepath.Join(dir, "out", "hosts.yaml")
+	state := filepath.Join(dir, "state")
 	base, stdout, stderr := serve(t, "--hosts", "3", "--racks", "2", "--listen", "127.0.0.1:0", "--credentials-file", creds,
-		"--manifests", manifests, "--namespace", "metal3")
+		"--manifests", manifests, "--namespace", "metal3", "--state-dir", state)
+	if fi, err := os.Stat(state); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
+		t.Errorf("--state-dir %s: %v, %v", state, err, fi)
+	}
 	if !strings.Contains(stdout.String(), "serving 3 hosts") {
 		t.Errorf("stdout %q", stdout)
 	}

@@ -208,6 +208,7 @@ func New(cfg Config, opts Options) (*Server, error) {
 	if s.agentClient == nil {
 		s.agentClient = httplimit.NewClient(httplimit.ClientOptions{})
 	}
+	s.logger.Printf("hosts' disk files under %s", s.state)
 	s.nodes = newNodeSyncer(s)
 	s.handler = s.routes()
 	return s, nil
