@@ -28,7 +28,7 @@
 // resources need the host's credentials (Host.Username and Password, else
 // the Config's). Passwords, tokens and user-data are never logged nor
 // quoted in errors; an image URL is logged without user information or
-// query.
+// query, and the agent logs neither its token nor a config drive.
 //
 // # Power and boot
 //
@@ -39,25 +39,56 @@
 // five are refused with 400. A power-on consumes a Once override.
 //
 // A host powered on with media inserted boots it, whatever the override;
-// without media it boots from disk, which only a provisioned host (one
-// that booted from media and was not deprovisioned since, see Nodes)
-// has; an override to Pxe or to an empty CD boots nothing. Booting takes
-// Config.BootDelay, after which HostState.Booted is true.
+// without media it boots from disk (see Disks); an override to Pxe or to
+// an empty CD boots nothing. Booting takes Config.BootDelay, after which
+// HostState.Booted is true.
 //
 // InsertMedia records Image, Inserted, WriteProtected and TransferMethod
 // and answers 409 while media is inserted (eject first). Its Oem section
 // "Airship" carries ImageChecksum, ImageChecksumType, ImageFormat and
-// base64 UserData, NetworkData and MetaData: how the provisioner passes
-// cloud-init data without Ironic. A real BMC ignores Oem.
+// base64 UserData, NetworkData and MetaData: how the direct provisioner
+// passes cloud-init data without Ironic. A real BMC ignores Oem.
+//
+// # Disks and the deploy agent
+//
+// Host h's disk d is the file <state>/<h>/<d>.img (Options.StateDir, by
+// default a directory made under os.TempDir and removed by Close; see
+// DiskPath), sparse, of the inventory's size, made when first written:
+// hosts cost no disk block until then. The Storage and SimpleStorage
+// resources describe the disks as before.
+//
+// Media inserted without Oem data at an http or https URL is fetched at
+// once (a bounded client: 30 s, 64 MiB). When it is an ISO 9660 image
+// whose boot configuration (boot/grub/grub.cfg, EFI/BOOT/grub.cfg or
+// isolinux/isolinux.cfg, names of any case) holds the kernel parameter
+// ipa-api-url=URL among its space-separated tokens, it is a deploy ISO: a
+// host booting it (the boot waits for the fetch) runs a deploy agent
+// (package ipaagent) speaking IPA's protocol to the Ironic at URL, with the
+// host's MACs and disk files, until the host powers off or restarts
+// (HostState.Agent is its URL). The agent writes images and config drives
+// to the disk files and erases them as Ironic's deploy and cleaning steps
+// ask, and powers the host off when Ironic tells it to. Booting a deploy
+// ISO registers no Node. Other media boots as before.
+//
+// A host booting from disk reads the first disk, in the inventory's order,
+// holding a config drive (an ISO 9660 config-2 filesystem on the disk or
+// in a partition of its GPT or MBR table, package configdrive):
+// openstack/latest/meta_data.json is the meta-data, user_data the
+// user-data, and the host registers its Node from them as below
+// (HostState.NodeDisk names the disk). A host whose disks hold none boots
+// nothing, unless it was provisioned from media with Oem data (see
+// Nodes), which then boots as before.
 //
 // # Nodes
 //
-// A host that boots from media registers a Node, as cloud-init, kubeadm
-// and the kubelet would from its user-data and meta-data (JSON or YAML):
+// A host that boots from a disk's config drive, or from media other than
+// a deploy ISO, registers a Node, as cloud-init, kubeadm and the kubelet
+// would from its user-data and meta-data (JSON or YAML):
 //
 //   - name: kubeadm's nodeRegistration.name (or the kubelet's
 //     hostname-override), else the meta-data's local-hostname (or
-//     local_hostname), lower-cased, else the host's name;
+//     local_hostname; from a config drive also hostname, then name),
+//     lower-cased, else the host's name;
 //   - spec.providerID: the kubelet's provider-id, else the meta-data's
 //     providerid (or provider-id, providerID); often none, and then the Cluster API
 //     infrastructure provider sets it later (finding the Node by its
@@ -110,9 +141,15 @@
 // or from disk) hands the Node back to kwok. Both happen in the cluster
 // the Node was made in.
 //
-// Deprovisioning deletes the Node (in its cluster) and forgets the
-// provisioning, so that the host has no disk to boot from until it boots
-// from media again. A host that booted from media is deprovisioned by
+// The Node of a disk's config drive is deleted (in its cluster) when the
+// deploy agent erases or overwrites that disk (Ironic's cleaning or a new
+// deploy); nothing else deletes it: ejecting media and powering off keep
+// it (NotReady while off).
+//
+// The Node of media (Oem data) is deleted by deprovisioning, which also
+// forgets the provisioning, so that the host has no disk to boot from
+// until it boots from media again, and by the agent writing any of the
+// host's disks. A host that booted from such media is deprovisioned by
 // either of:
 //
 //   - a power-off request (ForceOff or GracefulShutdown, the host on or
@@ -132,8 +169,10 @@
 //
 // SetFault makes one host's requests fail: the connection closed
 // (Unreachable), held (Delay), resets answered 500 (FailResets), or 401
-// whatever the credentials (WrongCredentials). The service root and
-// sessions are shared by all hosts and stay up.
+// whatever the credentials (WrongCredentials); NoHeartbeat makes the
+// deploy agent the host starts next look its node up and never
+// heartbeat (for Ironic's timeouts). The service root and sessions are
+// shared by all hosts and stay up.
 //
 // # Listener
 //

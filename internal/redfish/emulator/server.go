@@ -55,14 +55,16 @@ type HostState struct {
 	BootOverride BootOverride
 	Media        Media
 	// Booted is true once a powered-on host has booted (BootDelay after
-	// power-on): from its virtual CD, or from disk once provisioned.
+	// power-on): from its virtual CD, or from a disk holding a config
+	// drive (or once provisioned from media).
 	Booted bool
 	// BootedFrom is "Cd" or "Hdd" while Booted.
 	BootedFrom string
 	// Resets counts accepted ComputerSystem.Reset requests.
 	Resets int
-	// Node names the host's Node while the host is provisioned (booted
-	// from media and not deprovisioned since).
+	// Node names the host's Node while the host has one: since it booted
+	// from a disk's config drive (until that disk is erased or
+	// overwritten) or from media (until deprovisioned).
 	Node string
 	// NodeCluster is the API server URL of the cluster of that Node when
 	// the host's user-data named it; empty for the target cluster
