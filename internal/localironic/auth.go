@@ -41,7 +41,7 @@ func ReadCredentials(path string) (Credentials, error) {
 		}
 	}
 	if c.Username == "" || c.Password == "" {
-		return Credentials{}, fmt.Errorf("Ironic credentials file %s: username and password are required", path)
+		return Credentials{}, fmt.Errorf("credentials file %s of Ironic: username and password are required", path)
 	}
 	return c, nil
 }

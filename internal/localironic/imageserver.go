@@ -104,14 +104,17 @@ func (s *ImageServer) Shutdown(ctx context.Context) error {
 	return errors.Join(err, serveErr, s.h.root.Close())
 }
 
+// listenConfig binds every listener of this package.
+var listenConfig net.ListenConfig
+
 // StartImageServer serves root on addr (host:port) in this process, with
-// httplimit's server timeouts.
-func StartImageServer(root, addr string) (*ImageServer, error) {
+// httplimit's server timeouts, until Shutdown; ctx bounds only the bind.
+func StartImageServer(ctx context.Context, root, addr string) (*ImageServer, error) {
 	h, err := newImageHandler(root)
 	if err != nil {
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", addr)
+	ln, err := listenConfig.Listen(ctx, "tcp", addr)
 	if err != nil {
 		_ = h.root.Close() // read only
 		return nil, fmt.Errorf("image server: %w", err)
@@ -131,7 +134,7 @@ func StartImageServer(root, addr string) (*ImageServer, error) {
 // ServeImages serves root on addr until ctx ends: the body of the
 // background image server (airshipctl ironic serve-http).
 func ServeImages(ctx context.Context, root, addr string) error {
-	s, err := StartImageServer(root, addr)
+	s, err := StartImageServer(ctx, root, addr)
 	if err != nil {
 		return err
 	}

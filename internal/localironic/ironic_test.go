@@ -174,7 +174,23 @@ func TestUpDownKeepsNodes(t *testing.T) {
 		t.Errorf("second Up started another Ironic: %s pid %d", again.APIURL, ironicPID(t, state))
 	}
 
-	if err := Down(ctx, state); err != nil {
+	// Its image server gone (the process that ran it ended), Up restarts
+	// it on its port.
+	if err := inst.images.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	inst.images = nil
+	again, err = Up(ctx, Options{StateDir: state, ServeImagesInProcess: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !again.Resumed || again.images == nil || again.DeployISOURL != inst.DeployISOURL {
+		t.Errorf("Up did not restart the image server: resumed %v, %s", again.Resumed, again.DeployISOURL)
+	}
+	checkDeployISO(t, again)
+
+	// Stop: the in-process image server, then Down.
+	if err := again.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
 	waitProcessGone(t, pid)
@@ -186,16 +202,19 @@ func TestUpDownKeepsNodes(t *testing.T) {
 			t.Errorf("down removed %s: %v", f, err)
 		}
 	}
+	if err := Down(ctx, state); err != nil {
+		t.Errorf("a second Down: %v", err)
+	}
 
-	// Up again on the same directory: same ports, the node is still there.
-	inst.images = nil // its server stays; the restarted Ironic reuses the port only if free
+	// Up again on the same directory: same URLs (nodes name the deploy
+	// ISO's), and the node is still there.
 	restarted, err := Up(ctx, Options{StateDir: state, ServeImagesInProcess: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = restarted.Stop(context.Background()) })
-	if restarted.APIURL != inst.APIURL {
-		t.Errorf("restart moved the API from %s to %s", inst.APIURL, restarted.APIURL)
+	if restarted.APIURL != inst.APIURL || restarted.DeployISOURL != inst.DeployISOURL || restarted.Resumed {
+		t.Errorf("restart: API %s → %s, deploy ISO %s → %s, resumed %v", inst.APIURL, restarted.APIURL, inst.DeployISOURL, restarted.DeployISOURL, restarted.Resumed)
 	}
 	checkNode(t, restarted.APIURL, nil)
 	newPID := ironicPID(t, state)

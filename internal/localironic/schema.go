@@ -75,7 +75,7 @@ func ensureDatabase(ctx context.Context, o Options, p paths) error {
 			return err
 		}
 	} else if err != nil {
-		return fmt.Errorf("Ironic schema cache %s: %w", cached, err)
+		return fmt.Errorf("schema cache %s of Ironic: %w", cached, err)
 	}
 	return copyFile(cached, p.database(), 0o600)
 }

@@ -164,7 +164,7 @@ func TestImageHandler(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.method+" "+tt.path, func(t *testing.T) {
-			req := httptest.NewRequest(tt.method, "http://images"+tt.path, nil)
+			req := httptest.NewRequestWithContext(t.Context(), tt.method, "http://images"+tt.path, nil)
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, req)
 			if rec.Code != tt.wantCode {

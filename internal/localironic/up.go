@@ -102,7 +102,7 @@ func Up(ctx context.Context, opts Options) (*Instance, error) {
 // start prepares the state directory and starts both servers.
 func start(ctx context.Context, o Options, p paths, prev *State) (*Instance, error) {
 	if _, err := os.Stat(o.IronicBinary); err != nil {
-		return nil, fmt.Errorf("Ironic is not installed (%w): run `bash hack/setup.sh` as root (it installs Debian's ironic-common)", err)
+		return nil, fmt.Errorf("no Ironic installed (%w): run `bash hack/setup.sh` as root (it installs Debian's ironic-common)", err)
 	}
 	st, err := prepare(ctx, o, p, prev)
 	if err != nil {
@@ -138,7 +138,7 @@ func start(ctx context.Context, o Options, p paths, prev *State) (*Instance, err
 	waitCtx, cancel := context.WithTimeout(ctx, o.StartTimeout)
 	defer cancel()
 	if err := waitAPI(waitCtx, st.APIURL, s.Exited()); err != nil {
-		return nil, fmt.Errorf("Ironic did not start: %w\nlast lines of %s:\n%s", err, p.log(), process.LogTail(p.log(), 20))
+		return nil, fmt.Errorf("starting Ironic: %w\nlast lines of %s:\n%s", err, p.log(), process.LogTail(p.log(), 20))
 	}
 	progressf(o.Progress, "Ironic is up: API %s, images %s", st.APIURL, st.HTTPURL)
 	ok = true
@@ -157,11 +157,11 @@ func prepare(ctx context.Context, o Options, p paths, prev *State) (*State, erro
 	if prev != nil && prev.Host == o.Host {
 		prevAPI, prevHTTP = prev.APIPort, prev.HTTPPort
 	}
-	apiPort, err := choosePort(o.Host, o.APIPort, prevAPI, 0)
+	apiPort, err := choosePort(ctx, o.Host, o.APIPort, prevAPI, 0)
 	if err != nil {
 		return nil, fmt.Errorf("API port: %w", err)
 	}
-	httpPort, err := choosePort(o.Host, o.HTTPPort, prevHTTP, apiPort)
+	httpPort, err := choosePort(ctx, o.Host, o.HTTPPort, prevHTTP, apiPort)
 	if err != nil {
 		return nil, fmt.Errorf("image server port: %w", err)
 	}
@@ -207,20 +207,20 @@ func newInstance(p paths, st *State) *Instance {
 func resume(ctx context.Context, o Options, p paths, st *State) (*Instance, error) {
 	switch {
 	case o.APIPort != 0 && o.APIPort != st.APIPort:
-		return nil, fmt.Errorf("Ironic of %s runs with API port %d, not %d: run down first", p.root, st.APIPort, o.APIPort)
+		return nil, fmt.Errorf("the Ironic of %s runs with API port %d, not %d: run down first", p.root, st.APIPort, o.APIPort)
 	case o.HTTPPort != 0 && o.HTTPPort != st.HTTPPort:
-		return nil, fmt.Errorf("Ironic of %s runs with image server port %d, not %d: run down first", p.root, st.HTTPPort, o.HTTPPort)
+		return nil, fmt.Errorf("the Ironic of %s runs with image server port %d, not %d: run down first", p.root, st.HTTPPort, o.HTTPPort)
 	case o.Auth != st.Auth:
-		return nil, fmt.Errorf("Ironic of %s runs with auth %s, not %s: run down first", p.root, st.Auth, o.Auth)
+		return nil, fmt.Errorf("the Ironic of %s runs with auth %s, not %s: run down first", p.root, st.Auth, o.Auth)
 	case o.Host != st.Host:
-		return nil, fmt.Errorf("Ironic of %s listens on %s, not %s: run down first", p.root, st.Host, o.Host)
+		return nil, fmt.Errorf("the Ironic of %s listens on %s, not %s: run down first", p.root, st.Host, o.Host)
 	}
 	inst := newInstance(p, st)
 	inst.Resumed = true
 	waitCtx, cancel := context.WithTimeout(ctx, o.StartTimeout)
 	defer cancel()
 	if err := waitAPI(waitCtx, st.APIURL, nil); err != nil {
-		return nil, fmt.Errorf("Ironic of %s runs but its API does not answer: %w", p.root, err)
+		return nil, fmt.Errorf("the Ironic of %s runs but its API does not answer: %w", p.root, err)
 	}
 	if probe(ctx, st.DeployISOURL) == nil {
 		progressf(o.Progress, "Ironic already running: API %s, images %s", st.APIURL, st.HTTPURL)
@@ -246,7 +246,7 @@ func resume(ctx context.Context, o Options, p paths, st *State) (*Instance, erro
 func startImageServer(ctx context.Context, o Options, p paths, st *State, inst *Instance) error {
 	addr := net.JoinHostPort(st.Host, strconv.Itoa(st.HTTPPort))
 	if o.ServeImagesInProcess {
-		s, err := StartImageServer(p.httpRoot(), addr)
+		s, err := StartImageServer(ctx, p.httpRoot(), addr)
 		if err != nil {
 			return err
 		}
@@ -355,15 +355,15 @@ func getRoot(ctx context.Context, apiURL string) error {
 }
 
 // choosePort returns want if set, else prev if it is free, else a free port.
-func choosePort(host string, want, prev, exclude int) (int, error) {
+func choosePort(ctx context.Context, host string, want, prev, exclude int) (int, error) {
 	if want != 0 {
 		return want, nil
 	}
-	if prev != 0 && prev != exclude && portFree(host, prev) {
+	if prev != 0 && prev != exclude && portFree(ctx, host, prev) {
 		return prev, nil
 	}
 	for range 10 {
-		ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+		ln, err := listenConfig.Listen(ctx, "tcp", net.JoinHostPort(host, "0"))
 		if err != nil {
 			return 0, fmt.Errorf("finding a free port on %s: %w", host, err)
 		}
@@ -378,8 +378,8 @@ func choosePort(host string, want, prev, exclude int) (int, error) {
 	return 0, fmt.Errorf("finding a free port on %s: none", host)
 }
 
-func portFree(host string, port int) bool {
-	ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+func portFree(ctx context.Context, host string, port int) bool {
+	ln, err := listenConfig.Listen(ctx, "tcp", net.JoinHostPort(host, strconv.Itoa(port)))
 	if err != nil {
 		return false
 	}
