@@ -429,3 +429,78 @@ func TestConfigOptionsKnownToIronic(t *testing.T) {
 		t.Errorf("checked only %d options", checked)
 	}
 }
+
+func TestSchemaCache(t *testing.T) {
+	requireIronic(t)
+	ctx := t.Context()
+	cache := filepath.Join(t.TempDir(), "cache")
+	o := Options{SchemaCacheDir: cache}.withDefaults()
+	version, err := IronicVersion(ctx, o.DBSyncBinary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := paths{root: t.TempDir()}
+	if err := os.MkdirAll(first.tmp(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := ensureDatabase(ctx, o, first); err != nil {
+		t.Fatal(err)
+	}
+	cached := schemaCacheFile(cache, version)
+	fi, err := os.Stat(cached)
+	if err != nil {
+		t.Fatalf("no cached schema: %v", err)
+	}
+	checkSchema(t, first.database())
+
+	// A second directory copies the cache: the cached file is untouched.
+	second := paths{root: t.TempDir()}
+	if err := ensureDatabase(ctx, o, second); err != nil {
+		t.Fatal(err)
+	}
+	fi2, err := os.Stat(cached)
+	if err != nil || !os.SameFile(fi, fi2) || !fi2.ModTime().Equal(fi.ModTime()) {
+		t.Errorf("the cached schema was rewritten")
+	}
+	checkSchema(t, second.database())
+
+	// An existing database is kept (a restart keeps its nodes).
+	if err := os.WriteFile(second.database(), []byte("kept"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := ensureDatabase(ctx, o, second); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(second.database()); string(data) != "kept" {
+		t.Error("ensureDatabase replaced an existing database")
+	}
+
+	// No usable cache directory: the schema is made in place.
+	blocker := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(blocker, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	third := paths{root: t.TempDir()}
+	if err := os.MkdirAll(third.tmp(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := ensureDatabase(ctx, Options{SchemaCacheDir: filepath.Join(blocker, "cache")}.withDefaults(), third); err != nil {
+		t.Fatal(err)
+	}
+	checkSchema(t, third.database())
+}
+
+// checkSchema checks path is a 0600 sqlite database of Ironic's size.
+func checkSchema(t *testing.T, path string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(data, []byte("SQLite format 3\x00")) || !bytes.Contains(data, []byte("CREATE TABLE nodes")) {
+		t.Errorf("%s is not Ironic's schema (%d bytes)", path, len(data))
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("%s mode: %v %v", path, fi.Mode().Perm(), err)
+	}
+}

@@ -2,7 +2,6 @@ package localironic
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -69,13 +68,16 @@ func ensureDatabase(ctx context.Context, o Options, p paths) error {
 		return err
 	}
 	cached := schemaCacheFile(dir, version)
-	if _, err := os.Stat(cached); errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(cached); err != nil {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			// No cache (a read-only home): the schema goes straight to the state directory.
+			progressf(o.Progress, "no schema cache (%v): creating Ironic's schema in %s", err, p.database())
+			return createSchema(ctx, o.DBSyncBinary, p.database(), p.tmp())
+		}
 		progressf(o.Progress, "creating Ironic %s's database schema (once per version) in %s", version, cached)
 		if err := createSchema(ctx, o.DBSyncBinary, cached, p.tmp()); err != nil {
 			return err
 		}
-	} else if err != nil {
-		return fmt.Errorf("schema cache %s of Ironic: %w", cached, err)
 	}
 	return copyFile(cached, p.database(), 0o600)
 }
@@ -83,9 +85,6 @@ func ensureDatabase(ctx context.Context, o Options, p paths) error {
 // createSchema runs ironic-dbsync create_schema into a temporary file
 // beside dest and renames it to dest, so a reader never sees half a schema.
 func createSchema(ctx context.Context, dbsync, dest, tmpDir string) error {
-	if err := os.MkdirAll(filepath.Dir(dest), 0o700); err != nil {
-		return fmt.Errorf("creating Ironic schema cache directory: %w", err)
-	}
 	tmp, err := os.CreateTemp(filepath.Dir(dest), ".ironic-schema-*.sqlite")
 	if err != nil {
 		return fmt.Errorf("creating Ironic schema: %w", err)
@@ -107,6 +106,9 @@ func createSchema(ctx context.Context, dbsync, dest, tmpDir string) error {
 	out, err := exec.CommandContext(ctx, dbsync, "--config-file", conf.Name(), "create_schema").CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("%s create_schema: %w: %s", dbsync, err, lastLines(string(out), 15))
+	}
+	if err := os.Chmod(tmpDB, 0o600); err != nil {
+		return fmt.Errorf("storing Ironic schema %s: %w", dest, err)
 	}
 	if err := os.Rename(tmpDB, dest); err != nil {
 		return fmt.Errorf("storing Ironic schema %s: %w", dest, err)
