@@ -100,10 +100,8 @@ func checkPVD(r io.ReaderAt, size int64) (int64, error) {
 	case iso < minISOSize:
 		return 0, fmt.Errorf("the image says %d bytes: too small for ISO 9660", iso)
 	}
-	ptSize := int64(binary.LittleEndian.Uint32(pvd[132:136]))
-	ptLoc := int64(binary.LittleEndian.Uint32(pvd[140:144])) * bs
-	if ptSize > iso || ptLoc > iso-ptSize {
-		return 0, fmt.Errorf("path table (%d bytes at %d) past the image's end (%d bytes)", ptSize, ptLoc, iso)
+	if err := validate(r, iso); err != nil {
+		return 0, err
 	}
 	return iso, nil
 }
