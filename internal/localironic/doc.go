@@ -32,4 +32,5 @@
 // With ServeImagesInProcess the image server runs in the calling process
 // (tests, the e2e harness, benchmarks) and stops with Instance.Stop;
 // otherwise Up runs it in the background as `airshipctl ironic serve-http`.
+// With StopWithCaller, Ironic does not outlive the process that started it.
 package localironic

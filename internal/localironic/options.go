@@ -63,6 +63,11 @@ type Options struct {
 	// process (it stops with Instance.Stop); otherwise Up starts it as a
 	// background process with ImageServerCommand.
 	ServeImagesInProcess bool
+	// StopWithCaller has the kernel stop Ironic (and a background image
+	// server) when the calling process exits, even killed: for tests and
+	// other Go programs whose Ironic must not outlive them. A later Up on
+	// the directory then starts a new one.
+	StopWithCaller bool
 	// ImageServerCommand is the argv prefix of the background image
 	// server, to which Up appends --root DIR --listen ADDR; default the
 	// running executable with "ironic serve-http" (airshipctl's hidden

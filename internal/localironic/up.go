@@ -126,6 +126,7 @@ func start(ctx context.Context, o Options, p paths, prev *State) (*Instance, err
 	progressf(o.Progress, "starting Ironic on %s (log %s)", st.APIURL, st.Log)
 	s, err := process.Start(process.Spec{
 		Component: ComponentIronic, Binary: o.IronicBinary, Args: []string{"--config-file", p.config()}, Log: p.log(), Dir: p.root,
+		StopWithParent: o.StopWithCaller,
 	})
 	if err != nil {
 		return nil, err
@@ -264,7 +265,7 @@ func startImageServer(ctx context.Context, o Options, p paths, st *State, inst *
 	s, err := process.Start(process.Spec{
 		Component: ComponentImageServer, Binary: argv[0],
 		Args: append(slices.Clone(argv[1:]), "--root", p.httpRoot(), "--listen", addr),
-		Log:  p.imageLog(), Dir: p.root,
+		Log:  p.imageLog(), Dir: p.root, StopWithParent: o.StopWithCaller,
 	})
 	if err != nil {
 		return err

@@ -47,6 +47,10 @@ type Spec struct {
 	Dir string
 	// Env is the environment; nil means the caller's.
 	Env []string
+	// StopWithParent has the kernel send SIGTERM to the process when the
+	// process that started it exits, even killed: for processes a test or
+	// another long-lived Go program owns, which must not outlive it.
+	StopWithParent bool
 }
 
 // Started is a process launched by Start.
@@ -80,6 +84,13 @@ func Start(s Spec) (*Started, error) {
 	cmd.Dir = s.Dir
 	cmd.Env = s.Env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if s.StopWithParent {
+		// The kernel sends it when the starting thread ends; the Go
+		// runtime ends a thread only when a goroutine locked to it
+		// (runtime.LockOSThread) exits, so call Start from an unlocked
+		// goroutine, as tests and commands do.
+		cmd.SysProcAttr.Pdeathsig = syscall.SIGTERM
+	}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", s.Component, err)
 	}

@@ -1,7 +1,9 @@
 package process
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -145,5 +147,40 @@ func TestParseProcStat(t *testing.T) {
 				t.Errorf("got %c %d, want %c %d", st.state, st.startTicks, tt.wantState, tt.wantTicks)
 			}
 		})
+	}
+}
+
+// childEnv makes the test binary the parent of TestStopWithParent: it
+// starts sleep with StopWithParent, prints its PID and exits.
+const childEnv = "AIRSHIP_PROCESS_TEST_PARENT"
+
+func TestMain(m *testing.M) {
+	if sleep := os.Getenv(childEnv); sleep != "" {
+		s, err := Start(Spec{Component: "orphan", Binary: sleep, Args: []string{"60"}, Log: os.Getenv(childEnv + "_LOG"), StopWithParent: true})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		fmt.Println(s.Record.PID, s.Record.StartTicks)
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func TestStopWithParent(t *testing.T) {
+	sleep := testtool.Path(t, "sleep")
+	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"="+sleep, childEnv+"_LOG="+filepath.Join(t.TempDir(), "orphan.log"))
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("parent: %v", err)
+	}
+	var r Record
+	if _, err := fmt.Sscan(string(out), &r.PID, &r.StartTicks); err != nil {
+		t.Fatalf("parent printed %q: %v", out, err)
+	}
+	t.Cleanup(func() { _ = r.Stop(time.Second) })
+	if !r.WaitGone(10 * time.Second) {
+		t.Fatalf("pid %d outlived the process that started it", r.PID)
 	}
 }

@@ -17,7 +17,8 @@ const ironicStartTimeout = 3 * time.Minute
 
 // Ironic starts a real Ironic (internal/localironic) for the test in a
 // temporary state directory, its image server running in the test
-// process, and stops it when the test ends; if the test failed, the last
+// process, and stops it when the test ends (or, should the test binary be
+// killed, when it exits: StopWithCaller); if the test failed, the last
 // lines of Ironic's log are logged. opts adjust the Options (Auth,
 // FakeHardware, Tuning, ...). The database schema comes from the cache
 // under the user cache directory, so a test pays only Ironic's start.
@@ -31,7 +32,7 @@ func Ironic(t testing.TB, opts ...func(*localironic.Options)) *localironic.Insta
 			testtool.Missing(t, "Ironic is not installed (%s is missing): run `bash hack/setup.sh` as root", bin)
 		}
 	}
-	o := localironic.Options{StateDir: t.TempDir(), ServeImagesInProcess: true}
+	o := localironic.Options{StateDir: t.TempDir(), ServeImagesInProcess: true, StopWithCaller: true}
 	for _, f := range opts {
 		f(&o)
 	}
