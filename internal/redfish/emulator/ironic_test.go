@@ -168,4 +168,13 @@ func TestIronicDeploysWithTheAgent(t *testing.T) {
 	if st.Node != "deployed-0" || st.NodeDisk != "sda" || st.Agent != "" || st.Media.Inserted {
 		t.Errorf("state after deploy: %+v", st)
 	}
+
+	// Undeploy: Ironic cleans the disk through the agent; the Node goes.
+	api.provision(node.UUID, "deleted", "available", nil, 5*time.Minute)
+	if st := mustState(t, s, "host-0000"); st.Node != "" {
+		t.Errorf("state after undeploy: %+v", st)
+	}
+	if _, err := configdrive.ReadFile(disk); err == nil {
+		t.Errorf("disk %s still holds a config drive after cleaning", disk)
+	}
 }
