@@ -22,13 +22,13 @@ func Build(d Data) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config drive: %w", err)
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }()
 	img := path.Join(dir, "image.iso")
 	f, err := os.OpenFile(img, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("config drive: %w", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	ws := path.Join(dir, "workspace")
 	if err := os.Mkdir(ws, 0o700); err != nil {
 		return nil, fmt.Errorf("config drive: %w", err)

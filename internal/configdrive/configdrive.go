@@ -203,7 +203,7 @@ func readFile(fsys *iso9660.FileSystem, size int64, name string) ([]byte, error)
 	if err != nil {
 		return nil, fmt.Errorf("config drive: %s: %w", name, err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
 	if err != nil {
 		return nil, fmt.Errorf("config drive: reading %s: %w", name, err)
@@ -229,7 +229,7 @@ func ReadFile(path string) (Data, error) {
 	if err != nil {
 		return Data{}, fmt.Errorf("config drive: %w", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	fi, err := f.Stat()
 	if err != nil {
 		return Data{}, fmt.Errorf("config drive: %w", err)

@@ -151,7 +151,7 @@ func TestAddPartitionAndFind(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer f.Close()
+			defer func() { _ = f.Close() }()
 			if err := f.Truncate(size); err != nil {
 				t.Fatal(err)
 			}
@@ -197,7 +197,7 @@ func checkWithDiskfs(t *testing.T, path, kind string, p configdrive.Partition) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer d.Close()
+	defer func() { _ = d.Close() }()
 	table, err := d.GetPartitionTable()
 	if err != nil {
 		t.Fatalf("go-diskfs reads no table: %v", err)

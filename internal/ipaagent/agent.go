@@ -310,7 +310,7 @@ func (a *Agent) call(method, path string, body, out any) error {
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", method, strings.SplitN(path, "?", 2)[0], err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
 	if err != nil {
 		return fmt.Errorf("%s %s: reading the answer: %w", method, strings.SplitN(path, "?", 2)[0], err)

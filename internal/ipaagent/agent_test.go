@@ -157,7 +157,7 @@ func TestDirectDeploy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	if _, err := f.ReadAt(got, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +287,7 @@ func TestRootDeviceHints(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err = f.ReadAt(got, 0)
-		f.Close()
+		_ = f.Close()
 		if err != nil || !bytes.Equal(got, image) {
 			t.Fatalf("hints %v: disk %s does not hold the image", tc.hints, h.disks[tc.want].Name)
 		}
@@ -346,7 +346,7 @@ func mustOpen(t *testing.T, p string) *os.File {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { f.Close() })
+	t.Cleanup(func() { _ = f.Close() })
 	return f
 }
 
@@ -360,7 +360,7 @@ func TestAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
+	_ = resp.Body.Close()
 	if resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("POST /v1/commands/ without the token: %d", resp.StatusCode)
 	}

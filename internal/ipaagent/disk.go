@@ -186,7 +186,7 @@ func eraseDiskMetadata(d Disk) error {
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	var starts []int64
 	if t, err := configdrive.ReadTable(f, d.Size); err == nil {
 		for _, p := range t.Partitions {

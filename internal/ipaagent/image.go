@@ -132,7 +132,7 @@ func (a *Agent) download(ctx context.Context, info imageInfo, disk Disk) error {
 	if err != nil {
 		return fmt.Errorf("downloading image %s: %w", src, redactErr(err, info.URLs[0], src))
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("downloading image %s: %s", src, resp.Status)
 	}
@@ -143,7 +143,7 @@ func (a *Agent) download(ctx context.Context, info imageInfo, disk Disk) error {
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	body := io.TeeReader(resp.Body, h)
 	head := make([]byte, 4)
 	n, _ := io.ReadFull(body, head)
@@ -202,7 +202,7 @@ func (a *Agent) writeConfigDrive(ctx context.Context, disk Disk, cd any) error {
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	off, _, err := configdrive.Find(f, disk.Size)
 	if err != nil {
 		if !errors.Is(err, configdrive.ErrNotFound) {
@@ -236,7 +236,7 @@ func (a *Agent) configDriveImage(ctx context.Context, s string) ([]byte, error) 
 		if err != nil {
 			return nil, fmt.Errorf("downloading the config drive from %s: %w", safeURL(s), redactErr(err, s, safeURL(s)))
 		}
-		defer resp.Body.Close()
+		defer func() { _ = resp.Body.Close() }()
 		if resp.StatusCode != http.StatusOK {
 			return nil, fmt.Errorf("downloading the config drive from %s: %s", safeURL(s), resp.Status)
 		}

@@ -141,7 +141,7 @@ func (a *Agent) partitionUUIDs(context.Context, json.RawMessage) (any, error) {
 	if err != nil {
 		return out, nil
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	if t, err := configdrive.ReadTable(f, d.Size); err == nil {
 		id := t.DiskID
 		if t.Kind == "mbr" {

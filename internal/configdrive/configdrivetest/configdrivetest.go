@@ -62,7 +62,7 @@ func fill(t testing.TB, path string, off, n int64) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	pat := make([]byte, 4096)
 	for i := range pat {
 		pat[i] = byte(i*7 + 1)

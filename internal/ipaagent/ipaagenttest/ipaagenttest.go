@@ -193,7 +193,7 @@ func (f *Ironic) do(req *http.Request) (int, Result, error) {
 	if err != nil {
 		return 0, Result{}, err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
 		return resp.StatusCode, Result{}, err
@@ -215,7 +215,7 @@ func (f *Ironic) Commands(ctx context.Context, callback string) ([]Result, error
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	var out struct {
 		Commands []Result `json:"commands"`
 	}

@@ -83,7 +83,7 @@ func (s *Server) fetchDeployISO(image string) (apiURL, why string) {
 	if err != nil {
 		return "", "fetching it failed: " + redact.Text(strings.ReplaceAll(err.Error(), image, redact.URL(image)))
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
 		return "", "fetching it: " + resp.Status
 	}

@@ -44,7 +44,7 @@ func (c ironicAPI) call(method, path string, body any, out any) int {
 	if err != nil {
 		c.t.Fatalf("%s %s: %v", method, path, err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
 		c.t.Fatal(err)
@@ -152,7 +152,7 @@ func TestIronicDeploysWithTheAgent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	got := make([]byte, 1<<20)
 	if _, err := f.ReadAt(got, 1<<20); err != nil || !bytes.Equal(got, image[1<<20:2<<20]) {
 		t.Fatalf("disk %s does not hold the image's partition (%v)", disk, err)
