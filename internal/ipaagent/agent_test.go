@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -172,6 +173,10 @@ func TestDirectDeploy(t *testing.T) {
 	}
 	if fi, _ := f.Stat(); fi.Size() != disk.Size {
 		t.Fatalf("disk file of %d bytes, want %d", fi.Size(), disk.Size)
+	}
+	// Sparse: the image's data and the config drive, not the 5 GiB.
+	if used := allocated(t, disk.Path); used > 40<<20 {
+		t.Errorf("disk file uses %d MiB of blocks", used>>20)
 	}
 	d, err := configdrive.ReadFile(disk.Path)
 	if err != nil {
@@ -338,6 +343,23 @@ func TestCleaning(t *testing.T) {
 	if err != nil || fi.Size() != disk.Size {
 		t.Fatalf("after erase_devices: %v, size %d", err, fi.Size())
 	}
+	if used := allocated(t, disk.Path); used > 1<<20 {
+		t.Errorf("after erase_devices the disk file uses %d bytes of blocks", used)
+	}
+}
+
+// allocated is the bytes of blocks a file uses.
+func allocated(t *testing.T, path string) int64 {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		t.Fatalf("no Stat_t for %s", path)
+	}
+	return st.Blocks * 512
 }
 
 func mustOpen(t *testing.T, p string) *os.File {
