@@ -40,7 +40,8 @@
 // address's scheme, host and port), redfish_system_id (its path),
 // redfish_username/redfish_password, redfish_verify_ca false with
 // disableCertificateVerification, deploy_iso (Options.DeployISO) and
-// deploy_forces_oob_reboot; boot interface redfish-virtual-media for both
+// deploy_forces_oob_reboot (and image_download_source when
+// Options.ImageDownloadSource is set); boot interface redfish-virtual-media for both
 // redfish schemes (there is no PXE network), inspect, management, power,
 // RAID and BIOS redfish, deploy direct (ramdisk for a live ISO,
 // custom-agent for a custom deploy), automated_clean from

@@ -31,6 +31,8 @@ func TestIronic(t *testing.T) {
 		{"NodeDeletedBehindOurBack", testNodeDeletedBehindOurBack},
 		{"AdoptThenDeprovision", testAdoptThenDeprovision},
 		{"Detach", testDetach},
+		{"SeedRaw", testSeedRaw},
+		{"SeedQcow2", testSeedQcow2},
 		// Last: it stops Ironic and starts it again.
 		{"EngineDownAndBack", testEngineDownAndBack},
 	} {
@@ -57,11 +59,22 @@ func newBench(t *testing.T, inst *localironic.Instance, hosts ...emulator.Host) 
 		t.Fatal(err)
 	}
 	t.Cleanup(emu.Close)
-	fac, err := New(Options{Endpoint: inst.APIURL, DeployISO: inst.DeployISOURL, PollInterval: time.Second})
-	if err != nil {
-		t.Fatal(err)
+	b := &bench{t: t, emu: emu}
+	b.fac = b.factory(inst)
+	return b
+}
+
+// factory is an Ironic factory for inst, polling every second.
+func (b *bench) factory(inst *localironic.Instance, opts ...func(*Options)) provisioner.Factory {
+	o := Options{Endpoint: inst.APIURL, DeployISO: inst.DeployISOURL, PollInterval: time.Second}
+	for _, f := range opts {
+		f(&o)
 	}
-	return &bench{t: t, emu: emu, fac: fac}
+	fac, err := New(o)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return fac
 }
 
 // host is the provisioner.Host of an emulated host, in a namespace of the

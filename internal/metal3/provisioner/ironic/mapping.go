@@ -32,7 +32,7 @@ func nodeName(h provisioner.Host) string { return h.Namespace + "~" + h.Name }
 
 // driverInfo is the node's driver_info for a host. It holds the BMC
 // password: never log it, never put it in an error.
-func driverInfo(t provisioner.Target, deployISO string) map[string]any {
+func driverInfo(t provisioner.Target, deployISO, downloadSource string) map[string]any {
 	di := map[string]any{
 		"redfish_address":  t.Access.Endpoint,
 		"redfish_username": t.Credentials.Username,
@@ -49,6 +49,9 @@ func driverInfo(t provisioner.Target, deployISO string) map[string]any {
 	if deployISO != "" {
 		di["deploy_iso"] = deployISO
 	}
+	if downloadSource != "" {
+		di["image_download_source"] = downloadSource
+	}
 	return di
 }
 
@@ -56,7 +59,7 @@ func driverInfo(t provisioner.Target, deployISO string) map[string]any {
 // address, system, user, verification and deploy ISO of want (the
 // password is masked in Ironic's answers and not compared).
 func driverInfoMatches(have, want map[string]any) bool {
-	for _, k := range []string{"redfish_address", "redfish_system_id", "redfish_username", "redfish_verify_ca", "deploy_iso", "deploy_forces_oob_reboot"} {
+	for _, k := range []string{"redfish_address", "redfish_system_id", "redfish_username", "redfish_verify_ca", "deploy_iso", "deploy_forces_oob_reboot", "image_download_source"} {
 		if !jsonEqual(have[k], want[k]) {
 			return false
 		}
@@ -94,7 +97,7 @@ func capabilities(existing any, m metal3v1alpha1.BootMode) string {
 }
 
 // createOpts is the node Register creates for a host.
-func createOpts(h provisioner.Host, d provisioner.RegisterData, deployISO string) nodes.CreateOpts {
+func createOpts(h provisioner.Host, d provisioner.RegisterData, o Options) nodes.CreateOpts {
 	clean := automatedClean(d.AutomatedCleaningMode)
 	deploy := deployDirect
 	switch {
@@ -106,7 +109,7 @@ func createOpts(h provisioner.Host, d provisioner.RegisterData, deployISO string
 	return nodes.CreateOpts{
 		Name:       nodeName(h),
 		Driver:     driverRedfish,
-		DriverInfo: driverInfo(h.BMC, deployISO),
+		DriverInfo: driverInfo(h.BMC, o.DeployISO, o.ImageDownloadSource),
 		// Virtual media for both redfish schemes: there is no PXE network.
 		BootInterface:       bootVirtualMedia,
 		DeployInterface:     deploy,

@@ -234,6 +234,7 @@ func TestOptions(t *testing.T) {
 		{"no scheme", Options{Endpoint: "127.0.0.1:6385"}, "not an http(s) URL"},
 		{"unknown auth", Options{Endpoint: "http://127.0.0.1", Auth: Auth{Type: "keystone"}}, `"keystone" is not supported`},
 		{"missing CA", Options{Endpoint: "https://127.0.0.1", CAFile: "/nonexistent/ca.pem"}, "reading CA bundle"},
+		{"download source", Options{Endpoint: "http://127.0.0.1", ImageDownloadSource: "swift"}, `image download source "swift"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -301,7 +302,7 @@ func TestPatchOps(t *testing.T) {
 func TestDriverInfo(t *testing.T) {
 	h := testHost()
 	h.BMC.InsecureSkipVerify = true
-	di := driverInfo(h.BMC, "")
+	di := driverInfo(h.BMC, "", "")
 	if di["redfish_verify_ca"] != false || di["deploy_iso"] != nil {
 		t.Errorf("driver_info %v", di)
 	}

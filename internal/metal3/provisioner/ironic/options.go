@@ -60,6 +60,12 @@ type Options struct {
 	// DeployISO is the deploy agent's ISO every node boots for cleaning and
 	// deploying (driver_info deploy_iso).
 	DeployISO string
+	// ImageDownloadSource, when set, is every node's driver_info
+	// image_download_source: "http" (the agent downloads the image from
+	// its URL) or "local" (the conductor downloads, checks and converts it,
+	// and serves it from its own HTTP server); empty keeps Ironic's
+	// [agent] image_download_source.
+	ImageDownloadSource string
 	// PollInterval is Result.RequeueAfter while Ironic works.
 	// Default DefaultPollInterval.
 	PollInterval time.Duration
@@ -99,6 +105,11 @@ func (o Options) endpointBase() (*url.URL, error) {
 		return nil, fmt.Errorf("ironic: endpoint %s: user information, a query or a fragment is not allowed (credentials go in Auth)", redactEndpoint(o.Endpoint))
 	}
 	u.Path = strings.TrimSuffix(strings.TrimRight(u.Path, "/"), "/v1")
+	switch o.ImageDownloadSource {
+	case "", "http", "local":
+	default:
+		return nil, fmt.Errorf("ironic: image download source %q is not http or local", o.ImageDownloadSource)
+	}
 	switch o.Auth.Type {
 	case NoAuth:
 		if !isLoopback(u.Hostname()) {

@@ -24,7 +24,7 @@ func (p *ironicHost) Register(ctx context.Context, d provisioner.RegisterData) (
 	}
 	credsNew := false
 	if n == nil {
-		created, err := nodes.Create(ctx, p.f.client, createOpts(p.host, d, p.f.opts.DeployISO)).Extract()
+		created, err := nodes.Create(ctx, p.f.client, createOpts(p.host, d, p.f.opts)).Extract()
 		if err != nil {
 			return p.registerErr(p.f.classify(err, p.what("create")))
 		}
@@ -69,7 +69,7 @@ func (p *ironicHost) registerUpdates(n *nodes.Node, d provisioner.RegisterData) 
 	default:
 		return nil, false
 	}
-	want := driverInfo(p.host.BMC, p.f.opts.DeployISO)
+	want := driverInfo(p.host.BMC, p.f.opts.DeployISO, p.f.opts.ImageDownloadSource)
 	if !driverInfoMatches(n.DriverInfo, want) || (d.CredentialsChanged && !p.f.credentialsSent(n.UUID, p.host.BMC.Credentials)) {
 		ops = append(ops, nodes.UpdateOperation{Op: nodes.AddOp, Path: "/driver_info", Value: want})
 		driverInfoChanged = true
