@@ -258,3 +258,46 @@ func TestDisksSparse(t *testing.T) {
 		t.Errorf("state directory %s after Close: %v", dir, err)
 	}
 }
+
+func TestKernelParam(t *testing.T) {
+	for _, tc := range []struct{ cfg, want string }{
+		{"linux /vmlinuz ipa-api-url=http://10.0.0.1:6385 nofb\n", "http://10.0.0.1:6385"},
+		{"menuentry x {\n\tlinuxefi /k ipa-insecure=1 ipa-api-url=\"http://h:1\"\n}\n", "http://h:1"},
+		{"append initrd=i ipa-api-url=https://a/b\n", "https://a/b"},
+		{"linux /vmlinuz ipa-api-url= nofb\n", ""},
+		{"linux /vmlinuz xipa-api-url=http://x\n", ""},
+		{"", ""},
+	} {
+		if got := kernelParam(tc.cfg, APIURLParam); got != tc.want {
+			t.Errorf("%q: %q, want %q", tc.cfg, got, tc.want)
+		}
+	}
+}
+
+// TestBootWaitsForTheMedia: a boot of media still being fetched finishes
+// when the fetch does, as a deploy ISO.
+func TestBootWaitsForTheMedia(t *testing.T) {
+	hosts := Generate(1, 1)
+	ironic := ipaagenttest.New(t, hosts[0].NICs[0].MAC)
+	iso := deployISO(t, ironic.URL)
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+			return
+		}
+		_, _ = w.Write(iso)
+	}))
+	t.Cleanup(srv.Close)
+	s, rf := start(t, Config{Hosts: hosts}, Options{HeartbeatInterval: 50 * time.Millisecond})
+	h := ironicBMC{t, rf, "host-0000"}
+	h.insert(srv.URL + "/deploy.iso")
+	h.reset("On")
+	if st := mustState(t, s, "host-0000"); st.Booted || st.Agent != "" || !st.PowerOn {
+		t.Fatalf("booted before its media was fetched: %+v", st)
+	}
+	close(release)
+	waitHost(t, s, "host-0000", "running the agent", func(st HostState) bool { return st.Booted && st.Agent != "" })
+	ironic.WaitHeartbeat(t, 10*time.Second)
+}
