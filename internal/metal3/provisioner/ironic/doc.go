@@ -117,7 +117,8 @@
 // # Memory
 //
 // A factory remembers, per node and in memory only: the failures it
-// reported, the inspections and RAID clean steps it started, the power
+// reported, the inspections it started for a Refresh (until one is
+// answered done) and the RAID clean steps it started, the power
 // requests it sent and a hash of the credentials it sent. A restart
 // forgets them: at worst one failure is reported again, an inspection
 // asked with Refresh runs again, or credentials are sent again.

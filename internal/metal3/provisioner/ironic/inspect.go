@@ -37,11 +37,11 @@ func (p *ironicHost) Inspect(ctx context.Context, d provisioner.InspectData) (pr
 		if p.firstReport(n) {
 			return failed("inspection failed: " + lastError(n, "no reason given")), nil, nil
 		}
-		res, err := p.startInspection(ctx, n)
+		res, err := p.startInspection(ctx, n, d.Refresh)
 		return res, nil, err
 	case nodes.Manageable:
 		if p.needInspection(n, d.Refresh) {
-			res, err := p.startInspection(ctx, n)
+			res, err := p.startInspection(ctx, n, d.Refresh)
 			return res, nil, err
 		}
 	default:
@@ -57,22 +57,27 @@ func (p *ironicHost) Inspect(ctx context.Context, d provisioner.InspectData) (pr
 	return provisioner.Result{}, details, nil
 }
 
-// needInspection: never inspected, or Refresh and the last inspection is
-// not one this process started.
+// needInspection: never inspected, or Refresh and no inspection this
+// process started for it has finished since. A Refresh answered as done
+// forgets its inspection: the controller drops the annotation then, and a
+// later annotation is a new request.
 func (p *ironicHost) needInspection(n *nodes.Node, refresh bool) bool {
-	if n.InspectionFinishedAt == nil {
-		return true
-	}
 	if !refresh {
-		return false
+		return n.InspectionFinishedAt == nil
 	}
 	p.f.mu.Lock()
+	defer p.f.mu.Unlock()
 	started, ok := p.f.inspected[n.UUID]
-	p.f.mu.Unlock()
-	return !ok || n.InspectionFinishedAt.Before(started)
+	if !ok || n.InspectionFinishedAt == nil || n.InspectionFinishedAt.Before(started) {
+		return true
+	}
+	delete(p.f.inspected, n.UUID)
+	return false
 }
 
-func (p *ironicHost) startInspection(ctx context.Context, n *nodes.Node) (provisioner.Result, error) {
+// startInspection starts an inspection; one asked with refresh is
+// remembered (needInspection).
+func (p *ironicHost) startInspection(ctx context.Context, n *nodes.Node, refresh bool) (provisioner.Result, error) {
 	if n.InspectInterface != "redfish" {
 		if _, err := p.update(ctx, n, nodes.UpdateOpts{nodes.UpdateOperation{Op: nodes.ReplaceOp, Path: "/inspect_interface", Value: "redfish"}}); err != nil {
 			return p.orBusy(err)
@@ -81,7 +86,7 @@ func (p *ironicHost) startInspection(ctx context.Context, n *nodes.Node) (provis
 	// A second earlier: Ironic's timestamps have a second's precision.
 	started := time.Now().Add(-time.Second)
 	res, err := p.setState(ctx, n, nodes.ProvisionStateOpts{Target: nodes.TargetInspect})
-	if err == nil && res.Dirty {
+	if err == nil && res.Dirty && refresh {
 		p.f.mu.Lock()
 		p.f.inspected[n.UUID] = started
 		p.f.mu.Unlock()

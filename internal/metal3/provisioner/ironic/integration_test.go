@@ -31,6 +31,8 @@ func TestIronic(t *testing.T) {
 		{"NodeDeletedBehindOurBack", testNodeDeletedBehindOurBack},
 		{"AdoptThenDeprovision", testAdoptThenDeprovision},
 		{"Detach", testDetach},
+		{"Reinspect", testReinspect},
+		{"LiveISO", testLiveISO},
 		{"SeedRaw", testSeedRaw},
 		{"SeedQcow2", testSeedQcow2},
 		// Last: it stops Ironic and starts it again.
