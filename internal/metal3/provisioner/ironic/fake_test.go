@@ -26,6 +26,8 @@ type fakeIronic struct {
 	maxVersion string
 	// status, when set, answers every /v1 request with it.
 	status int
+	// fault is the faultstring of the status answers; default "fake failure".
+	fault string
 	// validate is the validate answer's deploy result.
 	validateDeploy bool
 	actions        []string
@@ -60,7 +62,12 @@ func (f *fakeIronic) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	if f.status != 0 {
 		w.WriteHeader(f.status)
-		_, _ = io.WriteString(w, `{"error_message": "{\"faultstring\": \"fake failure\"}"}`)
+		fault := f.fault
+		if fault == "" {
+			fault = "fake failure"
+		}
+		inner, _ := json.Marshal(map[string]string{"faultstring": fault})
+		_ = json.NewEncoder(w).Encode(map[string]string{"error_message": string(inner)})
 		return
 	}
 	if got := r.Header.Get("X-OpenStack-Ironic-API-Version"); got != Microversion {

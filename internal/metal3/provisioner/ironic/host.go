@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
@@ -36,7 +37,44 @@ func (p *ironicHost) busy() provisioner.Result {
 	return provisioner.Result{Dirty: true, RequeueAfter: min(p.f.opts.PollInterval, 3*time.Second)}
 }
 
-func failed(msg string) provisioner.Result { return provisioner.Result{ErrorMessage: msg} }
+// failed is an ErrorMessage result, scrubbed of the host's BMC password.
+func (p *ironicHost) failed(msg string) provisioner.Result {
+	return provisioner.Result{ErrorMessage: p.scrubText(msg)}
+}
+
+// classify is the factory's classify, scrubbed of the BMC password (Ironic
+// masks it in its answers; this holds should a message ever quote it).
+func (p *ironicHost) classify(err error, what string) error {
+	err = p.f.classify(err, what)
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	if clean := p.scrubText(msg); clean != msg {
+		return &scrubbed{msg: clean, err: err}
+	}
+	return err
+}
+
+// scrubText replaces the BMC password and Ironic's own password in s.
+func (p *ironicHost) scrubText(s string) string {
+	for _, secret := range []string{p.host.BMC.Credentials.Password, p.f.opts.Auth.Password} {
+		if len(secret) >= 4 {
+			s = strings.ReplaceAll(s, secret, "REDACTED")
+		}
+	}
+	return s
+}
+
+// scrubbed is an error whose message had a secret replaced; errors.Is and
+// errors.As still see the original.
+type scrubbed struct {
+	msg string
+	err error
+}
+
+func (e *scrubbed) Error() string { return e.msg }
+func (e *scrubbed) Unwrap() error { return e.err }
 
 // findNode returns the host's node by ID, else by name; nil when Ironic
 // has neither.
@@ -46,7 +84,7 @@ func (p *ironicHost) findNode(ctx context.Context) (*nodes.Node, error) {
 			continue
 		}
 		n, err := nodes.Get(ctx, p.f.client, id).Extract()
-		err = p.f.classify(err, p.what("get"))
+		err = p.classify(err, p.what("get"))
 		switch {
 		case err == nil:
 			p.nodeID = n.UUID
@@ -78,7 +116,7 @@ func (p *ironicHost) update(ctx context.Context, n *nodes.Node, ops nodes.Update
 	}
 	out, err := nodes.Update(ctx, p.f.client, n.UUID, ops).Extract()
 	if err != nil {
-		return nil, p.f.classify(err, p.what("update"))
+		return nil, p.classify(err, p.what("update"))
 	}
 	return out, nil
 }
@@ -93,7 +131,7 @@ func (p *ironicHost) setState(ctx context.Context, n *nodes.Node, opts nodes.Pro
 // after maps an action's error: none is Dirty, 409 is busy, others are
 // returned.
 func (p *ironicHost) after(err error, what string) (provisioner.Result, error) {
-	err = p.f.classify(err, what)
+	err = p.classify(err, what)
 	switch {
 	case err == nil:
 		return p.dirty(), nil
@@ -138,7 +176,7 @@ func (p *ironicHost) firstReport(n *nodes.Node) bool {
 func (p *ironicHost) listPorts(ctx context.Context, nodeUUID, address string) ([]ports.Port, error) {
 	pages, err := ports.ListDetail(p.f.client, ports.ListOpts{NodeUUID: nodeUUID, Address: address}).AllPages(ctx)
 	if err != nil {
-		return nil, p.f.classify(err, p.what("list ports of"))
+		return nil, p.classify(err, p.what("list ports of"))
 	}
 	ps, err := ports.ExtractPorts(pages)
 	if err != nil {

@@ -35,7 +35,7 @@ func (p *ironicHost) Inspect(ctx context.Context, d provisioner.InspectData) (pr
 		return p.dirty(), nil, nil
 	case nodes.InspectFail:
 		if p.firstReport(n) {
-			return failed("inspection failed: " + lastError(n, "no reason given")), nil, nil
+			return p.failed("inspection failed: " + lastError(n, "no reason given")), nil, nil
 		}
 		res, err := p.startInspection(ctx, n, d.Refresh)
 		return res, nil, err
@@ -46,7 +46,7 @@ func (p *ironicHost) Inspect(ctx context.Context, d provisioner.InspectData) (pr
 		}
 	default:
 		if n.InspectionFinishedAt == nil {
-			return failed(fmt.Sprintf("Ironic cannot inspect node %s in provision state %q", nodeName(p.host), n.ProvisionState)), nil, nil
+			return p.failed(fmt.Sprintf("Ironic cannot inspect node %s in provision state %q", nodeName(p.host), n.ProvisionState)), nil, nil
 		}
 	}
 	details, err := p.hardwareDetails(ctx, n)
@@ -103,7 +103,7 @@ func (p *ironicHost) hardwareDetails(ctx context.Context, n *nodes.Node) (*metal
 	}
 	var inv *inventory.InventoryType
 	data, err := nodes.GetInventory(ctx, p.f.client, n.UUID).Extract()
-	switch err = p.f.classify(err, p.what("get the inventory of")); {
+	switch err = p.classify(err, p.what("get the inventory of")); {
 	case err == nil:
 		inv = &data.Inventory
 	case errors.Is(err, errNotFound):

@@ -53,7 +53,7 @@ func (p *ironicHost) Detach(ctx context.Context) (provisioner.Result, error) {
 func (p *ironicHost) maintenanceThenDestroy(ctx context.Context, n *nodes.Node) (provisioner.Result, error) {
 	if !n.Maintenance {
 		err := nodes.SetMaintenance(ctx, p.f.client, n.UUID, nodes.MaintenanceOpts{Reason: "deleted by metal3-operator"}).ExtractErr()
-		if err = p.f.classify(err, p.what("set maintenance of")); err != nil {
+		if err = p.classify(err, p.what("set maintenance of")); err != nil {
 			return p.orBusy(err)
 		}
 	}
@@ -61,7 +61,7 @@ func (p *ironicHost) maintenanceThenDestroy(ctx context.Context, n *nodes.Node) 
 }
 
 func (p *ironicHost) destroy(ctx context.Context, n *nodes.Node) (provisioner.Result, error) {
-	err := p.f.classify(nodes.Delete(ctx, p.f.client, n.UUID).ExtractErr(), p.what("delete"))
+	err := p.classify(nodes.Delete(ctx, p.f.client, n.UUID).ExtractErr(), p.what("delete"))
 	if err != nil && !errors.Is(err, errNotFound) {
 		return p.orBusy(err)
 	}
@@ -181,7 +181,7 @@ func (p *ironicHost) power(ctx context.Context, want nodes.TargetPowerState, end
 		return provisioner.Result{}, nil
 	case powerFailed:
 		p.f.setPowerSent(n.UUID, "")
-		return failed(fmt.Sprintf("%s failed: %s", want, lastError(n, "the host is still "+n.PowerState))), nil
+		return p.failed(fmt.Sprintf("%s failed: %s", want, lastError(n, "the host is still "+n.PowerState))), nil
 	}
 	return p.sendPower(ctx, n, want)
 }
@@ -197,7 +197,7 @@ func (p *ironicHost) sendPower(ctx context.Context, n *nodes.Node, want nodes.Ta
 	if gophercloud.ResponseCodeIs(err, http.StatusBadRequest) && hardOf[want] != "" {
 		return p.sendPower(ctx, n, hardOf[want])
 	}
-	if err = p.f.classify(err, p.what(fmt.Sprintf("%q", want))); err != nil {
+	if err = p.classify(err, p.what(fmt.Sprintf("%q", want))); err != nil {
 		return p.orBusy(err)
 	}
 	p.f.setPowerSent(n.UUID, string(want))

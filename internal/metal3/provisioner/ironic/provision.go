@@ -17,11 +17,11 @@ import (
 // cleaning, as automatedCleaningMode says → available).
 func (p *ironicHost) Prepare(ctx context.Context, d provisioner.PrepareData) (provisioner.Result, error) {
 	if err := firmwareSettings(d.Firmware); err != nil {
-		return failed(err.Error()), nil
+		return p.failed(err.Error()), nil
 	}
 	raid, hasRAID, err := raidConfig(d.RAID)
 	if err != nil {
-		return failed(err.Error()), nil
+		return p.failed(err.Error()), nil
 	}
 	n, err := p.node(ctx)
 	if err != nil {
@@ -52,7 +52,7 @@ func (p *ironicHost) Prepare(ctx context.Context, d provisioner.PrepareData) (pr
 		p.f.setPrepared(n.UUID, "")
 		return p.retryCleanFail(ctx, n)
 	default:
-		return failed(fmt.Sprintf("Ironic cannot prepare node %s in provision state %q", nodeName(p.host), n.ProvisionState)), nil
+		return p.failed(fmt.Sprintf("Ironic cannot prepare node %s in provision state %q", nodeName(p.host), n.ProvisionState)), nil
 	}
 }
 
@@ -79,7 +79,7 @@ func prepareKey(d provisioner.PrepareData) string {
 // interface's clean steps.
 func (p *ironicHost) startRAID(ctx context.Context, n *nodes.Node, raid map[string]any, key string) (provisioner.Result, error) {
 	err := nodes.SetRAIDConfig(ctx, p.f.client, n.UUID, rawRAID(raid)).ExtractErr()
-	if err = p.f.classify(err, p.what("set the target RAID configuration (spec.raid) of")); err != nil {
+	if err = p.classify(err, p.what("set the target RAID configuration (spec.raid) of")); err != nil {
 		return p.orBusy(err)
 	}
 	res, err := p.setState(ctx, n, nodes.ProvisionStateOpts{Target: nodes.TargetClean, CleanSteps: manualCleanSteps(true)})
@@ -114,7 +114,7 @@ func (f *factory) setPrepared(uuid, key string) {
 // the maintenance Ironic set and moves the node back to manageable.
 func (p *ironicHost) retryCleanFail(ctx context.Context, n *nodes.Node) (provisioner.Result, error) {
 	if p.firstReport(n) {
-		return failed("cleaning failed: " + lastError(n, "no reason given")), nil
+		return p.failed("cleaning failed: " + lastError(n, "no reason given")), nil
 	}
 	if n.Maintenance {
 		return p.after(nodes.UnsetMaintenance(ctx, p.f.client, n.UUID).ExtractErr(), p.what("unset maintenance of"))
@@ -128,7 +128,7 @@ func (p *ironicHost) retryCleanFail(ctx context.Context, n *nodes.Node) (provisi
 func (p *ironicHost) Provision(ctx context.Context, d provisioner.ProvisionData) (provisioner.Result, error) {
 	plan, err := planDeploy(d)
 	if err != nil {
-		return failed(err.Error()), nil
+		return p.failed(err.Error()), nil
 	}
 	n, err := p.node(ctx)
 	if err != nil {
@@ -141,7 +141,7 @@ func (p *ironicHost) Provision(ctx context.Context, d provisioner.ProvisionData)
 		return p.deploy(ctx, n, plan)
 	case nodes.DeployFail:
 		if p.firstReport(n) {
-			return failed(fmt.Sprintf("image provisioning failed (%s): %s", imageName(d), lastError(n, "no reason given"))), nil
+			return p.failed(fmt.Sprintf("image provisioning failed (%s): %s", imageName(d), lastError(n, "no reason given"))), nil
 		}
 		return p.deploy(ctx, n, plan)
 	case nodes.Manageable:
@@ -151,7 +151,7 @@ func (p *ironicHost) Provision(ctx context.Context, d provisioner.ProvisionData)
 	case nodes.Cleaning, nodes.CleanWait, nodes.Deploying, nodes.DeployWait, nodes.Enroll, nodes.Verifying:
 		return p.dirty(), nil
 	default:
-		return failed(fmt.Sprintf("Ironic cannot provision node %s in provision state %q", nodeName(p.host), n.ProvisionState)), nil
+		return p.failed(fmt.Sprintf("Ironic cannot provision node %s in provision state %q", nodeName(p.host), n.ProvisionState)), nil
 	}
 }
 
@@ -181,7 +181,7 @@ func (p *ironicHost) deploy(ctx context.Context, n *nodes.Node, plan deployPlan)
 		if err != nil {
 			return p.orBusy(err)
 		}
-		return failed(msg), nil
+		return p.failed(msg), nil
 	}
 	opts := nodes.ProvisionStateOpts{Target: nodes.TargetActive, DeploySteps: plan.DeploySteps}
 	if plan.ConfigDrive != nil {
@@ -194,7 +194,7 @@ func (p *ironicHost) deploy(ctx context.Context, n *nodes.Node, plan deployPlan)
 func (p *ironicHost) validate(ctx context.Context, n *nodes.Node) (string, error) {
 	v, err := nodes.Validate(ctx, p.f.client, n.UUID).Extract()
 	if err != nil {
-		return "", p.f.classify(err, p.what("validate"))
+		return "", p.classify(err, p.what("validate"))
 	}
 	var bad []string
 	if !v.Boot.Result {
@@ -226,11 +226,11 @@ func (p *ironicHost) Adopt(ctx context.Context, d provisioner.AdoptData) (provis
 		return p.setState(ctx, n, nodes.ProvisionStateOpts{Target: nodes.TargetManage})
 	case nodes.AdoptFail:
 		if p.firstReport(n) {
-			return failed("adoption failed: " + lastError(n, "no reason given")), nil
+			return p.failed("adoption failed: " + lastError(n, "no reason given")), nil
 		}
 		return p.adopt(ctx, n, d)
 	case nodes.InspectFail, nodes.CleanFail, nodes.DeployFail, nodes.Error:
-		return failed(fmt.Sprintf("Ironic cannot adopt node %s in provision state %q: %s", nodeName(p.host), n.ProvisionState, lastError(n, "no reason given"))), nil
+		return p.failed(fmt.Sprintf("Ironic cannot adopt node %s in provision state %q: %s", nodeName(p.host), n.ProvisionState, lastError(n, "no reason given"))), nil
 	default:
 		return p.dirty(), nil
 	}
@@ -287,13 +287,13 @@ func (p *ironicHost) Deprovision(ctx context.Context, d provisioner.DeprovisionD
 		return p.retryCleanFail(ctx, n)
 	case nodes.Error:
 		if p.firstReport(n) {
-			return failed("deprovisioning failed: " + lastError(n, "no reason given")), nil
+			return p.failed("deprovisioning failed: " + lastError(n, "no reason given")), nil
 		}
 		return p.setState(ctx, n, nodes.ProvisionStateOpts{Target: nodes.TargetDeleted})
 	case nodes.InspectFail, nodes.AdoptFail:
 		return p.setState(ctx, n, nodes.ProvisionStateOpts{Target: nodes.TargetManage})
 	default:
-		return failed(fmt.Sprintf("Ironic cannot deprovision node %s in provision state %q", nodeName(p.host), n.ProvisionState)), nil
+		return p.failed(fmt.Sprintf("Ironic cannot deprovision node %s in provision state %q", nodeName(p.host), n.ProvisionState)), nil
 	}
 }
 

@@ -26,7 +26,7 @@ func (p *ironicHost) Register(ctx context.Context, d provisioner.RegisterData) (
 	if n == nil {
 		created, err := nodes.Create(ctx, p.f.client, createOpts(p.host, d, p.f.opts)).Extract()
 		if err != nil {
-			return p.registerErr(p.f.classify(err, p.what("create")))
+			return p.registerErr(p.classify(err, p.what("create")))
 		}
 		n = created
 		p.nodeID = n.UUID
@@ -44,7 +44,7 @@ func (p *ironicHost) Register(ctx context.Context, d provisioner.RegisterData) (
 	if msg, err := p.ensureBootPort(ctx, n); err != nil || msg != "" {
 		res, _, err := p.registerErr(err)
 		if msg != "" {
-			res = failed(msg)
+			res = p.failed(msg)
 		}
 		return res, n.UUID, err
 	}
@@ -115,7 +115,7 @@ func (p *ironicHost) ensureBootPort(ctx context.Context, n *nodes.Node) (msg str
 	}
 	pxe := true
 	_, err = ports.Create(ctx, p.f.client, ports.CreateOpts{NodeUUID: n.UUID, Address: mac, PXEEnabled: &pxe}).Extract()
-	return "", p.f.classify(err, p.what("create the boot MAC's port of"))
+	return "", p.classify(err, p.what("create the boot MAC's port of"))
 }
 
 // registerState moves an enrolled node to manageable. A verification
@@ -129,7 +129,7 @@ func (p *ironicHost) registerState(ctx context.Context, n *nodes.Node, credsNew 
 			return p.dirty(), nil
 		}
 		if n.LastError != "" && !credsNew && p.firstReport(n) {
-			return failed(fmt.Sprintf("BMC %s: Ironic could not verify it: %s", bmcName(p.host.BMC.Access), n.LastError)), nil
+			return p.failed(fmt.Sprintf("BMC %s: Ironic could not verify it: %s", bmcName(p.host.BMC.Access), n.LastError)), nil
 		}
 		return p.setState(ctx, n, nodes.ProvisionStateOpts{Target: nodes.TargetManage})
 	case nodes.Verifying:

@@ -2,8 +2,13 @@ package ironic
 
 import (
 	"context"
+	"encoding/pem"
 	"errors"
+	"io"
 	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -255,5 +260,42 @@ func TestOldIronicRefused(t *testing.T) {
 	_, err = fac.Open(context.Background(), testHost())
 	if err == nil || !strings.Contains(err.Error(), "1.58") || !strings.Contains(err.Error(), Microversion) || !strings.Contains(err.Error(), url) {
 		t.Errorf("Open against API 1.58: %v, want an error naming the endpoint, 1.58 and %s", err, Microversion)
+	}
+}
+
+func TestErrorsNeverQuoteThePassword(t *testing.T) {
+	f, url := newFake(t, node("manageable", ""))
+	p := openFake(t, url)
+	f.mu.Lock()
+	f.status, f.fault = http.StatusBadRequest, "driver_info redfish_password s3cret-pw is refused"
+	f.mu.Unlock()
+	_, _, err := p.Register(context.Background(), provisioner.RegisterData{CredentialsChanged: true})
+	if err == nil || strings.Contains(err.Error(), "s3cret-pw") || !strings.Contains(err.Error(), "REDACTED") {
+		t.Errorf("error %v, want the password replaced", err)
+	}
+}
+
+func TestTLSWithCABundle(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, `{"versions":[{"id":"v1","version":"1.82","min_version":"1.1"}]}`)
+	}))
+	t.Cleanup(srv.Close)
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fac, err := New(Options{Endpoint: srv.URL, CAFile: ca})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fac.Open(context.Background(), testHost()); err != nil {
+		t.Errorf("with the CA bundle: %v", err)
+	}
+	fac, err = New(Options{Endpoint: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fac.Open(context.Background(), testHost()); err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Errorf("without the CA bundle: %v, want a certificate error", err)
 	}
 }
