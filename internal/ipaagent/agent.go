@@ -68,7 +68,9 @@ type Config struct {
 	PowerOff, Reboot func()
 	// DiskChanged is called after a disk was written or erased.
 	DiskChanged func(disk string)
-	// Logf receives one line per lookup, heartbeat failure and command.
+	// Logf receives one line per lookup, command and failure (a failure
+	// repeated, such as a lookup Ironic refuses until the node waits for
+	// its agent, once).
 	Logf func(format string, args ...any)
 }
 
@@ -88,6 +90,8 @@ type Agent struct {
 	commands []*command
 	stopBeat bool
 	force    chan struct{}
+	beatDone chan struct{}
+	lastErr  string
 	beats    int
 	written  *Disk
 }
@@ -107,7 +111,7 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 		return nil, fmt.Errorf("ipa agent: listening on %s: %w", cfg.Listen, err)
 	}
 	actx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	a := &Agent{cfg: cfg, ctx: actx, cancel: cancel, url: "http://" + ln.Addr().String(), force: make(chan struct{}, 1)}
+	a := &Agent{cfg: cfg, ctx: actx, cancel: cancel, url: "http://" + ln.Addr().String(), force: make(chan struct{}, 1), beatDone: make(chan struct{})}
 	a.srv = httplimit.NewServer(a.routes(), cfg.Timeouts)
 	a.srv.BaseContext = func(net.Listener) context.Context { return actx }
 	a.wg.Add(2)
@@ -184,8 +188,21 @@ func (a *Agent) Stop() {
 	a.wg.Wait()
 }
 
+// Heartbeating reports whether the agent may still heartbeat: false once
+// it was stopped, ran a power-off or reboot command, or was told not to
+// heartbeat (NoHeartbeat) and looked its node up.
+func (a *Agent) Heartbeating() bool {
+	select {
+	case <-a.beatDone:
+		return false
+	default:
+		return true
+	}
+}
+
 // run looks the node up, then heartbeats until stopped.
 func (a *Agent) run() {
+	defer close(a.beatDone)
 	for !a.lookup() {
 		if !a.sleep(a.cfg.LookupInterval) {
 			return
@@ -254,7 +271,7 @@ func (a *Agent) lookup() bool {
 	q := url.Values{"addresses": {strings.Join(a.cfg.MACs, ",")}}
 	var ans lookupAnswer
 	if err := a.call(http.MethodGet, "/v1/lookup?"+q.Encode(), nil, &ans); err != nil {
-		a.cfg.Logf("lookup by %s: %v", strings.Join(a.cfg.MACs, ","), err)
+		a.logOnce(fmt.Sprintf("lookup by %s: %v (retrying every %s)", strings.Join(a.cfg.MACs, ","), err, a.cfg.LookupInterval))
 		return false
 	}
 	if ans.Node.UUID == "" {
@@ -281,12 +298,24 @@ func (a *Agent) heartbeat() {
 		body["agent_token"] = token
 	}
 	if err := a.call(http.MethodPost, "/v1/heartbeat/"+url.PathEscape(node), body, nil); err != nil {
-		a.cfg.Logf("heartbeat of node %s: %v", node, err)
+		a.logOnce(fmt.Sprintf("heartbeat of node %s: %v", node, err))
 		return
 	}
 	a.mu.Lock()
 	a.beats++
+	a.lastErr = ""
 	a.mu.Unlock()
+}
+
+// logOnce logs a failure unless it is the one logged last.
+func (a *Agent) logOnce(msg string) {
+	a.mu.Lock()
+	same := msg == a.lastErr
+	a.lastErr = msg
+	a.mu.Unlock()
+	if !same {
+		a.cfg.Logf("%s", msg)
+	}
 }
 
 // call sends one request to Ironic's API and decodes its JSON answer.

@@ -208,13 +208,12 @@ func TestDirectDeploy(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("power_off did not power the host off")
 	}
-	n := len(h.ironic.Heartbeats())
-	deadline := time.Now().Add(time.Second)
-	for time.Now().Before(deadline) {
-		time.Sleep(100 * time.Millisecond)
-		if m := len(h.ironic.Heartbeats()); m > n+1 {
-			t.Fatalf("heartbeats went on after power_off: %d then %d", n, m)
-		}
+	deadline := time.Now().Add(10 * time.Second)
+	for h.agent.Heartbeating() && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if h.agent.Heartbeating() {
+		t.Fatal("the agent still heartbeats after power_off")
 	}
 }
 
@@ -413,21 +412,28 @@ func TestAPI(t *testing.T) {
 	}
 }
 
+// TestNoHeartbeatFault: beside an agent that heartbeats, one told not to
+// looks its node up and never heartbeats.
 func TestNoHeartbeatFault(t *testing.T) {
-	h := start(t, func(c *ipaagent.Config) { c.NoHeartbeat = true })
-	deadline := time.Now().Add(5 * time.Second)
-	for h.agent.Node() == "" && time.Now().Before(deadline) {
+	h := start(t, nil)
+	faulty, err := ipaagent.Start(t.Context(), ipaagent.Config{
+		APIURL: h.ironic.URL, MACs: []string{mac}, Disks: h.disks, NoHeartbeat: true,
+		LookupInterval: 50 * time.Millisecond, HeartbeatInterval: 20 * time.Millisecond, Logf: t.Logf,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(faulty.Stop)
+	deadline := time.Now().Add(10 * time.Second)
+	for (faulty.Heartbeating() || len(h.ironic.Heartbeats()) < 3) && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if h.agent.Node() != h.ironic.Node {
-		t.Fatalf("looked up %q, want %q", h.agent.Node(), h.ironic.Node)
+	if faulty.Node() != h.ironic.Node || faulty.Heartbeating() {
+		t.Fatalf("the faulty agent looked up %q (want %q), still heartbeating %v", faulty.Node(), h.ironic.Node, faulty.Heartbeating())
 	}
-	// Several heartbeat intervals pass without one.
-	deadline = time.Now().Add(500 * time.Millisecond)
-	for time.Now().Before(deadline) {
-		if b := h.ironic.Heartbeats(); len(b) > 0 {
-			t.Fatalf("heartbeat %+v from an agent told not to", b[0])
+	for _, b := range h.ironic.Heartbeats() {
+		if b.CallbackURL == faulty.URL() {
+			t.Fatalf("heartbeat %+v from the agent told not to", b)
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -14,8 +14,8 @@
 // when an asynchronous command ends, as IPA does, so that Ironic goes on
 // at once; with the X-OpenStack-Ironic-API-Version header 1.68.
 // It stops heartbeating once a power-off or reboot command was run, or
-// when stopped. With Config.NoHeartbeat it looks up and never
-// heartbeats (a fault, for the callers' timeouts).
+// when stopped (Heartbeating tells). With Config.NoHeartbeat it looks up
+// and never heartbeats (a fault, for the callers' timeouts).
 //
 // # The agent's API
 //

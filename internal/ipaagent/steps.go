@@ -87,6 +87,7 @@ func (a *Agent) poweringOff(f func()) func() {
 		a.mu.Lock()
 		a.stopBeat = true
 		a.mu.Unlock()
+		a.forceHeartbeat() // wakes the loop, which then ends
 		if f != nil {
 			f()
 		}
