@@ -31,6 +31,7 @@ func TestIronic(t *testing.T) {
 		{"NodeDeletedBehindOurBack", testNodeDeletedBehindOurBack},
 		{"AdoptThenDeprovision", testAdoptThenDeprovision},
 		{"Detach", testDetach},
+		{"ExternallyProvisioned", testExternallyProvisioned},
 		{"Reinspect", testReinspect},
 		{"LiveISO", testLiveISO},
 		{"SeedRaw", testSeedRaw},

@@ -101,3 +101,24 @@ func TestIronicHTTPBasic(t *testing.T) {
 		t.Errorf("a wrong password: %v, want a 401 naming %s without the password", err, inst.APIURL)
 	}
 }
+
+// testExternallyProvisioned: a host provisioned outside (no image known)
+// is adopted, then deleted from Ironic, neither touching the host.
+func testExternallyProvisioned(t *testing.T, inst *localironic.Instance) {
+	b := newBench(t, inst, emulator.Host{Name: "node-0"})
+	p := b.open(b.host("node-0"))
+	d := provisioner.RegisterData{State: metal3v1alpha1.StateExternallyProvisioned, AutomatedCleaningMode: metal3v1alpha1.CleaningModeDisabled}
+	until(t, "register", time.Minute, register(p, d))
+	until(t, "power on", time.Minute, p.PowerOn)
+	before := b.state("node-0").Resets
+	until(t, "adopt", time.Minute, func(ctx context.Context) (provisioner.Result, error) {
+		return p.Adopt(ctx, provisioner.AdoptData{State: metal3v1alpha1.StateExternallyProvisioned})
+	})
+	until(t, "delete", time.Minute, p.Delete)
+	if st := b.state("node-0"); !st.PowerOn || st.Resets != before {
+		t.Errorf("adopting and deleting touched the host: on %v, %d reset requests", st.PowerOn, st.Resets-before)
+	}
+	if n, err := p.(*ironicHost).findNode(context.Background()); err != nil || n != nil {
+		t.Errorf("after Delete Ironic still has the node: %v", err)
+	}
+}
