@@ -62,11 +62,19 @@ type rig struct {
 
 func newRig(t *testing.T, hosts int) *rig {
 	t.Helper()
+	return newRigWith(t, hosts, emulator.Options{}, nil)
+}
+
+// newRigWith is newRig with the emulator's options and the operator's
+// adjusted by mutate.
+func newRigWith(t *testing.T, hosts int, eo emulator.Options, mutate func(*metal3operator.Options)) *rig {
+	t.Helper()
 	env := testenv.StartAPI(t, testenv.Options{CRDDirs: []string{"config/metal3/crd/bases"}, AddToScheme: []func(*runtime.Scheme) error{metal3v1alpha1.AddToScheme}})
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	// Booted hosts become Nodes of the same API server.
-	emu, err := emulator.New(emulator.Config{Username: username, Password: password, Hosts: emulator.Generate(hosts, 2)}, emulator.Options{TargetConfig: env.Config})
+	eo.TargetConfig = env.Config
+	emu, err := emulator.New(emulator.Config{Username: username, Password: password, Hosts: emulator.Generate(hosts, 2)}, eo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,6 +89,9 @@ func newRig(t *testing.T, hosts int) *rig {
 	o.SkipControllerNameValidation = true
 	o.PowerPollInterval = 300 * time.Millisecond
 	o.BMCTimeout = 2 * time.Second
+	if mutate != nil {
+		mutate(&o)
+	}
 	mgr, err := metal3operator.NewManager(ctx, env.Config, o, log)
 	if err != nil {
 		t.Fatal(err)

@@ -298,11 +298,15 @@ func (s *hostScope) connect() (ok bool, err error) {
 	}
 	good := h.Status.GoodCredentials
 	changed := good.Reference == nil || good.Reference.Name != sec.Name || good.Version != sec.ResourceVersion
+	var current *metal3v1alpha1.Image
+	if h.Status.Provisioning.Image.URL != "" {
+		current = h.Status.Provisioning.Image.DeepCopy()
+	}
 	res, id, err := s.prov.Register(s.ctx, provisioner.RegisterData{
 		CredentialsChanged:    changed,
 		State:                 h.Status.Provisioning.State,
 		AutomatedCleaningMode: h.Spec.AutomatedCleaningMode,
-		CurrentImage:          h.Status.Provisioning.Image.DeepCopy(),
+		CurrentImage:          current,
 		HasCustomDeploy:       h.Status.Provisioning.CustomDeploy != nil,
 	})
 	if id != "" && err == nil {

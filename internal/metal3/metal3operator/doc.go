@@ -7,7 +7,8 @@
 // The BareMetalHost controller drives a lifecycle provisioner: Ironic's at
 // --ironic-endpoint (http_basic credentials from --ironic-credentials-file,
 // a private YAML file; without one, noauth, which only a loopback endpoint
-// may use; --ironic-ca-file, --deploy-iso, --provision-poll-interval), or,
+// may use; --ironic-ca-file, --deploy-iso, --ironic-image-download-source,
+// --provision-poll-interval), or,
 // without an endpoint, the direct one over the hosts' BMCs (Redfish,
 // --bmc-timeout). Options.Factory replaces both in tests.
 package metal3operator

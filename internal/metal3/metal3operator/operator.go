@@ -61,6 +61,10 @@ type Options struct {
 	IronicCAFile string
 	// DeployISO is the deploy agent's ISO Ironic boots hosts into.
 	DeployISO string
+	// IronicImageDownloadSource is every node's image_download_source:
+	// "http" (the deploy agent downloads the image), "local" (Ironic's
+	// conductor does and serves it), or empty for Ironic's setting.
+	IronicImageDownloadSource string
 	// ProvisionPollInterval is when a step under way (Ironic working) is
 	// looked at again.
 	ProvisionPollInterval time.Duration
@@ -139,6 +143,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.IronicCredentialsFile, "ironic-credentials-file", o.IronicCredentialsFile, "YAML file (mode 0600) with Ironic's http_basic username and password (empty: noauth, loopback endpoints only)")
 	fs.StringVar(&o.IronicCAFile, "ironic-ca-file", o.IronicCAFile, "PEM bundle verifying an https --ironic-endpoint")
 	fs.StringVar(&o.DeployISO, "deploy-iso", o.DeployISO, "URL of the deploy agent's ISO Ironic boots hosts into")
+	fs.StringVar(&o.IronicImageDownloadSource, "ironic-image-download-source", o.IronicImageDownloadSource, "who downloads images for Ironic: http (the deploy agent) or local (the conductor); empty keeps Ironic's setting")
 	fs.DurationVar(&o.ProvisionPollInterval, "provision-poll-interval", o.ProvisionPollInterval, "how often a host whose provisioning step is under way (Ironic working) is looked at again")
 }
 
@@ -292,7 +297,7 @@ func requiredKinds(o Options) []operatorkit.GroupKinds {
 // file (noauth) the endpoint must be a loopback address.
 func (o Options) validateIronic() error {
 	if o.IronicEndpoint == "" {
-		for flag, v := range map[string]string{"--ironic-credentials-file": o.IronicCredentialsFile, "--ironic-ca-file": o.IronicCAFile, "--deploy-iso": o.DeployISO} {
+		for flag, v := range map[string]string{"--ironic-credentials-file": o.IronicCredentialsFile, "--ironic-ca-file": o.IronicCAFile, "--deploy-iso": o.DeployISO, "--ironic-image-download-source": o.IronicImageDownloadSource} {
 			if v != "" {
 				return fmt.Errorf("%s needs --ironic-endpoint", flag)
 			}
@@ -308,6 +313,11 @@ func (o Options) validateIronic() error {
 	}
 	if o.IronicCredentialsFile == "" && !isLoopback(u.Hostname()) {
 		return fmt.Errorf("--ironic-endpoint %s is not a loopback address: give --ironic-credentials-file (noauth is only allowed on loopback)", u.Redacted())
+	}
+	switch o.IronicImageDownloadSource {
+	case "", "http", "local":
+	default:
+		return fmt.Errorf("--ironic-image-download-source must be http or local, got %q", o.IronicImageDownloadSource)
 	}
 	if o.DeployISO != "" {
 		if d, err := url.Parse(o.DeployISO); err != nil || d.Host == "" || (d.Scheme != "http" && d.Scheme != "https") {
@@ -349,7 +359,7 @@ func (o Options) provisionerFactory() (provisioner.Factory, error) {
 	case o.IronicEndpoint == "":
 		return direct.New(redfish.New(redfishOptions(o))), nil
 	}
-	io := ironic.Options{Endpoint: o.IronicEndpoint, CAFile: o.IronicCAFile, DeployISO: o.DeployISO, PollInterval: o.ProvisionPollInterval}
+	io := ironic.Options{Endpoint: o.IronicEndpoint, CAFile: o.IronicCAFile, DeployISO: o.DeployISO, ImageDownloadSource: o.IronicImageDownloadSource, PollInterval: o.ProvisionPollInterval}
 	if o.IronicCredentialsFile != "" {
 		auth, err := ironic.ReadBasicAuthFile(o.IronicCredentialsFile)
 		if err != nil {

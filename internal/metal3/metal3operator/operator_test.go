@@ -54,6 +54,9 @@ func TestValidate(t *testing.T) {
 		{Name: "ironic endpoint with a password", Mutate: func(o *Options) { o.IronicEndpoint = "http://admin:pw@127.0.0.1:6385" }, Want: "must not hold user information"},
 		{Name: "credentials without an endpoint", Mutate: func(o *Options) { o.IronicCredentialsFile = "/etc/ironic/auth.yaml" }, Want: "--ironic-credentials-file needs --ironic-endpoint"},
 		{Name: "deploy ISO without an endpoint", Mutate: func(o *Options) { o.DeployISO = "http://127.0.0.1/ipa.iso" }, Want: "--deploy-iso needs --ironic-endpoint"},
+		{Name: "image download source", Mutate: func(o *Options) { o.IronicEndpoint, o.IronicImageDownloadSource = "http://127.0.0.1:6385", "http" }},
+		{Name: "image download source unknown", Mutate: func(o *Options) { o.IronicEndpoint, o.IronicImageDownloadSource = "http://127.0.0.1:6385", "swift" }, Want: "--ironic-image-download-source must be http or local"},
+		{Name: "image download source without an endpoint", Mutate: func(o *Options) { o.IronicImageDownloadSource = "local" }, Want: "--ironic-image-download-source needs --ironic-endpoint"},
 		{Name: "deploy ISO not a URL", Mutate: func(o *Options) { o.IronicEndpoint, o.DeployISO = "http://127.0.0.1:6385", "ipa.iso" }, Want: "--deploy-iso must be an http(s) URL"},
 	})
 }

@@ -1,0 +1,112 @@
+package baremetalhost_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/airshipit/airship-go/internal/configdrive"
+	"github.com/airshipit/airship-go/internal/configdrive/configdrivetest"
+	"github.com/airshipit/airship-go/internal/metal3/metal3operator"
+	"github.com/airshipit/airship-go/internal/redfish/emulator"
+	"github.com/airshipit/airship-go/internal/test/testenv"
+)
+
+// TestIronicLifecycle: metal3-operator with --ironic-endpoint takes a host
+// through a real local Ironic: registered and inspected (status.hardware
+// from Ironic's Redfish inspection), available, provisioned (Ironic
+// writes the raw image and a config drive with the host's user-data to
+// the emulated disk through the emulator's deploy agent), and, deleted,
+// deprovisioned and removed from Ironic.
+func TestIronicLifecycle(t *testing.T) {
+	inst := testenv.Ironic(t)
+	r := newRigWith(t, 1, emulator.Options{HeartbeatInterval: 2 * time.Second}, func(o *metal3operator.Options) {
+		o.IronicEndpoint, o.DeployISO = inst.APIURL, inst.DeployISOURL
+		// The agent downloads the image from the image server: with
+		// "local" the conductor serves it through a symlink that
+		// localironic's image server refuses.
+		o.IronicImageDownloadSource = "http"
+		o.ProvisionPollInterval = time.Second
+	})
+	want := emulator.Generate(1, 2)[0]
+	r.host(0, password, func(h *metal3v1alpha1.BareMetalHost) { h.Spec.BootMACAddress = want.NICs[0].MAC })
+	h := r.waitStateWithin("host-0000", metal3v1alpha1.StateAvailable, 6*time.Minute)
+	if hw := h.Status.HardwareDetails; hw == nil || hw.CPU.Count != want.CPUs || hw.RAMMebibytes != want.MemoryMiB {
+		t.Errorf("status.hardware %+v, want the emulator's inventory %+v", hw, want)
+	}
+	if h.Status.Provisioning.ID == "" || h.Status.Provisioning.ID == string(h.UID) {
+		t.Errorf("status.provisioning.ID %q, want Ironic's node UUID", h.Status.Provisioning.ID)
+	}
+
+	image := configdrivetest.GPTImage(t, filepath.Join(inst.HTTPRoot, "bmh-image.raw"), 16<<20)
+	sum := sha256.Sum256(image)
+	r.provisionOn("host-0000")
+	raw := "raw"
+	r.update("host-0000", func(h *metal3v1alpha1.BareMetalHost) {
+		h.Spec.Image = &metal3v1alpha1.Image{URL: inst.HTTPURL + "/bmh-image.raw", Checksum: hex.EncodeToString(sum[:]), ChecksumType: metal3v1alpha1.SHA256, DiskFormat: &raw}
+	})
+	h = r.waitStateWithin("host-0000", metal3v1alpha1.StateProvisioned, 6*time.Minute)
+	if h.Status.Provisioning.Image.URL != inst.HTTPURL+"/bmh-image.raw" || !h.Status.PoweredOn {
+		t.Errorf("provisioned status %+v poweredOn %v", h.Status.Provisioning, h.Status.PoweredOn)
+	}
+	d, err := configdrive.ReadFile(r.emu.DiskPath("host-0000", "sda"))
+	if err != nil {
+		t.Fatalf("the host's disk holds no config drive: %v", err)
+	}
+	if string(d.UserData) != userData {
+		t.Errorf("config drive user-data %q, want the Secret's", d.UserData)
+	}
+
+	id := h.Status.Provisioning.ID
+	if err := r.c.Delete(context.Background(), &metal3v1alpha1.BareMetalHost{ObjectMeta: metav1.ObjectMeta{Namespace: r.ns, Name: "host-0000"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 6*time.Minute, true, func(ctx context.Context) (bool, error) {
+		err := r.c.Get(ctx, types.NamespacedName{Namespace: r.ns, Name: "host-0000"}, &metal3v1alpha1.BareMetalHost{})
+		return err != nil, nil
+	}); err != nil {
+		t.Fatal("the deleted host never went away")
+	}
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, inst.APIURL+"/v1/nodes/"+id, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := testenv.HTTPClient().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("GET the node after the host was deleted: %s, want 404", resp.Status)
+	}
+	if data, err := os.ReadFile(inst.LogFile); err == nil && strings.Contains(string(data), password) {
+		t.Errorf("Ironic's log shows the BMC password")
+	}
+}
+
+// waitStateWithin is waitState with a longer limit, for Ironic's steps.
+func (r *rig) waitStateWithin(name string, s metal3v1alpha1.ProvisioningState, limit time.Duration) *metal3v1alpha1.BareMetalHost {
+	r.t.Helper()
+	h := &metal3v1alpha1.BareMetalHost{}
+	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, limit, true, func(ctx context.Context) (bool, error) {
+		if err := r.c.Get(ctx, types.NamespacedName{Namespace: r.ns, Name: name}, h); err != nil {
+			return false, nil
+		}
+		return h.Status.Provisioning.State == s && h.Status.ErrorType == "", nil
+	})
+	if err != nil {
+		r.t.Fatalf("host %s never reached %s: state %q error %q %q", name, s, h.Status.Provisioning.State, h.Status.ErrorType, h.Status.ErrorMessage)
+	}
+	return h
+}
