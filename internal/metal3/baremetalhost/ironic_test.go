@@ -25,10 +25,11 @@ import (
 
 // TestIronicLifecycle: metal3-operator with --ironic-endpoint takes a host
 // through a real local Ironic: registered and inspected (status.hardware
-// from Ironic's Redfish inspection), available, provisioned (Ironic
-// writes the raw image and a config drive with the host's user-data to
-// the emulated disk through the emulator's deploy agent), and, deleted,
-// deprovisioned and removed from Ironic.
+// from Ironic's Redfish inspection), available, inspected again for the
+// inspect annotation, provisioned (Ironic writes the raw image and a
+// config drive with the host's user-data to the emulated disk through the
+// emulator's deploy agent), rebooted and powered off through Ironic,
+// deprovisioned when its image goes, and, deleted, removed from Ironic.
 func TestIronicLifecycle(t *testing.T) {
 	inst := testenv.Ironic(t)
 	r := newRigWith(t, 1, emulator.Options{HeartbeatInterval: 2 * time.Second}, func(o *metal3operator.Options) {
@@ -49,6 +50,16 @@ func TestIronicLifecycle(t *testing.T) {
 		t.Errorf("status.provisioning.ID %q, want Ironic's node UUID", h.Status.Provisioning.ID)
 	}
 
+	// The inspect annotation inspects again through Ironic and goes.
+	inspected := h.Status.OperationHistory.Inspect.End
+	r.update("host-0000", func(h *metal3v1alpha1.BareMetalHost) {
+		metav1.SetMetaDataAnnotation(&h.ObjectMeta, metal3v1alpha1.InspectAnnotationPrefix, "")
+	})
+	r.wait("host-0000", "inspected again", func(h *metal3v1alpha1.BareMetalHost) bool {
+		_, ann := h.Annotations[metal3v1alpha1.InspectAnnotationPrefix]
+		return !ann && h.Status.Provisioning.State == metal3v1alpha1.StateAvailable && h.Status.OperationHistory.Inspect.End.After(inspected.Time)
+	})
+
 	image := configdrivetest.GPTImage(t, filepath.Join(inst.HTTPRoot, "bmh-image.raw"), 16<<20)
 	sum := sha256.Sum256(image)
 	r.provisionOn("host-0000")
@@ -66,6 +77,24 @@ func TestIronicLifecycle(t *testing.T) {
 	}
 	if string(d.UserData) != userData {
 		t.Errorf("config drive user-data %q, want the Secret's", d.UserData)
+	}
+
+	// Power through Ironic: a reboot, then off as spec.online asks.
+	before, _ := r.emu.State("host-0000")
+	r.update("host-0000", func(h *metal3v1alpha1.BareMetalHost) {
+		metav1.SetMetaDataAnnotation(&h.ObjectMeta, metal3v1alpha1.RebootAnnotationPrefix, "")
+	})
+	r.waitEvent("host-0000", "Rebooted")
+	r.waitEmu("host-0000", "was reset", func(s emulator.HostState) bool { return s.Resets > before.Resets })
+	r.update("host-0000", func(h *metal3v1alpha1.BareMetalHost) { h.Spec.Online = false })
+	r.wait("host-0000", "powered off", func(h *metal3v1alpha1.BareMetalHost) bool { return !h.Status.PoweredOn && h.Status.ErrorType == "" })
+	r.waitEmu("host-0000", "powered off", func(s emulator.HostState) bool { return !s.PowerOn })
+
+	// The image taken away: deprovisioned (Ironic cleans), available again.
+	r.update("host-0000", func(h *metal3v1alpha1.BareMetalHost) { h.Spec.Image = nil })
+	h = r.waitStateWithin("host-0000", metal3v1alpha1.StateAvailable, 6*time.Minute)
+	if h.Status.Provisioning.Image.URL != "" || h.Status.OperationHistory.Deprovision.End.IsZero() {
+		t.Errorf("after deprovisioning: %+v", h.Status.Provisioning)
 	}
 
 	id := h.Status.Provisioning.ID
