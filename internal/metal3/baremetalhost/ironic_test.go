@@ -115,7 +115,7 @@ func TestIronicLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
+	_ = resp.Body.Close()
 	if resp.StatusCode != http.StatusNotFound {
 		t.Errorf("GET the node after the host was deleted: %s, want 404", resp.Status)
 	}

@@ -119,7 +119,8 @@ type DeprovisionData struct {
 // the BareMetalHost controller drives; there are two: Ironic's
 // (provisioner/ironic, the default where an Ironic is configured) and a
 // direct one over the host's BMC alone (provisioner/direct: power,
-// inspection and live ISOs, no disk images).
+// inspection, and the image booted from virtual media, nothing written to
+// disk).
 //
 // Every method is bounded by ctx and safe to call again: a Dirty result is
 // followed by the same call later, and a call that finds its work already
@@ -130,8 +131,9 @@ type Provisioner interface {
 	// BMC: enrolls it (or finds it by ID or name, enrolling it again when
 	// it was deleted behind the controller's back), updates the
 	// credentials when they changed, and is Dirty until the engine has
-	// checked them. It returns the engine's id of the host. The
-	// controller calls it on every pass of a managed host.
+	// checked them. It returns the engine's id of the host (as soon as it
+	// has one, Dirty or not). The controller calls it on every pass of a
+	// managed host, except a detached one and one in the deleting state.
 	Register(ctx context.Context, d RegisterData) (Result, string, error)
 	// Inspect reads the host's inventory; details is nil while Dirty.
 	Inspect(ctx context.Context, d InspectData) (Result, *metal3v1alpha1.HardwareDetails, error)
