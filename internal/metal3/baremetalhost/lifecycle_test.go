@@ -385,3 +385,39 @@ func TestPowerOnceSlowBMC(t *testing.T) {
 		t.Errorf("requeued after %v: the request's poll interval while in flight, then the power poll", afters)
 	}
 }
+
+// TestDeleteGivesUp: a deleted host whose registration, or power-off
+// before delete, failed more than maxFailuresBeforeDelete times goes on to
+// deleting without another try; fewer failures are retried.
+func TestDeleteGivesUp(t *testing.T) {
+	tests := []struct {
+		name      string
+		state     metal3v1alpha1.ProvisioningState
+		errType   metal3v1alpha1.ErrorType
+		count     int
+		wantSteps []string
+	}{
+		{name: "deprovisioning, registration failing", state: metal3v1alpha1.StateDeprovisioning, errType: metal3v1alpha1.ProvisionedRegistrationError, count: 4, wantSteps: []string{"Delete"}},
+		{name: "deprovisioning, registration failed thrice: retried", state: metal3v1alpha1.StateDeprovisioning, errType: metal3v1alpha1.RegistrationError, count: 3, wantSteps: []string{"Register", "Deprovision"}},
+		{name: "powering off, failing", state: metal3v1alpha1.StatePoweringOffBeforeDelete, errType: metal3v1alpha1.PowerManagementError, count: 4, wantSteps: []string{"Delete"}},
+		{name: "deprovisioning, deprovision failing: retried", state: metal3v1alpha1.StateDeprovisioning, errType: metal3v1alpha1.ProvisioningError, count: 9, wantSteps: []string{"Register", "Deprovision"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, f := lifecycleHost(t, tt.state, func(h *metal3v1alpha1.BareMetalHost) {
+				h.DeletionTimestamp = &metav1.Time{Time: now}
+				h.Status.ErrorType, h.Status.ErrorCount = tt.errType, tt.count
+			})
+			f.power = provisioner.PowerOn
+			if err := s.run(true); err != nil {
+				t.Fatal(err)
+			}
+			if len(f.calls) < len(tt.wantSteps) || !slices.Equal(f.calls[:len(tt.wantSteps)], tt.wantSteps) {
+				t.Errorf("calls %v, want %v first", f.calls, tt.wantSteps)
+			}
+			if gaveUp := tt.wantSteps[0] == "Delete"; gaveUp != s.removeFinalizer {
+				t.Errorf("finalizer removed %v", s.removeFinalizer)
+			}
+		})
+	}
+}

@@ -192,6 +192,10 @@ func (s *hostScope) runDeleting() error {
 		s.removeFinalizer = true
 		return nil
 	}
+	if s.giveUpBeforeDelete() {
+		s.setState(metal3v1alpha1.StateDeleting)
+		return s.handleDeleting()
+	}
 	if ok, err := s.connect(); err != nil || !ok {
 		return err
 	}
@@ -207,6 +211,27 @@ func (s *hostScope) runDeleting() error {
 		s.setState(metal3v1alpha1.StatePoweringOffBeforeDelete)
 		return nil
 	}
+}
+
+// maxFailuresBeforeDelete is how many times a deleted host's registration,
+// or its power-off before delete, may fail before the controller gives up
+// on undoing and goes on to delete it, as upstream does: credentials gone
+// with the host, or a BMC gone for good, must not keep it forever.
+const maxFailuresBeforeDelete = 3
+
+// giveUpBeforeDelete reports whether a deleted host has failed to register,
+// or to power off before delete, more than maxFailuresBeforeDelete times.
+func (s *hostScope) giveUpBeforeDelete() bool {
+	st := &s.host.Status
+	if st.ErrorCount <= maxFailuresBeforeDelete {
+		return false
+	}
+	failing := isRegistrationError(st.ErrorType) ||
+		st.Provisioning.State == metal3v1alpha1.StatePoweringOffBeforeDelete && st.ErrorType == metal3v1alpha1.PowerManagementError
+	if failing {
+		log.FromContext(s.ctx).Info("giving up undoing the deleted host", "errorType", st.ErrorType, "errorCount", st.ErrorCount)
+	}
+	return failing
 }
 
 // handlePoweringOffBeforeDelete forces the host off, then deletes it.
