@@ -385,7 +385,7 @@ func (s *hostScope) handleRegistering() error {
 // asks for an inspection: any value but "disabled".
 func inspectionRequested(h *metal3v1alpha1.BareMetalHost) bool {
 	v, ok := h.Annotations[metal3v1alpha1.InspectAnnotationPrefix]
-	return ok && v != metal3v1alpha1.InspectAnnotationValueDisabled
+	return ok && v != metal3v1alpha1.InspectAnnotationValueDisabled //nolint:staticcheck // the legacy annotation is still honoured, as upstream's InspectionDisabled does
 }
 
 // handleInspecting reads the inventory into status.hardware. An
@@ -425,7 +425,7 @@ func (s *hostScope) handlePreparing() error {
 	res, err := s.prov.Prepare(s.ctx, provisioner.PrepareData{
 		RootDeviceHints:       h.Spec.RootDeviceHints.DeepCopy(),
 		RAID:                  h.Spec.RAID.DeepCopy(),
-		Firmware:              h.Spec.Firmware.DeepCopy(),
+		Firmware:              h.Spec.Firmware.DeepCopy(), //nolint:staticcheck // deprecated upstream, still served: PrepareData carries it to an engine that applies it
 		AutomatedCleaningMode: h.Spec.AutomatedCleaningMode,
 	})
 	if done, err := s.step(metal3v1alpha1.PreparationError, "preparing", res, err); !done {
