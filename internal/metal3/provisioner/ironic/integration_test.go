@@ -33,6 +33,7 @@ func TestIronic(t *testing.T) {
 		{"Detach", testDetach},
 		{"ExternallyProvisioned", testExternallyProvisioned},
 		{"Reinspect", testReinspect},
+		{"RAIDCleanSteps", testRAIDCleanSteps},
 		{"LiveISO", testLiveISO},
 		{"SeedRaw", testSeedRaw},
 		{"SeedQcow2", testSeedQcow2},

@@ -122,3 +122,32 @@ func testExternallyProvisioned(t *testing.T, inst *localironic.Instance) {
 		t.Errorf("after Delete Ironic still has the node: %v", err)
 	}
 }
+
+// testRAIDCleanSteps: hardware RAID runs the redfish RAID interface's
+// clean steps; the emulator's storage has no Volumes, so cleaning fails
+// and the failure is an ErrorMessage naming the step.
+func testRAIDCleanSteps(t *testing.T, inst *localironic.Instance) {
+	b := newBench(t, inst, emulator.Host{Name: "node-0"})
+	h := b.host("node-0")
+	h.BootMACAddress = b.emu.Hosts()[0].NICs[0].MAC
+	p := b.open(h)
+	until(t, "register", time.Minute, register(p, noClean))
+	d := provisioner.PrepareData{AutomatedCleaningMode: metal3v1alpha1.CleaningModeDisabled,
+		RAID: &metal3v1alpha1.RAIDConfig{HardwareRAIDVolumes: []metal3v1alpha1.HardwareRAIDVolume{{Level: "1"}}}}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var res provisioner.Result
+	for ctx.Err() == nil {
+		var err error
+		if res, err = p.Prepare(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+		if !res.Dirty {
+			break
+		}
+		time.Sleep(res.RequeueAfter)
+	}
+	if !strings.Contains(res.ErrorMessage, "cleaning failed") || !strings.Contains(res.ErrorMessage, "delete_configuration") {
+		t.Errorf("Prepare with hardware RAID on the emulator: %+v, want a cleaning failure naming the RAID step", res)
+	}
+}
