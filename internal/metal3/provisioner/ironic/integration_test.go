@@ -188,7 +188,7 @@ func testRegisterInspectPrepare(t *testing.T, inst *localironic.Instance) {
 		t.Errorf("Prepare of an available node: %+v %v", res, err)
 	}
 	// Firmware settings the redfish driver cannot map are refused by name.
-	res, err := p.Prepare(context.Background(), provisioner.PrepareData{Firmware: &metal3v1alpha1.FirmwareConfig{VirtualizationEnabled: ptr(true)}})
+	res, err := p.Prepare(context.Background(), provisioner.PrepareData{Firmware: &metal3v1alpha1.FirmwareConfig{VirtualizationEnabled: ptr(true)}}) //nolint:staticcheck // the deprecated spec.firmware is refused by name
 	if err != nil || !strings.Contains(res.ErrorMessage, "spec.firmware") {
 		t.Errorf("Prepare with spec.firmware: %+v %v", res, err)
 	}

@@ -347,6 +347,8 @@ func raidConfig(r *metal3v1alpha1.RAIDConfig) (cfg map[string]any, ok bool, err 
 // firmwareSettings refuses spec.firmware: its three settings have
 // vendor-specific BIOS attribute names (upstream maps them for iDRAC, iLO
 // and iRMC only), and the generic redfish driver has no mapping.
+//
+//nolint:staticcheck // spec.firmware is deprecated upstream; it is still in the API and refused by name here.
 func firmwareSettings(f *metal3v1alpha1.FirmwareConfig) error {
 	if f == nil || (f.VirtualizationEnabled == nil && f.SimultaneousMultithreadingEnabled == nil && f.SriovEnabled == nil) {
 		return nil

@@ -160,10 +160,10 @@ func TestRAIDAndFirmware(t *testing.T) {
 	if _, _, err := raidConfig(&metal3v1alpha1.RAIDConfig{SoftwareRAIDVolumes: []metal3v1alpha1.SoftwareRAIDVolume{{Level: "1"}}}); err == nil || !strings.Contains(err.Error(), "spec.raid.softwareRAIDVolumes") {
 		t.Errorf("software RAID: %v", err)
 	}
-	if err := firmwareSettings(&metal3v1alpha1.FirmwareConfig{SriovEnabled: ptr(true)}); err == nil || !strings.Contains(err.Error(), "spec.firmware") {
+	if err := firmwareSettings(&metal3v1alpha1.FirmwareConfig{SriovEnabled: ptr(true)}); err == nil || !strings.Contains(err.Error(), "spec.firmware") { //nolint:staticcheck // the deprecated spec.firmware is refused by name
 		t.Errorf("firmware: %v", err)
 	}
-	if err := firmwareSettings(&metal3v1alpha1.FirmwareConfig{}); err != nil {
+	if err := firmwareSettings(&metal3v1alpha1.FirmwareConfig{}); err != nil { //nolint:staticcheck // the deprecated spec.firmware is refused by name
 		t.Errorf("empty firmware: %v", err)
 	}
 }

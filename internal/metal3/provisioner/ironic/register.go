@@ -107,9 +107,9 @@ func (p *ironicHost) ensureBootPort(ctx context.Context, n *nodes.Node) (msg str
 	if err != nil {
 		return "", err
 	}
-	for _, port := range existing {
-		if port.NodeUUID != n.UUID {
-			return fmt.Sprintf("spec.bootMACAddress %s is already the port of another Ironic node (%s)", mac, port.NodeUUID), nil
+	if len(existing) > 0 {
+		if owner := existing[0].NodeUUID; owner != n.UUID {
+			return fmt.Sprintf("spec.bootMACAddress %s is already the port of another Ironic node (%s)", mac, owner), nil
 		}
 		return "", nil
 	}
