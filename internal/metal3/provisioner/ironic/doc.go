@@ -108,8 +108,11 @@
 // NIC; it stores no inventory (only the agent's in-band inspection does,
 // read from GET /v1/nodes/{id}/inventory when present). So status.hardware
 // has: cpu.count and cpu.arch from properties, ramMebibytes from
-// memory_mb, one storage entry sized local_gb (the smallest disk of 4 GiB
-// or more), and nics with the ports' MACs and pxe_enabled. With an
+// memory_mb, one storage entry of local_gb + 1 GiB (Ironic records the
+// smallest disk of 4 GiB or more less 1 GiB), systemVendor.manufacturer
+// from properties.vendor (recorded when Ironic verifies the BMC), and nics
+// with the ports' MACs and pxe_enabled; no firmware version (Ironic 21.4
+// has no firmware API). With an
 // inventory, the CPU model, clock and flags, the disks (names, sizes,
 // vendors, serials, WWNs), the NICs (names, IPs, speeds), the system
 // vendor, the firmware and the hostname come from it.

@@ -114,17 +114,20 @@ func (p *ironicHost) hardwareDetails(ctx context.Context, n *nodes.Node) (*metal
 }
 
 // details maps what Ironic knows of a host to status.hardware: CPU
-// count and architecture, RAM and the root disk's size from the node's
-// properties (what redfish inspection sets), NICs from its ports, and
-// everything the inventory has over them.
+// count and architecture, RAM, the root disk's size and the vendor from the
+// node's properties (what redfish inspection and verification set), NICs
+// from its ports, and everything the inventory has over them.
 func details(props map[string]any, ps []ports.Port, inv *inventory.InventoryType) *metal3v1alpha1.HardwareDetails {
 	hw := &metal3v1alpha1.HardwareDetails{
 		CPU:          metal3v1alpha1.CPU{Arch: str(props["cpu_arch"]), Count: num(props["cpus"])},
 		RAMMebibytes: num(props["memory_mb"]),
 	}
 	if gb := num(props["local_gb"]); gb > 0 {
-		hw.Storage = []metal3v1alpha1.Storage{{SizeBytes: metal3v1alpha1.Capacity(int64(gb) << 30)}}
+		// Ironic's redfish inspection records the disk's size less 1 GiB.
+		hw.Storage = []metal3v1alpha1.Storage{{SizeBytes: metal3v1alpha1.Capacity(int64(gb+1) << 30)}}
 	}
+	// Ironic records the vendor when it verifies the BMC.
+	hw.SystemVendor.Manufacturer = str(props["vendor"])
 	for _, port := range ps {
 		hw.NIC = append(hw.NIC, metal3v1alpha1.NIC{MAC: strings.ToLower(port.Address), PXE: port.PXEEnabled})
 	}
@@ -166,7 +169,10 @@ func fromInventory(hw *metal3v1alpha1.HardwareDetails, inv *inventory.InventoryT
 		}
 	}
 	sv := inv.SystemVendor
-	hw.SystemVendor = metal3v1alpha1.HardwareSystemVendor{Manufacturer: sv.Manufacturer, ProductName: sv.ProductName, SerialNumber: sv.SerialNumber}
+	if sv.Manufacturer != "" {
+		hw.SystemVendor.Manufacturer = sv.Manufacturer
+	}
+	hw.SystemVendor.ProductName, hw.SystemVendor.SerialNumber = sv.ProductName, sv.SerialNumber
 	hw.Firmware.BIOS = metal3v1alpha1.BIOS{Vendor: sv.Firmware.Vendor, Version: sv.Firmware.Version, Date: sv.Firmware.BuildDate}
 	hw.Hostname = inv.Hostname
 }

@@ -172,6 +172,9 @@ func testRegisterInspectPrepare(t *testing.T, inst *localironic.Instance) {
 	if hw == nil || hw.CPU.Count != 6 || hw.RAMMebibytes != 4096 || hw.CPU.Arch != "x86_64" {
 		t.Fatalf("hardware details %+v, want 6 x86_64 CPUs and 4096 MiB", hw)
 	}
+	if len(hw.Storage) != 1 || hw.Storage[0].SizeBytes != metal3v1alpha1.Capacity(emulator.DefaultDiskGiB)<<30 {
+		t.Errorf("storage %+v, want the emulator's %d GiB disk", hw.Storage, emulator.DefaultDiskGiB)
+	}
 	macs := map[string]bool{}
 	for _, n := range hw.NIC {
 		macs[n.MAC] = true

@@ -169,13 +169,14 @@ func TestRAIDAndFirmware(t *testing.T) {
 }
 
 func TestDetails(t *testing.T) {
-	props := map[string]any{"cpus": "4", "cpu_arch": "x86_64", "memory_mb": "8192", "local_gb": "99", "capabilities": "boot_mode:uefi"}
+	props := map[string]any{"cpus": "4", "cpu_arch": "x86_64", "memory_mb": "8192", "local_gb": "99", "capabilities": "boot_mode:uefi", "vendor": "Airship"}
 	ps := []ports.Port{{Address: "52:54:00:AA:00:01", PXEEnabled: true}, {Address: "52:54:00:aa:00:02"}}
 	hw := details(props, ps, nil)
 	want := &metal3v1alpha1.HardwareDetails{
 		CPU: metal3v1alpha1.CPU{Arch: "x86_64", Count: 4}, RAMMebibytes: 8192,
-		Storage: []metal3v1alpha1.Storage{{SizeBytes: 99 << 30}},
-		NIC:     []metal3v1alpha1.NIC{{MAC: "52:54:00:aa:00:01", PXE: true}, {MAC: "52:54:00:aa:00:02"}},
+		Storage:      []metal3v1alpha1.Storage{{SizeBytes: 100 << 30}},
+		SystemVendor: metal3v1alpha1.HardwareSystemVendor{Manufacturer: "Airship"},
+		NIC:          []metal3v1alpha1.NIC{{MAC: "52:54:00:aa:00:01", PXE: true}, {MAC: "52:54:00:aa:00:02"}},
 	}
 	if !reflect.DeepEqual(hw, want) {
 		t.Errorf("from properties and ports:\n got %+v\nwant %+v", hw, want)
