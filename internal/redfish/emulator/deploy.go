@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/airshipit/airship-go/internal/configdrive"
@@ -53,7 +54,7 @@ func (s *Server) probeMedia(h *hostEntry, m Media) {
 	p := &mediaProbe{}
 	h.st.probe = p
 	go func() {
-		apiURL, why := s.fetchDeployISO(m.Image)
+		apiURL, why := s.media.fetch(s.ctx, m.Image, s.fetchDeployISO)
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		p.done, p.apiURL = true, apiURL
@@ -70,32 +71,91 @@ func (s *Server) probeMedia(h *hostEntry, m Media) {
 	}()
 }
 
+// mediaCacheTTL is how long what a media URL held is remembered: the
+// hosts Ironic gives one deploy ISO fetch it once.
+const mediaCacheTTL = 30 * time.Second
+
+// mediaCache remembers, per media URL, what its fetch found; a fetch
+// under way is waited for, a failed one is not remembered.
+type mediaCache struct {
+	mu      sync.Mutex
+	fetches map[string]*mediaFetch
+}
+
+type mediaFetch struct {
+	done        chan struct{}
+	apiURL, why string
+	failed      bool
+	at          time.Time
+}
+
+func (f *mediaFetch) usable() bool {
+	select {
+	case <-f.done:
+		return !f.failed && time.Since(f.at) < mediaCacheTTL
+	default:
+		return true // under way
+	}
+}
+
+// fetch returns what fetch found at image, fetching it at most once at a
+// time and once per mediaCacheTTL.
+func (c *mediaCache) fetch(ctx context.Context, image string, fetch func(string) (string, string, bool)) (apiURL, why string) {
+	c.mu.Lock()
+	f := c.fetches[image]
+	if f == nil || !f.usable() {
+		if c.fetches == nil {
+			c.fetches = map[string]*mediaFetch{}
+		}
+		for k, old := range c.fetches {
+			if !old.usable() {
+				delete(c.fetches, k)
+			}
+		}
+		f = &mediaFetch{done: make(chan struct{})}
+		c.fetches[image] = f
+		c.mu.Unlock()
+		f.apiURL, f.why, f.failed = fetch(image)
+		f.at = time.Now()
+		close(f.done)
+		return f.apiURL, f.why
+	}
+	c.mu.Unlock()
+	select {
+	case <-f.done:
+		return f.apiURL, f.why
+	case <-ctx.Done():
+		return "", "the emulator stopped"
+	}
+}
+
 // fetchDeployISO downloads media and returns the ipa-api-url of its boot
-// configuration; else "" and why.
-func (s *Server) fetchDeployISO(image string) (apiURL, why string) {
+// configuration; else "" and why, and whether the fetch itself failed
+// (not to be remembered).
+func (s *Server) fetchDeployISO(image string) (apiURL, why string, failed bool) {
 	ctx, cancel := context.WithTimeout(s.ctx, mediaTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, image, nil)
 	if err != nil {
-		return "", "bad URL"
+		return "", "bad URL", false
 	}
 	resp, err := s.mediaClient.Do(req)
 	if err != nil {
-		return "", "fetching it failed: " + redact.Text(strings.ReplaceAll(err.Error(), image, redact.URL(image)))
+		return "", "fetching it failed: " + redact.Text(strings.ReplaceAll(err.Error(), image, redact.URL(image))), true
 	}
 	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
-		return "", "fetching it: " + resp.Status
+		return "", "fetching it: " + resp.Status, true
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxMediaSize+1))
 	if err != nil {
-		return "", fmt.Sprintf("reading it: %v", err)
+		return "", fmt.Sprintf("reading it: %v", err), true
 	}
 	if len(data) > MaxMediaSize {
-		return "", fmt.Sprintf("more than %d MiB", MaxMediaSize>>20)
+		return "", fmt.Sprintf("more than %d MiB", MaxMediaSize>>20), false
 	}
 	if configdrive.VolumeLabel(bytes.NewReader(data), int64(len(data))) == "" {
-		return "", "not an ISO 9660 image"
+		return "", "not an ISO 9660 image", false
 	}
 	for _, name := range bootConfigs {
 		cfg, err := configdrive.ReadISOFile(bytes.NewReader(data), int64(len(data)), name)
@@ -103,13 +163,13 @@ func (s *Server) fetchDeployISO(image string) (apiURL, why string) {
 			continue
 		}
 		if err != nil {
-			return "", err.Error()
+			return "", err.Error(), false
 		}
 		if u := kernelParam(string(cfg), APIURLParam); u != "" {
-			return u, ""
+			return u, "", false
 		}
 	}
-	return "", "no " + APIURLParam + " in its boot configuration"
+	return "", "no " + APIURLParam + " in its boot configuration", false
 }
 
 // kernelParam finds key=value among the space-separated tokens of a boot

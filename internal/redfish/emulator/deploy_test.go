@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -24,10 +25,30 @@ import (
 	"github.com/airshipit/airship-go/internal/test/testenv"
 )
 
+// fileServer serves files by path until the test ends and counts the
+// requests.
+type fileServer struct {
+	url  string
+	mu   sync.Mutex
+	hits map[string]int
+}
+
+func (f *fileServer) Hits(path string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.hits[path]
+}
+
 // files serves files by path until the test ends.
-func files(t *testing.T, fs map[string][]byte) string {
+func files(t *testing.T, fs map[string][]byte) string { return serveFiles(t, fs).url }
+
+func serveFiles(t *testing.T, fs map[string][]byte) *fileServer {
 	t.Helper()
+	f := &fileServer{hits: map[string]int{}}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		f.hits[r.URL.Path]++
+		f.mu.Unlock()
 		data, ok := fs[r.URL.Path]
 		if !ok {
 			http.NotFound(w, r)
@@ -36,7 +57,8 @@ func files(t *testing.T, fs map[string][]byte) string {
 		_, _ = w.Write(data)
 	}))
 	t.Cleanup(srv.Close)
-	return srv.URL
+	f.url = srv.URL
+	return f
 }
 
 // deployISO is a deploy ISO naming apiURL, as localironic builds it.
@@ -100,7 +122,8 @@ func (b ironicBMC) bootDeployISO(s *Server, iso string) HostState {
 func TestDeployISOStartsAgent(t *testing.T) {
 	hosts := Generate(2, 1)
 	ironic := ipaagenttest.New(t, hosts[0].NICs[1].MAC, hosts[1].NICs[0].MAC)
-	base := files(t, map[string][]byte{"/deploy.iso": deployISO(t, ironic.URL), "/other.iso": deployISO(t, "")})
+	fsrv := serveFiles(t, map[string][]byte{"/deploy.iso": deployISO(t, ironic.URL), "/other.iso": deployISO(t, "")})
+	base := fsrv.url
 	var log syncBuffer
 	s, rf := start(t, Config{Hosts: hosts}, Options{HeartbeatInterval: 50 * time.Millisecond, Log: &log})
 	s.SetFault("host-0001", Fault{NoHeartbeat: true})
@@ -110,6 +133,9 @@ func TestDeployISOStartsAgent(t *testing.T) {
 	stB := b.bootDeployISO(s, base+"/deploy.iso")
 	if stA.Node != "" {
 		t.Errorf("a host running the deploy agent has a Node: %+v", stA)
+	}
+	if n := fsrv.Hits("/deploy.iso"); n != 1 {
+		t.Errorf("the deploy ISO of both hosts was fetched %d times, want once", n)
 	}
 	hb := ironic.WaitHeartbeat(t, 10*time.Second)
 	if hb.CallbackURL != stA.Agent || hb.Token != ironic.Token {

@@ -58,7 +58,8 @@
 // resources describe the disks as before.
 //
 // Media inserted without Oem data at an http or https URL is fetched at
-// once (a bounded client: 30 s, 64 MiB). When it is an ISO 9660 image
+// once (a bounded client: 30 s, 64 MiB; one fetch per URL every 30 s for
+// all hosts, a failed one not remembered). When it is an ISO 9660 image
 // whose boot configuration (boot/grub/grub.cfg, EFI/BOOT/grub.cfg or
 // isolinux/isolinux.cfg, names of any case) holds the kernel parameter
 // ipa-api-url=URL among its space-separated tokens, it is a deploy ISO: a

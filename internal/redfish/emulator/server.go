@@ -142,6 +142,7 @@ type Server struct {
 	cancel      context.CancelFunc
 	mediaClient *http.Client
 	agentClient *http.Client
+	media       mediaCache
 
 	mu          sync.Mutex
 	sessions    map[string]*session // by token
