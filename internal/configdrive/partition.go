@@ -245,7 +245,13 @@ func addGPT(f ReadWriterAt, diskSize, need int64, name string) (Partition, error
 	}
 	sectors := uint64(diskSize / SectorSize)
 	arrSectors := (uint64(len(arr)) + SectorSize - 1) / SectorSize
-	// The backup header goes to the last sector, its array just before.
+	// The backup header goes to the last sector, its array just before;
+	// the image's own backup header, inside the disk now, is wiped.
+	if old := h.backup; old != sectors-1 && old > 1 && old < sectors {
+		if _, err := f.WriteAt(make([]byte, SectorSize), int64(old)*SectorSize); err != nil {
+			return Partition{}, fmt.Errorf("GPT: wiping the image's backup header: %w", err)
+		}
+	}
 	h.backup = sectors - 1
 	h.lastUsable = sectors - 2 - arrSectors
 	free, slot := h.firstUsable, -1
