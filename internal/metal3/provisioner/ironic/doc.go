@@ -46,7 +46,8 @@
 // RAID and BIOS redfish, deploy direct (ramdisk for a live ISO,
 // custom-agent for a custom deploy), automated_clean from
 // automatedCleaningMode, properties.capabilities boot_mode; a port with
-// pxe_enabled for bootMACAddress. Then manage (enroll → verifying →
+// pxe_enabled for bootMACAddress, and one per status.hardware NIC (a
+// node enrolled again after a pivot). Then manage (enroll → verifying →
 // manageable): Ironic reads the power state, never changes it, so a
 // provisioned host registered again is not touched. driver_info is sent
 // again when the BMC address or the deploy ISO changed, or the

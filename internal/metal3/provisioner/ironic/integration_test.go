@@ -288,8 +288,15 @@ func testNodeDeletedBehindOurBack(t *testing.T, inst *localironic.Instance) {
 func testAdoptThenDeprovision(t *testing.T, inst *localironic.Instance) {
 	b := newBench(t, inst, emulator.Host{Name: "node-0"})
 	h := b.host("node-0")
+	// status.hardware from before the pivot: its NICs become ports.
+	mac := b.emu.Hosts()[0].NICs[0].MAC
+	h.Hardware = &metal3v1alpha1.HardwareDetails{NIC: []metal3v1alpha1.NIC{{MAC: mac}}}
 	p := b.open(h)
 	until(t, "register", time.Minute, register(p, provisioner.RegisterData{State: metal3v1alpha1.StateProvisioned, AutomatedCleaningMode: metal3v1alpha1.CleaningModeDisabled}))
+	ih := p.(*ironicHost)
+	if ps, err := ih.listPorts(context.Background(), ih.nodeID, ""); err != nil || len(ps) != 1 || ps[0].Address != strings.ToLower(mac) {
+		t.Errorf("ports %+v %v, want one for %s", ps, err, mac)
+	}
 	until(t, "power on", time.Minute, p.PowerOn)
 	before := b.state("node-0").Resets
 	img := metal3v1alpha1.Image{URL: "http://127.0.0.1:1/img.qcow2", Checksum: "0123456789abcdef0123456789abcdef", ChecksumType: metal3v1alpha1.MD5}

@@ -320,3 +320,16 @@ func TestDriverInfo(t *testing.T) {
 		t.Error("a new BMC address is no change")
 	}
 }
+
+func TestWantedPorts(t *testing.T) {
+	h := testHost()
+	h.BootMACAddress = "52:54:00:AA:00:01"
+	h.Hardware = &metal3v1alpha1.HardwareDetails{NIC: []metal3v1alpha1.NIC{{MAC: "52:54:00:aa:00:01"}, {MAC: "52:54:00:AA:00:02", PXE: true}, {MAC: "52:54:00:aa:00:03"}, {}}}
+	want := map[string]bool{"52:54:00:aa:00:01": true, "52:54:00:aa:00:02": true, "52:54:00:aa:00:03": false}
+	if got := wantedPorts(h); !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	if got := wantedPorts(testHost()); len(got) != 0 {
+		t.Errorf("no MAC known: %v", got)
+	}
+}

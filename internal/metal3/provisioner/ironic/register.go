@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
@@ -41,7 +42,7 @@ func (p *ironicHost) Register(ctx context.Context, d provisioner.RegisterData) (
 			p.f.rememberCredentials(n.UUID, p.host.BMC.Credentials)
 		}
 	}
-	if msg, err := p.ensureBootPort(ctx, n); err != nil || msg != "" {
+	if msg, err := p.ensurePorts(ctx, n); err != nil || msg != "" {
 		res, _, err := p.registerErr(err)
 		if msg != "" {
 			res = p.failed(msg)
@@ -90,32 +91,74 @@ func (p *ironicHost) registerUpdates(n *nodes.Node, d provisioner.RegisterData) 
 	return ops, driverInfoChanged
 }
 
-// ensureBootPort creates the port of spec.bootMACAddress when the node has
-// none with it. msg names a MAC that is another node's.
-func (p *ironicHost) ensureBootPort(ctx context.Context, n *nodes.Node) (msg string, err error) {
-	mac := strings.ToLower(p.host.BootMACAddress)
-	if mac == "" {
-		return "", nil
-	}
+// ensurePorts creates the ports the node lacks: spec.bootMACAddress's
+// (pxe_enabled) and those of status.hardware's NICs (a node enrolled again
+// after a pivot knows its host's MACs without inspecting it, so that the
+// deploy agent of a later cleaning finds its node). msg names a boot MAC
+// that is another node's; another NIC's MAC owned elsewhere is skipped.
+func (p *ironicHost) ensurePorts(ctx context.Context, n *nodes.Node) (msg string, err error) {
 	switch nodes.ProvisionState(n.ProvisionState) {
 	case nodes.Enroll, nodes.Manageable, nodes.Available, nodes.Active, nodes.InspectFail, nodes.CleanFail,
 		nodes.DeployFail, nodes.AdoptFail, nodes.Error:
 	default:
 		return "", nil
 	}
-	existing, err := p.listPorts(ctx, "", mac)
+	want := wantedPorts(p.host)
+	if len(want) == 0 {
+		return "", nil
+	}
+	have, err := p.listPorts(ctx, n.UUID, "")
 	if err != nil {
 		return "", err
 	}
-	if len(existing) > 0 {
-		if owner := existing[0].NodeUUID; owner != n.UUID {
-			return fmt.Sprintf("spec.bootMACAddress %s is already the port of another Ironic node (%s)", mac, owner), nil
-		}
-		return "", nil
+	for _, port := range have {
+		delete(want, strings.ToLower(port.Address))
 	}
-	pxe := true
-	_, err = ports.Create(ctx, p.f.client, ports.CreateOpts{NodeUUID: n.UUID, Address: mac, PXEEnabled: &pxe}).Extract()
-	return "", p.classify(err, p.what("create the boot MAC's port of"))
+	boot := strings.ToLower(p.host.BootMACAddress)
+	for _, mac := range sortedKeys(want) {
+		elsewhere, err := p.listPorts(ctx, "", mac)
+		if err != nil {
+			return "", err
+		}
+		if len(elsewhere) > 0 {
+			if mac == boot {
+				return fmt.Sprintf("spec.bootMACAddress %s is already the port of another Ironic node (%s)", mac, elsewhere[0].NodeUUID), nil
+			}
+			continue
+		}
+		pxe := want[mac]
+		_, err = ports.Create(ctx, p.f.client, ports.CreateOpts{NodeUUID: n.UUID, Address: mac, PXEEnabled: &pxe}).Extract()
+		if err = p.classify(err, p.what("create the port "+mac+" of")); err != nil {
+			return "", err
+		}
+	}
+	return "", nil
+}
+
+// wantedPorts are the MACs a host's node should have, with pxe_enabled:
+// the boot MAC's true.
+func wantedPorts(h provisioner.Host) map[string]bool {
+	want := map[string]bool{}
+	if h.Hardware != nil {
+		for _, nic := range h.Hardware.NIC {
+			if nic.MAC != "" {
+				want[strings.ToLower(nic.MAC)] = nic.PXE
+			}
+		}
+	}
+	if h.BootMACAddress != "" {
+		want[strings.ToLower(h.BootMACAddress)] = true
+	}
+	return want
+}
+
+func sortedKeys(m map[string]bool) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // registerState moves an enrolled node to manageable. A verification
