@@ -220,6 +220,12 @@ func testPowerOneRequestPerTransition(t *testing.T, inst *localironic.Instance) 
 	if !b.state("node-0").PowerOn {
 		t.Error("Reboot left an off host off")
 	}
+	until(t, "reboot an on host", time.Minute, func(ctx context.Context) (provisioner.Result, error) { return p.Reboot(ctx, false) })
+	before = b.state("node-0").Resets
+	until(t, "soft power off", time.Minute, func(ctx context.Context) (provisioner.Result, error) { return p.PowerOff(ctx, false) })
+	if st := b.state("node-0"); st.PowerOn || st.Resets != before+1 {
+		t.Errorf("after a soft PowerOff: on %v, %d reset requests, want off and exactly one", st.PowerOn, st.Resets-before)
+	}
 }
 
 func (b *bench) state(host string) emulator.HostState {
