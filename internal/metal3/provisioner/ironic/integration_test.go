@@ -36,6 +36,7 @@ func TestIronic(t *testing.T) {
 		{"RAIDCleanSteps", testRAIDCleanSteps},
 		{"LiveISO", testLiveISO},
 		{"SeedRaw", testSeedRaw},
+		{"ChecksumMismatch", testChecksumMismatch},
 		{"SeedQcow2", testSeedQcow2},
 		// Last: it stops Ironic and starts it again.
 		{"EngineDownAndBack", testEngineDownAndBack},

@@ -162,3 +162,44 @@ func seedFlow(t *testing.T, inst *localironic.Instance, downloadSource string, i
 		t.Errorf("metadata cleaning left the disk's partition table")
 	}
 }
+
+// testChecksumMismatch: an image whose md5 differs from its checksum
+// fails the deploy; the ErrorMessage names the image; deprovisioning
+// takes the node from deploy failed back to available.
+func testChecksumMismatch(t *testing.T, inst *localironic.Instance) {
+	raw := seedImage(t, t.TempDir())
+	if err := os.WriteFile(filepath.Join(inst.HTTPRoot, "bad.raw"), raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b := newBench(t, inst, emulator.Host{Name: "node-0", Disks: []emulator.Disk{{Name: "sda", SizeGiB: 8}}})
+	b.fac = b.factory(inst, func(o *Options) { o.ImageDownloadSource = "http" })
+	h := b.host("node-0")
+	h.BootMACAddress = b.emu.Hosts()[0].NICs[0].MAC
+	p := b.open(h)
+	until(t, "register", time.Minute, register(p, noClean))
+	until(t, "prepare", time.Minute, func(ctx context.Context) (provisioner.Result, error) {
+		return p.Prepare(ctx, provisioner.PrepareData{AutomatedCleaningMode: metal3v1alpha1.CleaningModeDisabled})
+	})
+	url := inst.HTTPURL + "/bad.raw"
+	d := provisioner.ProvisionData{Image: &metal3v1alpha1.Image{URL: url, Checksum: "0123456789abcdef0123456789abcdef",
+		ChecksumType: metal3v1alpha1.MD5, DiskFormat: ptr("raw")}}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var res provisioner.Result
+	for ctx.Err() == nil {
+		var err error
+		if res, err = p.Provision(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+		if !res.Dirty {
+			break
+		}
+		time.Sleep(res.RequeueAfter)
+	}
+	if !strings.Contains(res.ErrorMessage, "image provisioning failed (image "+url+")") || !strings.Contains(strings.ToLower(res.ErrorMessage), "checksum") {
+		t.Errorf("Provision of an image with a wrong checksum: %+v, want a failure naming %s and the checksum", res, url)
+	}
+	until(t, "deprovision", 2*time.Minute, func(ctx context.Context) (provisioner.Result, error) {
+		return p.Deprovision(ctx, provisioner.DeprovisionData{AutomatedCleaningMode: metal3v1alpha1.CleaningModeDisabled})
+	})
+}
