@@ -35,6 +35,7 @@ func TestIronic(t *testing.T) {
 		{"Reinspect", testReinspect},
 		{"RAIDCleanSteps", testRAIDCleanSteps},
 		{"LiveISO", testLiveISO},
+		{"CustomDeploy", testCustomDeploy},
 		{"SeedRaw", testSeedRaw},
 		{"ChecksumMismatch", testChecksumMismatch},
 		{"SeedQcow2", testSeedQcow2},

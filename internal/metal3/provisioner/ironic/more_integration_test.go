@@ -151,3 +151,42 @@ func testRAIDCleanSteps(t *testing.T, inst *localironic.Instance) {
 		t.Errorf("Prepare with hardware RAID on the emulator: %+v, want a cleaning failure naming the RAID step", res)
 	}
 }
+
+// testCustomDeploy: a custom deploy is the custom-agent deploy interface
+// with one deploy step named by the method, which Ironic asks the agent
+// for; the emulator's agent offers no such step, so the deploy fails with
+// an ErrorMessage naming the custom deploy and the step.
+func testCustomDeploy(t *testing.T, inst *localironic.Instance) {
+	b := newBench(t, inst, emulator.Host{Name: "node-0"})
+	h := b.host("node-0")
+	h.BootMACAddress = b.emu.Hosts()[0].NICs[0].MAC
+	p := b.open(h)
+	until(t, "register", time.Minute, register(p, noClean))
+	until(t, "prepare", time.Minute, func(ctx context.Context) (provisioner.Result, error) {
+		return p.Prepare(ctx, provisioner.PrepareData{AutomatedCleaningMode: metal3v1alpha1.CleaningModeDisabled})
+	})
+	d := provisioner.ProvisionData{CustomDeploy: &metal3v1alpha1.CustomDeploy{Method: "install_coreos"}, UserData: []byte("#cloud-config\n")}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var res provisioner.Result
+	for ctx.Err() == nil {
+		var err error
+		if res, err = p.Provision(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+		if !res.Dirty {
+			break
+		}
+		time.Sleep(res.RequeueAfter)
+	}
+	if !strings.Contains(res.ErrorMessage, "(custom deploy install_coreos)") || !strings.Contains(res.ErrorMessage, "'step': 'install_coreos'") {
+		t.Errorf("custom deploy: %+v, want Ironic's refusal of the install_coreos step", res)
+	}
+	n, err := p.(*ironicHost).node(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.DeployInterface != deployCustomAgent {
+		t.Errorf("deploy interface %q, want %s", n.DeployInterface, deployCustomAgent)
+	}
+}
