@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -19,8 +20,12 @@ import (
 const imageWriteTimeout = time.Hour
 
 // ImageHandler serves the regular files below root to GET and HEAD: no
-// directory listing, no path with a ".." element, nothing outside root
-// (symbolic links included).
+// directory listing, no path with a ".." element, nothing outside root,
+// with one exception: a symbolic link whose target resolves into Ironic's
+// per-node images directory (LinkedImagesDir of the state directory root
+// belongs to). That is how Ironic publishes an image it converted
+// ([agent] image_download_source = local): <http_root>/agent_images/<node>
+// is an absolute link to [pxe] images_path/<node>/disk.
 func ImageHandler(root string) (http.Handler, error) {
 	h, err := newImageHandler(root)
 	if err != nil {
@@ -35,10 +40,45 @@ func newImageHandler(root string) (*imageHandler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("image server root: %w", err)
 	}
-	return &imageHandler{root: r}, nil
+	links := LinkedImagesDir(root)
+	if resolved, err := filepath.EvalSymlinks(links); err == nil {
+		links = resolved
+	}
+	return &imageHandler{root: r, links: links}, nil
 }
 
-type imageHandler struct{ root *os.Root }
+// LinkedImagesDir is where Ironic keeps the per-node images that links in
+// the image server's root (the state directory's http/) may point to: the
+// state directory's cache/images ([pxe] images_path).
+func LinkedImagesDir(httpRoot string) string {
+	return filepath.Join(filepath.Dir(httpRoot), "cache", "images")
+}
+
+type imageHandler struct {
+	root *os.Root
+	// links is LinkedImagesDir, symbolic links resolved.
+	links string
+}
+
+// openLink opens name when it is a symbolic link into h.links.
+func (h *imageHandler) openLink(name string) (*os.File, error) {
+	target, err := h.root.Readlink(name)
+	if err != nil {
+		return nil, err
+	}
+	if !filepath.IsAbs(target) {
+		return nil, fs.ErrNotExist
+	}
+	resolved, err := filepath.EvalSymlinks(target)
+	if err != nil {
+		return nil, err
+	}
+	rel, err := filepath.Rel(h.links, resolved)
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return nil, fs.ErrNotExist
+	}
+	return os.Open(resolved) //nolint:gosec // resolved lies below Ironic's images directory (checked above)
+}
 
 func (h *imageHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -53,8 +93,10 @@ func (h *imageHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	f, err := h.root.Open(name)
 	if err != nil {
-		http.Error(w, "not found", http.StatusNotFound)
-		return
+		if f, err = h.openLink(name); err != nil {
+			http.Error(w, "not found", http.StatusNotFound)
+			return
+		}
 	}
 	defer func() { _ = f.Close() }() // read only
 	fi, err := f.Stat()

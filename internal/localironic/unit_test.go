@@ -138,6 +138,32 @@ func TestImageHandler(t *testing.T) {
 	if err := os.Symlink(filepath.Join(outside, "secret"), filepath.Join(root, "escape")); err != nil {
 		t.Fatal(err)
 	}
+	// Ironic's converted images: absolute links from the root into
+	// LinkedImagesDir are served; links elsewhere, or out of it with "..",
+	// are not.
+	images := LinkedImagesDir(root)
+	for name, content := range map[string]string{"node-1/disk": "converted", "../images-other/disk": "sibling"} {
+		p := filepath.Join(images, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for link, target := range map[string]string{
+		"agent_images/node-1":  filepath.Join(images, "node-1", "disk"),
+		"agent_images/sibling": filepath.Join(images, "..", "images-other", "disk"),
+		"agent_images/dotdot":  images + "/../../../" + filepath.Base(outside) + "/secret",
+		"agent_images/dir":     images,
+	} {
+		if err := os.MkdirAll(filepath.Join(root, "agent_images"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, filepath.Join(root, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	h, err := ImageHandler(root)
 	if err != nil {
 		t.Fatal(err)
@@ -158,6 +184,11 @@ func TestImageHandler(t *testing.T) {
 		{"GET", "/sub/", 404, ""},
 		{"GET", "/missing", 404, ""},
 		{"GET", "/escape", 404, ""},
+		{"GET", "/agent_images/node-1", 200, "converted"},
+		{"HEAD", "/agent_images/node-1", 200, ""},
+		{"GET", "/agent_images/sibling", 404, ""},
+		{"GET", "/agent_images/dotdot", 404, ""},
+		{"GET", "/agent_images/dir", 404, ""},
 		{"GET", "/sub\\..\\image.raw", 400, ""},
 		{"POST", "/image.raw", 405, ""},
 		{"PUT", "/new", 405, ""},
