@@ -59,6 +59,10 @@ func settings(in confInput) ([]setting, error) {
 		setting{"api", "port", strconv.Itoa(in.apiPort)},
 		setting{"database", "connection", "sqlite:///" + p.database()},
 		setting{"conductor", "automated_clean", "true"},
+		// The BareMetalHost controller owns the power state (spec.online):
+		// a host powered on or off behind Ironic's back is recorded, not
+		// forced back, as Metal3's own Ironic is configured.
+		setting{"conductor", "force_power_state_during_sync", "false"},
 		setting{"deploy", "http_url", in.httpURL},
 		setting{"deploy", "http_root", p.httpRoot()},
 		setting{"deploy", "erase_devices_priority", "0"},
