@@ -41,8 +41,9 @@
 // redfish_username/redfish_password, redfish_verify_ca false with
 // disableCertificateVerification, deploy_iso (Options.DeployISO) and
 // deploy_forces_oob_reboot (and image_download_source when
-// Options.ImageDownloadSource is set); boot interface redfish-virtual-media for both
-// redfish schemes (there is no PXE network), inspect, management, power,
+// Options.ImageDownloadSource is set); boot interface
+// redfish-virtual-media for both redfish schemes (there is no PXE
+// network), inspect, management, power,
 // RAID and BIOS redfish, deploy direct (ramdisk for a live ISO,
 // custom-agent for a custom deploy), automated_clean from
 // automatedCleaningMode, properties.capabilities boot_mode; a port with
@@ -91,9 +92,9 @@
 // Prepare writes properties.root_device and automated_clean. Hardware RAID
 // (spec.raid.hardwareRAIDVolumes) becomes target_raid_config and the
 // redfish RAID interface's delete_configuration and create_configuration
-// clean steps; software RAID needs the agent RAID interface and
-// spec.firmware vendor-specific BIOS attribute names, so both are an
-// ErrorMessage naming the field.
+// clean steps. Software RAID needs the agent RAID interface and agent
+// RAID steps, and spec.firmware (deprecated upstream) vendor-specific BIOS
+// attribute names: both are an ErrorMessage naming the field.
 //
 // Power goes through PUT states/power ("power on", "power off",
 // "soft power off", "rebooting", "soft rebooting"; soft with a 180 s
@@ -113,8 +114,8 @@
 // smallest disk of 4 GiB or more less 1 GiB), systemVendor.manufacturer
 // from properties.vendor (recorded when Ironic verifies the BMC), and nics
 // with the ports' MACs and pxe_enabled; no firmware version (Ironic 21.4
-// has no firmware API). With an
-// inventory, the CPU model, clock and flags, the disks (names, sizes,
+// has no firmware API). With an inventory, the CPU model, clock and
+// flags, the disks (names, sizes,
 // vendors, serials, WWNs), the NICs (names, IPs, speeds), the system
 // vendor, the firmware and the hostname come from it.
 //
