@@ -172,7 +172,9 @@
 // (Unreachable), held (Delay), resets answered 500 (FailResets), or 401
 // whatever the credentials (WrongCredentials); NoHeartbeat makes the
 // deploy agent the host starts next look its node up and never
-// heartbeat (for Ironic's timeouts). The service root and sessions are
+// heartbeat (for Ironic's timeouts); PowerLag answers and counts a reset
+// at once but applies it only after the lag, the system reporting its old
+// power state meanwhile (a slow BMC). The service root and sessions are
 // shared by all hosts and stay up.
 //
 // # Listener

@@ -76,6 +76,31 @@ func TestFaults(t *testing.T) {
 		}
 	})
 
+	t.Run("slow power", func(t *testing.T) {
+		s.SetFault(faulty, Fault{PowerLag: 3 * time.Second})
+		defer s.SetFault(faulty, Fault{})
+		before := mustState(t, s, faulty)
+		if before.PowerOn {
+			if _, err := c.Post(systemsPath+"/"+faulty+"/Actions/ComputerSystem.Reset", map[string]string{"ResetType": "ForceOff"}); err != nil {
+				t.Fatal(err)
+			}
+			waitState(t, s, faulty, "off", func(st HostState) bool { return !st.PowerOn })
+			before = mustState(t, s, faulty)
+		}
+		if err := reset(faulty); err != nil {
+			t.Fatal(err)
+		}
+		// Answered and counted at once; the system still reports off.
+		sys, err := schemas.GetComputerSystem(c, systemsPath+"/"+faulty)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st := mustState(t, s, faulty); st.Resets != before.Resets+1 || sys.PowerState != schemas.OffPowerState {
+			t.Errorf("just after a lagging reset: resets %d (before %d), PowerState %s, want counted and still Off", st.Resets, before.Resets, sys.PowerState)
+		}
+		waitState(t, s, faulty, "on after the lag", func(st HostState) bool { return st.PowerOn })
+	})
+
 	t.Run("wrong credentials", func(t *testing.T) {
 		s.SetFault(faulty, Fault{WrongCredentials: true})
 		basic := connect(t, base, testUser, testPassword, true)
@@ -92,4 +117,16 @@ func TestFaults(t *testing.T) {
 			t.Errorf("after clearing the fault: %v", err)
 		}
 	})
+}
+
+// waitState polls the host's state until ok, for 30 s.
+func waitState(t *testing.T, s *Server, host, what string, ok func(HostState) bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !ok(mustState(t, s, host)) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never %s: %+v", host, what, mustState(t, s, host))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

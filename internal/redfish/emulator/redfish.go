@@ -364,6 +364,20 @@ func (s *Server) resetSystem(w http.ResponseWriter, r *http.Request, h *hostEntr
 		writeError(w, &apiError{status: http.StatusInternalServerError, id: "InternalError", msg: "the reset failed"})
 		return
 	}
+	h.st.resets++
+	if lag := h.st.fault.PowerLag; lag > 0 {
+		s.mu.Unlock()
+		s.logger.Printf("%s: reset %s accepted, applied in %s (injected fault)", h.Name, resetType, lag)
+		time.AfterFunc(lag, func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if !s.closed {
+				s.reset(h, resetType)
+			}
+		})
+		noContent(w)
+		return
+	}
 	s.reset(h, resetType)
 	s.mu.Unlock()
 	noContent(w)

@@ -80,10 +80,10 @@ type nodeRef struct {
 // Reset types the systems accept.
 var resetTypes = []string{"On", "ForceOff", "GracefulShutdown", "ForceRestart", "GracefulRestart"}
 
-// reset applies an accepted ComputerSystem.Reset. Called with s.mu held.
+// reset applies an accepted ComputerSystem.Reset (the request counted it).
+// Called with s.mu held.
 func (s *Server) reset(h *hostEntry, resetType string) {
 	st := &h.st
-	st.resets++
 	switch resetType {
 	case "On":
 		if !st.power {
