@@ -42,7 +42,10 @@
 //
 // write_image downloads image_info.urls[0] (streamed, through
 // Config.ImageClient), verifies os_hash_algo/os_hash_value (else the
-// legacy md5 checksum), and writes it from the start of the root disk:
+// legacy md5 checksum; a checksum that is an http(s) URL is a checksum
+// file, as IPA reads one: the checksum alone, or "<checksum> <name>"
+// lines of which the image file's is taken), and writes it from the
+// start of the root disk:
 // the disk of properties.root_device's name, serial and size hints (size
 // in GiB, optionally with an operator: ==, >=, <=, >, <, !=), else, as
 // IPA, the smallest disk of at least 4 GiB. Only raw images are written:

@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path"
 	"strings"
 
 	"github.com/airshipit/airship-go/internal/configdrive"
@@ -120,6 +121,13 @@ func newHash(info imageInfo) (hash.Hash, string, error) {
 // download streams the image onto the disk, verifying its checksum.
 func (a *Agent) download(ctx context.Context, info imageInfo, disk Disk) error {
 	src := safeURL(info.URLs[0])
+	if isURL(info.Checksum) && (info.OSHashAlgo == "" || info.OSHashValue == "") {
+		sum, err := a.checksumFromURL(ctx, info.Checksum, info.URLs[0])
+		if err != nil {
+			return fmt.Errorf("image %s: %w", src, err)
+		}
+		info.Checksum = sum
+	}
 	h, want, err := newHash(info)
 	if err != nil {
 		return err
@@ -163,6 +171,60 @@ func (a *Agent) download(ctx context.Context, info imageInfo, disk Disk) error {
 	}
 	a.cfg.Logf("image %s: %d bytes verified (%s) on disk %s", src, written, algoName(info), disk.Name)
 	return nil
+}
+
+func isURL(s string) bool { return strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://") }
+
+// checksumFromURL downloads a checksum file, as IPA does for a checksum
+// that is a URL: a file holding only the checksum, or lines of
+// "<checksum> <name>" (also "*<name>"), the one naming the image's file.
+func (a *Agent) checksumFromURL(ctx context.Context, sumURL, imageURL string) (string, error) {
+	safe := safeURL(sumURL)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, sumURL, nil)
+	if err != nil {
+		return "", fmt.Errorf("checksum file %s: %w", safe, err)
+	}
+	resp, err := a.cfg.ImageClient.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("downloading the checksum file %s: %w", safe, redactErr(err, sumURL, safe))
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("downloading the checksum file %s: %s", safe, resp.Status)
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return "", fmt.Errorf("downloading the checksum file %s: %w", safe, err)
+	}
+	u, err := url.Parse(imageURL)
+	if err != nil {
+		return "", fmt.Errorf("image URL: %w", err)
+	}
+	sum := checksumFor(string(data), path.Base(u.Path))
+	if sum == "" {
+		return "", fmt.Errorf("checksum file %s has no checksum for %s", safe, path.Base(u.Path))
+	}
+	return sum, nil
+}
+
+// checksumFor finds the checksum of file name in a checksum file's text.
+func checksumFor(text, name string) string {
+	var lines []string
+	for _, l := range strings.Split(text, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) == 1 && !strings.ContainsAny(lines[0], " \t") {
+		return lines[0]
+	}
+	for _, l := range lines {
+		f := strings.Fields(l)
+		if len(f) == 2 && strings.TrimPrefix(f[1], "*") == name {
+			return f[0]
+		}
+	}
+	return ""
 }
 
 func algoName(info imageInfo) string {
