@@ -85,7 +85,7 @@ func testSeedQcow2(t *testing.T, inst *localironic.Instance) {
 	raw := seedImage(t, inst.HTTPRoot)
 	img := &metal3v1alpha1.Image{URL: inst.HTTPURL + "/seed.qcow2", Checksum: inst.HTTPURL + "/seed.qcow2.md5sum",
 		ChecksumType: metal3v1alpha1.MD5, DiskFormat: ptr("qcow2")}
-	seedFlow(t, inst, "local", img, raw)
+	seedFlow(t, inst, "local", metal3v1alpha1.CleaningModeDisabled, img, raw)
 }
 
 // testSeedRaw: a raw image the agent downloads itself
@@ -98,28 +98,29 @@ func testSeedRaw(t *testing.T, inst *localironic.Instance) {
 	sum := md5.Sum(raw) //nolint:gosec // see the import
 	img := &metal3v1alpha1.Image{URL: inst.HTTPURL + "/seed.raw", Checksum: hex.EncodeToString(sum[:]),
 		ChecksumType: metal3v1alpha1.MD5, DiskFormat: ptr("raw")}
-	seedFlow(t, inst, "http", img, raw)
+	seedFlow(t, inst, "http", metal3v1alpha1.CleaningModeMetadata, img, raw)
 }
 
-// seedFlow registers, inspects and prepares (with metadata cleaning) an
-// emulated host, provisions img with user-data and meta-data through
-// Ironic and the emulator's deploy agent, checks the host's disk (the
-// image's partition and a config-2 partition with the data), then
-// deprovisions with metadata cleaning and checks the partition table is
-// gone.
-func seedFlow(t *testing.T, inst *localironic.Instance, downloadSource string, img *metal3v1alpha1.Image, raw []byte) {
+// seedFlow registers, inspects and prepares an emulated host, provisions
+// img with user-data, meta-data and network-data through Ironic and the
+// emulator's deploy agent, checks the host's disk (the image's partition
+// and a config-2 partition with the data), then deprovisions: metadata
+// cleaning wipes the partition table, disabled cleaning leaves the disk
+// as it was.
+func seedFlow(t *testing.T, inst *localironic.Instance, downloadSource string, cleaning metal3v1alpha1.AutomatedCleaningMode,
+	img *metal3v1alpha1.Image, raw []byte,
+) {
 	b := newBench(t, inst, emulator.Host{Name: "node-0", Disks: []emulator.Disk{{Name: "sda", SizeGiB: 8}}})
 	b.fac = b.factory(inst, func(o *Options) { o.ImageDownloadSource = downloadSource })
 	h := b.host("node-0")
 	p := b.open(h)
-	metadata := metal3v1alpha1.CleaningModeMetadata
-	until(t, "register", time.Minute, register(p, provisioner.RegisterData{AutomatedCleaningMode: metadata}))
+	until(t, "register", time.Minute, register(p, provisioner.RegisterData{AutomatedCleaningMode: cleaning}))
 	until(t, "inspect", 2*time.Minute, func(ctx context.Context) (provisioner.Result, error) {
 		res, _, err := p.Inspect(ctx, provisioner.InspectData{})
 		return res, err
 	})
 	until(t, "prepare", 3*time.Minute, func(ctx context.Context) (provisioner.Result, error) {
-		return p.Prepare(ctx, provisioner.PrepareData{AutomatedCleaningMode: metadata})
+		return p.Prepare(ctx, provisioner.PrepareData{AutomatedCleaningMode: cleaning})
 	})
 	userData := []byte("#cloud-config\nhostname: node-0\n")
 	d := provisioner.ProvisionData{
@@ -144,13 +145,16 @@ func seedFlow(t *testing.T, inst *localironic.Instance, downloadSource string, i
 		t.Errorf("config drive: user-data %q, meta-data %s, network-data %s", cd.UserData, cd.MetaData, cd.NetworkData)
 	}
 	until(t, "deprovision", 5*time.Minute, func(ctx context.Context) (provisioner.Result, error) {
-		return p.Deprovision(ctx, provisioner.DeprovisionData{AutomatedCleaningMode: metadata})
+		return p.Deprovision(ctx, provisioner.DeprovisionData{AutomatedCleaningMode: cleaning})
 	})
 	disk, err = os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(disk[:seedPartStart], make([]byte, seedPartStart)) {
+	wiped := bytes.Equal(disk[:seedPartStart], make([]byte, seedPartStart))
+	if kept := bytes.Equal(disk[seedPartStart:seedPartEnd], raw[seedPartStart:seedPartEnd]); cleaning == metal3v1alpha1.CleaningModeDisabled && (wiped || !kept) {
+		t.Errorf("deprovisioning without cleaning changed the disk")
+	} else if cleaning == metal3v1alpha1.CleaningModeMetadata && !wiped {
 		t.Errorf("metadata cleaning left the disk's partition table")
 	}
 }
