@@ -98,7 +98,7 @@ func TestMachineLifecycle(t *testing.T) {
 	s.workerCluster(ns, cluster)
 	s.apply(ns, lifecycleData)
 	rack := func(r string) infrav1.Metal3MachineSpec {
-		spec := image
+		spec := s.machineSpec()
 		spec.HostSelector = infrav1.HostSelector{MatchLabels: map[string]string{"rack": r}}
 		return spec
 	}
@@ -116,7 +116,7 @@ func TestMachineLifecycle(t *testing.T) {
 	if err := s.worker(ns, cluster, "data-0", withData); err != nil {
 		t.Fatal(err)
 	}
-	s.eventually(2*time.Minute, "data-0 ready", func() (bool, string) {
+	s.eventually(5*time.Minute, "data-0 ready", func() (bool, string) {
 		c, m := s.m3mCondition(ns, "data-0", infrav1.ReadyCondition)
 		if m == nil || c == nil {
 			return false, "no Ready condition yet"
@@ -131,19 +131,24 @@ func TestMachineLifecycle(t *testing.T) {
 	if h.Spec.MetaData == nil || h.Spec.MetaData.Name != m.Status.MetaData.Name || h.Spec.NetworkData == nil || h.Spec.NetworkData.Name != m.Status.NetworkData.Name {
 		t.Errorf("host-0000 metaData %+v networkData %+v, want the rendered %+v %+v", h.Spec.MetaData, h.Spec.NetworkData, m.Status.MetaData, m.Status.NetworkData)
 	}
-	st, _ := s.emu.State("host-0000")
-	md, nd := string(st.Media.MetaData), string(st.Media.NetworkData)
+	// Ironic wrote the image and a config drive with the machine's data
+	// to host-0000's disk.
+	cd := s.provisionedDisk("host-0000", s.imageData)
+	md, nd := string(cd.MetaData), string(cd.NetworkData)
 	for _, want := range []string{"192.168.50.10", "data-0", "worker", strings.ToLower(hosts[0].NICs[0].MAC)} {
 		if !strings.Contains(strings.ToLower(md), strings.ToLower(want)) {
-			t.Errorf("the meta-data host-0000 booted with has no %q:\n%s", want, md)
+			t.Errorf("the meta-data of host-0000's config drive has no %q:\n%s", want, md)
 		}
 	}
 	if !strings.Contains(nd, "192.168.50.10") || !strings.Contains(nd, "192.168.50.1") {
-		t.Errorf("the network-data host-0000 booted with has not the pool's address and gateway:\n%s", nd)
+		t.Errorf("the network-data of host-0000's config drive has not the pool's address and gateway:\n%s", nd)
 	}
-	s.step("data-0 provisioned with meta-data and network-data from the template and pool")
+	if string(cd.UserData) != "#cloud-config\n" {
+		t.Errorf("the user-data of host-0000's config drive is %q, want the bootstrap data", cd.UserData)
+	}
+	s.step("data-0 provisioned through Ironic with meta-data and network-data from the template and pool")
 
-	s.eventually(2*time.Minute, "err-0 shows its host's error", func() (bool, string) {
+	s.eventually(5*time.Minute, "err-0 shows its host's error", func() (bool, string) {
 		c, _ := s.m3mCondition(ns, "err-0", infrav1.HostProvisionedCondition)
 		if c == nil {
 			return false, "no HostProvisioned condition"
@@ -153,7 +158,7 @@ func TestMachineLifecycle(t *testing.T) {
 	c, _ = s.m3mCondition(ns, "err-0", infrav1.HostProvisionedCondition)
 	s.step("err-0: %s", c.Message)
 	s.emu.SetFault("host-0001", emulator.Fault{})
-	s.eventually(3*time.Minute, "err-0 recovers", func() (bool, string) {
+	s.eventually(6*time.Minute, "err-0 recovers", func() (bool, string) {
 		c, m := s.m3mCondition(ns, "err-0", infrav1.ReadyCondition)
 		if c == nil {
 			return false, ""
@@ -185,7 +190,7 @@ func TestMachineLifecycle(t *testing.T) {
 	if err := s.worker(ns, cluster, "mid-0", rack("rack-2")); err != nil {
 		t.Fatal(err)
 	}
-	s.eventually(time.Minute, "host-0002 provisioning", func() (bool, string) {
+	s.eventually(3*time.Minute, "host-0002 provisioning", func() (bool, string) {
 		h := s.host(ns, "host-0002")
 		return h != nil && h.Status.Provisioning.State == metal3v1alpha1.StateProvisioning, string(h.Status.Provisioning.State)
 	})
@@ -194,7 +199,7 @@ func TestMachineLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.emu.SetFault("host-0002", emulator.Fault{})
-	s.eventually(3*time.Minute, "host-0002 released", func() (bool, string) {
+	s.eventually(6*time.Minute, "host-0002 released", func() (bool, string) {
 		h := s.host(ns, "host-0002")
 		err := s.c.Get(s.ctx, client.ObjectKey{Namespace: ns, Name: "mid-0"}, &infrav1.Metal3Machine{})
 		return apierrors.IsNotFound(err) && h.Spec.ConsumerRef == nil && h.Spec.Image == nil && h.Status.Provisioning.State == metal3v1alpha1.StateAvailable,
@@ -211,7 +216,7 @@ func TestMachineLifecycle(t *testing.T) {
 	if err := s.c.Delete(s.ctx, &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "data-0"}}); err != nil {
 		t.Fatal(err)
 	}
-	s.eventually(3*time.Minute, "data-0's host, data and address released", func() (bool, string) {
+	s.eventually(6*time.Minute, "data-0's host, data and address released", func() (bool, string) {
 		h := s.host(ns, "host-0000")
 		var addrs ipamv1.IPAddressList
 		if err := s.c.List(s.ctx, &addrs, client.InNamespace(ns)); err != nil {

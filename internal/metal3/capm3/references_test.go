@@ -2,7 +2,10 @@ package capm3_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -89,7 +92,7 @@ func TestMachineReferencesToOtherNamespaces(t *testing.T) {
 	for i, tt := range tests {
 		t.Run(tt.field, func(t *testing.T) {
 			name := fmt.Sprintf("m-%d", i)
-			spec := image
+			spec := s.machineSpec()
 			tt.set(&spec)
 			// The API server drops the policies a moment after their
 			// bindings are gone.
@@ -126,9 +129,13 @@ func TestMachineReferencesToOtherNamespaces(t *testing.T) {
 			if h.Spec.ConsumerRef != nil || h.Spec.Image != nil || h.Spec.UserData != nil {
 				t.Errorf("the host was claimed for a refused Metal3Machine: consumerRef %+v image %+v userData %+v", h.Spec.ConsumerRef, h.Spec.Image, h.Spec.UserData)
 			}
-			st, _ := s.emu.State(hosts[0].Name)
-			if strings.Contains(string(st.Media.UserData)+string(st.Media.MetaData)+string(st.Media.NetworkData), victim) {
-				t.Errorf("the BMC was sent the other namespace's Secret")
+			// Nothing was written to the host: its disk file is made
+			// only when first written.
+			if _, err := os.Stat(s.emu.DiskPath(hosts[0].Name, "sda")); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("the host's disk was written for a refused Metal3Machine (stat: %v)", err)
+			}
+			if st, _ := s.emu.State(hosts[0].Name); st.Media.Inserted || st.PowerOn {
+				t.Errorf("the host was booted for a refused Metal3Machine: %+v", st)
 			}
 			// Deleted, it goes: it holds nothing.
 			if err := s.c.Delete(s.ctx, m); err != nil {

@@ -21,11 +21,13 @@ import (
 )
 
 // seedDocs are the seed's "user provided" documents of Cluster test1,
-// applied as written but for three things the years since changed or the
+// applied as written but for four things the years since changed or the
 // test needs: the Machine's Kubernetes version (Cluster API v1.14's kubeadm
 // bootstrap provider does not render v1.17), spec.clusterName (required
-// since Cluster API v1alpha3) and the BMC address (the emulator, not
-// ipmi://). Bootstrap and infrastructure first: a Machine created before
+// since Cluster API v1alpha3), the BMC address (the emulator, not
+// ipmi://) and the image server (seedImageBase becomes the test Ironic's
+// image server, serving a small raw image under the seed's name with its
+// md5sum file). Bootstrap and infrastructure first: a Machine created before
 // them waits for a 30 s requeue.
 const seedDocs = `apiVersion: bootstrap.cluster.x-k8s.io/v1beta1
 kind: KubeadmConfig
@@ -102,13 +104,30 @@ func seedHost() emulator.Host {
 	return h
 }
 
+// seedImageBase is where the seed's documents find their image.
+const seedImageBase = "http://172.22.0.1/images/"
+
 // TestSeedFlow applies the seed's documents and checks the seed's "after
 // reconciliation" fields, set by the real Cluster API managers, this
-// provider, the BareMetalHost controller and the emulator booting the host
-// into the workload cluster named by its user-data.
+// provider, the BareMetalHost controller provisioning the host through
+// Ironic (the image and a config drive with the bootstrap data written to
+// its disk by the emulator's deploy agent) and the emulator booting the
+// host from that disk into the workload cluster named by its user-data.
 func TestSeedFlow(t *testing.T) {
 	host := seedHost()
 	s := startSite(t, []emulator.Host{host}, nil)
+	s.seedFlow(host)
+	s.step("seed fields checked")
+	noPassword(t, s, "metal3")
+}
+
+// seedFlow takes host (node-1) through the seed's documents in namespace
+// metal3 and checks the seed's "after reconciliation" fields.
+func (s *site) seedFlow(host emulator.Host) {
+	t := s.t
+	t.Helper()
+	_, imageData := serveImage(t, s.ironic, "bionic-server-cloudimg-amd64.img")
+	base := s.ironic.HTTPURL + "/"
 	const ns = "metal3"
 	s.namespace(ns)
 	s.hosts(ns, []emulator.Host{host}, nil)
@@ -122,10 +141,10 @@ func TestSeedFlow(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.workloadCA(ns, "test1")
-	s.apply(ns, strings.ReplaceAll(seedDocs, "API_ENDPOINT", s.workloadEndpoint()))
+	s.apply(ns, strings.NewReplacer("API_ENDPOINT", s.workloadEndpoint(), seedImageBase, base).Replace(seedDocs))
 	s.step("seed documents applied")
 
-	s.eventually(3*time.Minute, "Machine test1-controlplane-0 Running", func() (bool, string) {
+	s.eventually(6*time.Minute, "Machine test1-controlplane-0 Running", func() (bool, string) {
 		m := get(s, "cluster.x-k8s.io/v1beta2", "Machine", ns, "test1-controlplane-0")
 		m3m := get(s, "infrastructure.cluster.x-k8s.io/v1beta1", "Metal3Machine", ns, "test1-controlplane-0")
 		h := get(s, "metal3.io/v1alpha1", "BareMetalHost", ns, "node-1")
@@ -144,8 +163,8 @@ func TestSeedFlow(t *testing.T) {
 	if bmh.Spec.ConsumerRef == nil || *bmh.Spec.ConsumerRef != wantRef {
 		t.Errorf("host consumerRef = %+v, want %+v", bmh.Spec.ConsumerRef, wantRef)
 	}
-	if bmh.Spec.Image == nil || bmh.Spec.Image.URL != "http://172.22.0.1/images/bionic-server-cloudimg-amd64.img" ||
-		bmh.Spec.Image.Checksum != "http://172.22.0.1/images/bionic-server-cloudimg-amd64.img.md5sum" {
+	if bmh.Spec.Image == nil || bmh.Spec.Image.URL != base+"bionic-server-cloudimg-amd64.img" ||
+		bmh.Spec.Image.Checksum != base+"bionic-server-cloudimg-amd64.img.md5sum" {
 		t.Errorf("host image = %+v", bmh.Spec.Image)
 	}
 	machine := &clusterv1.Machine{}
@@ -160,10 +179,21 @@ func TestSeedFlow(t *testing.T) {
 		t.Errorf("host online %v, status poweredOn %v state %q operationalStatus %q goodCredentials %+v",
 			bmh.Spec.Online, bmh.Status.PoweredOn, bmh.Status.Provisioning.State, bmh.Status.OperationalStatus, bmh.Status.GoodCredentials)
 	}
-	// The emulator booted the image the host was given with its user-data.
-	st, _ := s.emu.State("node-1")
-	if st.Media.Image != bmh.Spec.Image.URL || !strings.Contains(string(st.Media.UserData), "kubeadm") {
-		t.Errorf("emulator saw image %q and user-data of %d bytes, want the Metal3Machine's image and the kubeadm bootstrap data", st.Media.Image, len(st.Media.UserData))
+	// Ironic wrote the image and a config drive with the bootstrap data to
+	// the host's disk; the host booted from it, its media ejected.
+	cd := s.provisionedDisk("node-1", imageData)
+	bootstrap := &corev1.Secret{}
+	if err := s.c.Get(s.ctx, client.ObjectKey{Namespace: ns, Name: bmh.Spec.UserData.Name}, bootstrap); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(cd.UserData), "kubeadm") || string(cd.UserData) != string(bootstrap.Data["value"]) {
+		t.Errorf("the config drive's user-data (%d bytes) is not the kubeadm bootstrap data of Secret %s", len(cd.UserData), bmh.Spec.UserData.Name)
+	}
+	if !strings.Contains(string(cd.MetaData), string(bmh.UID)) {
+		t.Errorf("the config drive's meta-data does not name the host's uid %s: %s", bmh.UID, cd.MetaData)
+	}
+	if st, _ := s.emu.State("node-1"); !st.PowerOn || !st.Booted || st.BootedFrom != "Hdd" || st.NodeDisk != "sda" || st.Media.Inserted {
+		t.Errorf("emulator: host %+v, want on, booted from its disk sda, its media ejected", st)
 	}
 
 	providerID := "metal3://" + string(bmh.UID)
@@ -177,11 +207,24 @@ func TestSeedFlow(t *testing.T) {
 	if !ownedBy(m3m.OwnerReferences, "Machine", "test1-controlplane-0") {
 		t.Errorf("Metal3Machine owners = %+v, want the Machine", m3m.OwnerReferences)
 	}
-	wantAddrs := []clusterv1.MachineAddress{
-		{Type: clusterv1.MachineInternalIP, Address: "172.22.0.10"},
-		{Type: clusterv1.MachineInternalIP, Address: "192.168.111.21"},
-		{Type: clusterv1.MachineHostName, Address: "node-1"},
-		{Type: clusterv1.MachineInternalDNS, Address: "node-1"},
+	// The seed's addresses (InternalIP 172.22.0.10 and 192.168.111.21,
+	// Hostname and InternalDNS node-1) came from ironic-inspector's in-band
+	// inspection. Ironic's redfish inspection reads the NICs' MACs only (no
+	// IP, no hostname): the machine's addresses are what status.hardware
+	// holds, and its NICs are the host's.
+	hw := bmh.Status.HardwareDetails
+	if hw == nil || !slices.ContainsFunc(hw.NIC, func(n metal3v1alpha1.NIC) bool { return n.MAC == host.NICs[0].MAC }) {
+		t.Fatalf("host status.hardware %+v lacks the boot NIC %s", hw, host.NICs[0].MAC)
+	}
+	var wantAddrs []clusterv1.MachineAddress
+	for _, n := range hw.NIC {
+		if n.IP != "" {
+			wantAddrs = append(wantAddrs, clusterv1.MachineAddress{Type: clusterv1.MachineInternalIP, Address: n.IP})
+		}
+	}
+	if hw.Hostname != "" {
+		wantAddrs = append(wantAddrs, clusterv1.MachineAddress{Type: clusterv1.MachineHostName, Address: hw.Hostname},
+			clusterv1.MachineAddress{Type: clusterv1.MachineInternalDNS, Address: hw.Hostname})
 	}
 	if !slices.Equal(m3m.Status.Addresses, wantAddrs) {
 		t.Errorf("Metal3Machine addresses = %+v, want %+v", m3m.Status.Addresses, wantAddrs)
@@ -227,8 +270,6 @@ func TestSeedFlow(t *testing.T) {
 	if node.Spec.ProviderID != providerID || node.Labels[infrav1.UUIDLabel] != string(bmh.UID) {
 		t.Errorf("workload Node providerID %q label %s=%q, want %s and the host's UID", node.Spec.ProviderID, infrav1.UUIDLabel, node.Labels[infrav1.UUIDLabel], providerID)
 	}
-	s.step("seed fields checked")
-	noPassword(t, s, ns)
 }
 
 func ownedBy(refs []metav1.OwnerReference, kind, name string) bool {

@@ -1,11 +1,15 @@
 package capm3_test
 
 import (
+	"bytes"
 	"context"
+	"crypto/md5" //nolint:gosec // the image's md5sum file, as a site gives one
+	"encoding/hex"
 	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +27,9 @@ import (
 
 	infrav1 "github.com/airshipit/airship-go/api/infrastructure/v1beta1"
 	ipamv1 "github.com/airshipit/airship-go/api/ipam/v1alpha1"
+	"github.com/airshipit/airship-go/internal/configdrive"
+	"github.com/airshipit/airship-go/internal/configdrive/configdrivetest"
+	"github.com/airshipit/airship-go/internal/localironic"
 	"github.com/airshipit/airship-go/internal/metal3/metal3operator"
 	"github.com/airshipit/airship-go/internal/redfish/emulator"
 	"github.com/airshipit/airship-go/internal/test/capienv"
@@ -34,15 +41,21 @@ import (
 const bmcPassword = "pw-capm3-Zq81"
 
 // site is a management cluster running the real Cluster API managers and
-// metal3-operator, a workload cluster (a second local control plane) and
-// the Redfish emulator.
+// metal3-operator driving a real local Ironic, a workload cluster (a
+// second local control plane) and the Redfish emulator, whose hosts
+// Ironic provisions through the emulator's deploy agent.
 type site struct {
 	mgmt, workload *testenv.Env
 	emu            *emulator.Server
-	c              client.Client
-	ctx            context.Context
-	start          time.Time
-	t              *testing.T
+	ironic         *localironic.Instance
+	// image is a small raw disk image with a GPT served by Ironic's image
+	// server, with its md5 checksum; imageData its bytes.
+	image     infrav1.Image
+	imageData []byte
+	c         client.Client
+	ctx       context.Context
+	start     time.Time
+	t         *testing.T
 }
 
 func (s *site) step(format string, args ...any) {
@@ -51,47 +64,147 @@ func (s *site) step(format string, args ...any) {
 }
 
 // startSite brings up the clusters, Cluster API with this provider
-// installed by clusterctl init from config/metal3/default, the operator
-// (all controllers) and an emulator of hosts.
+// installed by clusterctl init from config/metal3/default, a local Ironic,
+// the operator (all controllers) driving it and an emulator of hosts with
+// disks and the deploy agent.
 func startSite(t *testing.T, hosts []emulator.Host, mutate func(*metal3operator.Options)) *site {
 	t.Helper()
 	s := &site{t: t, start: time.Now(), ctx: t.Context()}
 	adds := []func(*runtime.Scheme) error{metal3v1alpha1.AddToScheme, infrav1.AddToScheme, ipamv1.AddToScheme, clusterv1.AddToScheme}
 	s.mgmt = testenv.StartFull(t, testenv.Options{Nodes: 1, AddToScheme: adds})
-	s.workload = testenv.StartFull(t, testenv.Options{Nodes: 1})
+	s.workload = testenv.StartFull(t, testenv.Options{Nodes: 1, AddToScheme: adds})
 	s.c = s.mgmt.Client
 	s.step("management and workload control planes up")
 	capienv.Init(t, s.mgmt, capienv.InitOptions{Infrastructure: map[string]string{"metal3": "config/metal3/default"}})
 	s.step("clusterctl init: core, kubeadm bootstrap and control plane, metal3")
 	capienv.Start(t, s.mgmt, capienv.Options{Name: "mgmt-"})
 	s.step("Cluster API managers running")
+	s.ironic = startIronic(t)
+	s.image, s.imageData = serveImage(t, s.ironic, "worker.img")
+	s.step("Ironic up")
 
 	var err error
-	s.emu, err = emulator.New(emulator.Config{Username: "admin", Password: bmcPassword, Hosts: hosts}, emulator.Options{Log: testLog{t}})
+	s.emu, err = emulator.New(emulator.Config{Username: "admin", Password: bmcPassword, Hosts: hosts},
+		emulator.Options{Log: testLog{t}, StateDir: t.TempDir(), HeartbeatInterval: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(func() {
+		cancel()
+		s.emu.Close()
+	})
 	if _, err := s.emu.Start(ctx, "127.0.0.1:0"); err != nil {
 		t.Fatal(err)
 	}
+	startOperator(t, s.mgmt, s.ironic, mutate)
+	return s
+}
+
+// startIronic starts a local Ironic tuned for a test of many hosts on a
+// small machine: every host's deploy agent heartbeats every 2 s, and
+// Ironic's periodic checks come often enough for the tests' limits.
+func startIronic(t *testing.T) *localironic.Instance {
+	t.Helper()
+	return testenv.Ironic(t, func(o *localironic.Options) {
+		o.Tuning = localironic.Tuning{
+			ConductorWorkers:               64,
+			SyncPowerStateInterval:         30 * time.Second,
+			CheckProvisionStateInterval:    10 * time.Second,
+			DeployCallbackTimeout:          5 * time.Minute,
+			CleanCallbackTimeout:           5 * time.Minute,
+			RedfishConnectionAttempts:      3,
+			RedfishConnectionRetryInterval: time.Second,
+		}
+	})
+}
+
+// startOperator runs metal3-operator (all controllers) against env until
+// the test ends, its BareMetalHost controller driving inst: the deploy
+// agent downloads images from their URLs, steps under way are looked at
+// every second.
+func startOperator(t *testing.T, env *testenv.Env, inst *localironic.Instance, mutate func(*metal3operator.Options)) {
+	t.Helper()
 	o := metal3operator.DefaultOptions()
 	o.SkipControllerNameValidation = true
 	o.MetricsAddr, o.ProbeAddr, o.LeaderElection = "0", "0", false
 	o.PowerPollInterval = 5 * time.Second
+	o.IronicEndpoint, o.DeployISO = inst.APIURL, inst.DeployISOURL
+	o.IronicImageDownloadSource = "http"
+	o.ProvisionPollInterval = time.Second
 	if mutate != nil {
 		mutate(&o)
 	}
+	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- metal3operator.Run(ctx, s.mgmt.Config, o, logr.Discard()) }()
+	go func() { done <- metal3operator.Run(ctx, env.Config, o, logr.Discard()) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("metal3-operator: %v", err)
 		}
-		s.emu.Close()
 	})
-	return s
+}
+
+// serveImage writes a raw disk image of 4 MiB with a GPT (one partition
+// of a known pattern) and its md5sum file (as a site gives one: "<sum>
+// <name>") into inst's image server, and returns it as a Metal3Machine
+// names it, the checksum given by value, with the image's bytes.
+func serveImage(t *testing.T, inst *localironic.Instance, name string) (infrav1.Image, []byte) {
+	t.Helper()
+	data := configdrivetest.GPTImage(t, filepath.Join(inst.HTTPRoot, name), 4<<20)
+	sum := md5.Sum(data) //nolint:gosec // the image's md5sum file, as a site gives one
+	if err := os.WriteFile(filepath.Join(inst.HTTPRoot, name+".md5sum"), []byte(hex.EncodeToString(sum[:])+"  "+name+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	md5Type, raw := "md5", "raw"
+	return infrav1.Image{URL: inst.HTTPURL + "/" + name, Checksum: hex.EncodeToString(sum[:]), ChecksumType: &md5Type, DiskFormat: &raw}, data
+}
+
+// machineSpec is a Metal3Machine's spec naming the site's image.
+func (s *site) machineSpec() infrav1.Metal3MachineSpec {
+	return infrav1.Metal3MachineSpec{Image: s.image}
+}
+
+// gptSignature is a GPT header's signature, at the disk's second sector.
+const gptSignature = "EFI PART"
+
+// provisionedDisk checks that Ironic wrote image (its bytes) to the
+// host's first disk, with a config drive partition, and returns the
+// config drive.
+func (s *site) provisionedDisk(host string, image []byte) configdrive.Data {
+	s.t.Helper()
+	path := s.emu.DiskPath(host, "sda")
+	f, err := os.Open(path)
+	if err != nil {
+		s.t.Fatalf("host %s's disk: %v", host, err)
+	}
+	defer func() { _ = f.Close() }()
+	// The image's partition (from 1 MiB) as written; its GPT gained the
+	// config drive's partition.
+	head := make([]byte, 2<<20)
+	if _, err := f.ReadAt(head, 0); err != nil {
+		s.t.Fatalf("reading host %s's disk: %v", host, err)
+	}
+	if string(head[512:520]) != gptSignature || !bytes.Equal(head[1<<20:], image[1<<20:2<<20]) {
+		s.t.Errorf("host %s's disk does not hold the image (GPT signature %q)", host, head[512:520])
+	}
+	st, err := f.Stat()
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	tbl, err := configdrive.ReadTable(f, st.Size())
+	if err != nil {
+		s.t.Fatalf("host %s's partition table: %v", host, err)
+	}
+	if !slices.ContainsFunc(tbl.Partitions, func(p configdrive.Partition) bool { return p.Name == configdrive.Label }) {
+		s.t.Errorf("host %s's disk has no config drive partition: %+v", host, tbl.Partitions)
+	}
+	d, err := configdrive.ReadDisk(f, st.Size())
+	if err != nil {
+		s.t.Fatalf("host %s's config drive: %v", host, err)
+	}
+	return d
 }
 
 type testLog struct{ t *testing.T }
@@ -110,7 +223,8 @@ func (s *site) namespace(name string) {
 }
 
 // hosts registers emulated hosts as BareMetalHosts in ns, with their BMC
-// Secrets, and waits until they are available. They carry the emulated
+// Secrets, and waits until they are available (enrolled in Ironic and
+// inspected). They carry the emulated
 // hosts' labels (rack) and labels.
 func (s *site) hosts(ns string, hosts []emulator.Host, labels map[string]string) {
 	s.t.Helper()
@@ -133,7 +247,7 @@ func (s *site) hosts(ns string, hosts []emulator.Host, labels map[string]string)
 			}
 		}
 	}
-	s.eventually(2*time.Minute, "hosts available", func() (bool, string) {
+	s.eventually(6*time.Minute, "hosts available", func() (bool, string) {
 		var list metal3v1alpha1.BareMetalHostList
 		if err := s.c.List(s.ctx, &list, client.InNamespace(ns)); err != nil {
 			return false, err.Error()
