@@ -6,4 +6,6 @@ import (
 	"github.com/airshipit/airship-go/bench/internal/harness"
 )
 
-func TestMain(m *testing.M) { harness.Main(m, nil) }
+func TestMain(m *testing.M) {
+	harness.Main(m, map[string]func() error{emulatorChild: runEmulatorChild})
+}

@@ -56,6 +56,17 @@ var Workloads = []Workload{
 		Full:  &Params{Size: 1000, Runs: 1, Timeout: 60 * time.Minute},
 	},
 	{
+		// Emulated hosts through a real local Ironic (bench/metal3,
+		// ironic_test.go): a few minutes at 100 hosts.
+		Name: "ironic-100", Package: "bench/metal3", Benchmark: "BenchmarkIronicHosts",
+		Short: &Params{Size: 100, Runs: 1, Timeout: 15 * time.Minute},
+		Full:  &Params{Size: 100, Runs: 1, Timeout: 15 * time.Minute},
+	},
+	{
+		Name: "ironic-1000", Package: "bench/metal3", Benchmark: "BenchmarkIronicHosts",
+		Full: &Params{Size: 1000, Runs: 1, Timeout: 45 * time.Minute},
+	},
+	{
 		// Machines on emulated hosts under the real Cluster API managers,
 		// each side with its own two control planes: about 2.5 minutes at
 		// 100 machines, 5.5 at 300. 1,000 takes 15 to 20 minutes, most of
