@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Undoes `make demo`: stops the local processes a running demo started
-# (listed in its pids file), both local control planes, and removes the
-# directories the demo wrote: ~/.airship/local, ~/.airship/local-target and
-# ${TMPDIR:-/tmp}/airship-demo. Nothing else is touched; running it twice,
-# or with no demo, is fine.
+# (listed in its pids file), its two local Ironics (`airshipctl ironic
+# local down`: the processes their state directories recorded), both local
+# control planes, and removes the directories the demo wrote:
+# ~/.airship/local, ~/.airship/local-target and ${TMPDIR:-/tmp}/airship-demo
+# (which holds the Ironics' state and the emulated hosts' disks). Nothing
+# else is touched; running it twice, or with no demo, is fine.
 #
 # Usage: hack/demo-down.sh               everything above
-#        hack/demo-down.sh --processes   only stop the local processes (hack/demo.sh
-#                                        does this before starting its own)
+#        hack/demo-down.sh --processes   only stop the local processes and the Ironics
+#                                        (hack/demo.sh does this before starting its own)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -34,6 +36,13 @@ if [[ -f "${logs}/pids" ]]; then
   done
   rm -f "${logs}/pids"
 fi
+# The Ironics keep their state directories (database, logs) until the
+# directory goes below; a later `make demo` starts them again on it.
+for dir in "${logs}/ironic" "${logs}/ironic-target"; do
+  if [[ -f "${dir}/state.json" ]]; then
+    "${airshipctl}" ironic local down --state-dir "${dir}"
+  fi
+done
 if [[ "${1:-}" == "--processes" ]]; then
   exit 0
 fi

@@ -4,15 +4,20 @@
 # CRDs, a workload, Helm charts deployed by the Armada operator, Cluster API
 # with this project's bare-metal provider, the site's hosts served by the
 # Redfish emulator, the hosts SIP picks for the target cluster, and that
-# cluster's control plane and workers provisioned on them through Redfish,
-# their Nodes joining the target cluster, Promenade's core-component charts
-# deployed onto them through Armada, and the site's charts deployed into it.
+# cluster's control plane and workers provisioned on them through Ironic
+# (the site's image and a config drive written to the hosts' disks), their
+# Nodes joining the target cluster, Promenade's core-component charts
+# deployed onto them through Armada, the pivot, after which the target
+# cluster's metal3-operator and Ironic adopt the provisioned hosts without
+# touching them, and the site's charts deployed into the target cluster.
 #
 # kwok runs no containers, so the operators the site's manifests deploy as
-# Deployments run here as local processes this script starts. They keep
-# running after it returns, like the two clusters, so that the site goes on
-# reconciling (power a host off, edit a BareMetalHost, and watch); `make
-# demo-down` stops them, and a second `make demo` replaces them.
+# Deployments run here as local processes this script starts, and each
+# cluster's metal3-operator drives a local Ironic (`airshipctl ironic local
+# up`). They keep running after it returns, like the two clusters, so that
+# the site goes on reconciling (power a host off, edit a BareMetalHost, and
+# watch); `make demo-down` stops them, and a second `make demo` replaces
+# them.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -26,9 +31,18 @@ unset AIRSHIP_LOCAL_STATE_DIR KUBECONFIG
 ephemeral_dir="${HOME}/.airship/local"
 target_dir="${HOME}/.airship/local-target"
 kubeconfig="${ephemeral_dir}/kubeconfig"
-# Logs, the render cache and Promenade's output; `make demo-down` removes
-# this directory and the two state directories, and nothing else.
+# Logs, the render cache, Promenade's output, the two Ironics' state
+# directories and the hosts' disks; `make demo-down` removes this directory
+# and the two clusters' state directories, and nothing else.
 logs="${TMPDIR:-/tmp}/airship-demo"
+# The ephemeral cluster's Ironic (API 127.0.0.1:6385, image server
+# 127.0.0.1:6180, which also serves the site's node image: the URL of
+# examples/site/function/k8scontrol and workers) and the target cluster's
+# (6386, 6181), which takes the provisioned hosts over after the pivot.
+ironic_dir="${logs}/ironic"
+ironic_target_dir="${logs}/ironic-target"
+# The emulated hosts' disks, sparse files (<host>/<disk>.img).
+disks="${logs}/disks"
 mkdir -p "${logs}"
 export AIRSHIP_RENDER_CACHE_DIR="${logs}/render-cache"
 # What the site-pki phase's last run did (its script changes nothing a
@@ -78,6 +92,33 @@ start() {
 }
 local_flags=(--kubeconfig "${kubeconfig}" --leader-elect=false --metrics-bind-address=0 --health-probe-bind-address=0)
 
+# The two Ironics, in the background until `make demo-down` (localironic
+# records their processes in each state directory's state.json, not in
+# ${logs}/pids). Their power sync reads every host's power state every
+# 10 s; neither forces it back (the BareMetalHost controller owns it).
+phase "two local Ironics: the ephemeral cluster's on 127.0.0.1:6385, the target cluster's on 127.0.0.1:6386"
+ironic_up() {
+  local dir="$1" api="$2" http="$3"
+  "${airshipctl}" ironic local up --state-dir "${dir}" --api-port "${api}" --http-port "${http}" --sync-power-state-interval 10s
+}
+ironic_up "${ironic_dir}" 6385 6180 >"${logs}/ironic-up.out" 2>&1 &
+up_ephemeral=$!
+ironic_up "${ironic_target_dir}" 6386 6181 >"${logs}/ironic-target-up.out" 2>&1 &
+up_target=$!
+status=0
+wait "${up_ephemeral}" || status=1
+wait "${up_target}" || status=1
+cat "${logs}/ironic-up.out" "${logs}/ironic-target-up.out"
+((status == 0)) || { echo "a local Ironic did not start"; exit 1; }
+# The site's node image, served by the ephemeral Ironic's image server
+# with its sha256sum file: a small GPT disk as qcow2 (hack/site-image). The
+# conductor downloads it, checks it against the checksum file and converts
+# it to raw; the hosts' deploy agent writes it and a config drive.
+go build -o bin/site-image ./hack/site-image
+bin/site-image --out "${ironic_dir}/http/images/site-node.qcow2"
+ironic_flags=(--ironic-endpoint http://127.0.0.1:6385 --deploy-iso http://127.0.0.1:6180/deploy.iso --provision-poll-interval=2s)
+ironic_target_flags=(--ironic-endpoint http://127.0.0.1:6386 --deploy-iso http://127.0.0.1:6181/deploy.iso --provision-poll-interval=2s)
+
 phase "local processes in place of the site's Deployments"
 go build -o bin/capi-managers ./hack/capi-managers
 # The site's charts/ directory stands in for an in-cluster operator's /charts volume.
@@ -89,11 +130,13 @@ start capi-managers "" bin/capi-managers --kubeconfig "${kubeconfig}" --log-dir 
 # (127.0.0.1:8000, see examples/site/function/hosts/emulator.yaml). A host
 # booted with Cluster API's user-data registers as a Node of the cluster
 # the user-data names; anything else becomes a Node of the ephemeral cluster.
+# Their disks are sparse files under ${disks}, kept across runs.
 start redfish-emulator serving bin/redfish-emulator --config examples/site/function/hosts/emulator.yaml \
-  --listen 127.0.0.1:8000 --target-kubeconfig "${kubeconfig}"
+  --listen 127.0.0.1:8000 --target-kubeconfig "${kubeconfig}" --state-dir "${disks}"
 # Every controller: BareMetalHosts, and the Cluster API provider once
 # Cluster API's CRDs are in.
-start metal3-operator "" bin/metal3-operator "${local_flags[@]}" --power-poll-interval=10s
+# metal3-operator's BareMetalHost controller drives the ephemeral Ironic.
+start metal3-operator "" bin/metal3-operator "${local_flags[@]}" --power-poll-interval=10s "${ironic_flags[@]}"
 start sip-operator "" bin/sip-operator "${local_flags[@]}"
 # The target cluster's own operators: after the pivot (clusterctl-move) it
 # manages its machines, hosts and SIPCluster itself; its Armada operator
@@ -102,7 +145,7 @@ start sip-operator "" bin/sip-operator "${local_flags[@]}"
 # and the workload-target phase's charts.
 target_flags=(--kubeconfig "${target_dir}/kubeconfig" --leader-elect=false --metrics-bind-address=0 --health-probe-bind-address=0)
 start capi-managers-target "" bin/capi-managers --kubeconfig "${target_dir}/kubeconfig" --log-dir "${logs}/target"
-start metal3-operator-target "" bin/metal3-operator "${target_flags[@]}" --power-poll-interval=10s
+start metal3-operator-target "" bin/metal3-operator "${target_flags[@]}" --power-poll-interval=10s "${ironic_target_flags[@]}"
 start sip-operator-target "" bin/sip-operator "${target_flags[@]}"
 start armada-operator-target "" bin/armada-operator "${target_flags[@]}" --chart-root examples/site/function/armada-site \
   --chart-mount /opt/promenade/charts=charts/promenade
@@ -131,6 +174,55 @@ kubectl -n armada-site get act,amf
 # Promenade's core components, each anchor on the Nodes labelled for it.
 kubectl -n kube-system get act,amf
 kubectl -n kube-system get daemonsets,deployments
+
+# The pivot handed the provisioned hosts to the target cluster's
+# metal3-operator, whose Ironic had never seen them: it adopts them (its
+# own node, active, the host's image) and sends nothing to the hosts.
+# Waits until each provisioned host's status names an active node of the
+# target Ironic and the host booted its disk, then reads the emulator's
+# log: each host booted its disk once (after the deploy; on a later run,
+# when the target cluster powered it on again, the restarted emulator's
+# hosts being off) and was sent no power, boot or media request since; a
+# reprovision or a power cycle after the pivot fails here.
+phase "the pivot: the target cluster's Ironic adopted the provisioned hosts, which nobody touched since they booted"
+ironic_node() {
+  curl -fsS --max-time 10 -H 'X-OpenStack-Ironic-API-Version: 1.82' "http://127.0.0.1:6386/v1/nodes/$1?fields=name,provision_state,power_state" 2>/dev/null || true
+}
+adopted=""
+for _ in $(seq 60); do
+  hosts=$(kubectl -n metal3 get bmh -o jsonpath='{range .items[*]}{.metadata.name}={.spec.consumerRef.name}={.status.provisioning.state}={.status.provisioning.ID}{"\n"}{end}')
+  adopted=yes
+  while IFS='=' read -r host consumer state id; do
+    [[ -n "${host}" && -n "${consumer}" ]] || continue
+    if [[ "${state}" != provisioned ]] || [[ "$(ironic_node "${id}" | jq -r .provision_state)" != active ]] ||
+      ! grep -q "^redfish-emulator: ${host}: booted from Hdd" "${logs}/redfish-emulator.log"; then
+      adopted=""
+    fi
+  done <<<"${hosts}"
+  [[ -n "${adopted}" ]] && break
+  sleep 2
+done
+if [[ -z "${adopted}" ]]; then
+  echo "the target cluster's hosts were not all provisioned, adopted by its Ironic and booted within 2 minutes:"
+  printf '%s\n' "${hosts}"
+  exit 1
+fi
+untouched=0
+while IFS='=' read -r host consumer _ id; do
+  [[ -n "${host}" && -n "${consumer}" ]] || continue
+  lines=$(grep -F "redfish-emulator: ${host}: " "${logs}/redfish-emulator.log" || true)
+  boots=$(grep -c ": booted from Hdd" <<<"${lines}" || true)
+  since=$(sed -n '/: booted from Hdd/,$p' <<<"${lines}" | tail -n +2 | grep -E ": (power on|power off|media inserted|media ejected|boot override)" || true)
+  node=$(ironic_node "${id}" | jq -r '"\(.name) \(.provision_state), \(.power_state)"')
+  if [[ "${boots}" != 1 || -n "${since}" ]]; then
+    echo "${host} (${consumer}): booted its disk ${boots} times since the emulator started; after its first boot:"
+    printf '%s\n' "${since}"
+    untouched=1
+    continue
+  fi
+  echo "${host} (${consumer}): target Ironic node ${node}; booted its disk once, nothing sent to it since"
+done <<<"${hosts}"
+((untouched == 0)) || { echo "the pivot touched a provisioned host (see ${logs}/redfish-emulator.log)"; exit 1; }
 unset KUBECONFIG
 
 phase "Promenade's node scripts from the site PKI (${PROMENADE_OUTPUT_DIR}/scripts)"
@@ -147,7 +239,9 @@ Both clusters keep running. Look at them with:
 Stop them and remove what the demo wrote (${ephemeral_dir},
 ${target_dir}, ${logs}) with:
   make demo-down
-The operators, Cluster API's managers and the Redfish emulator keep running
-too (their logs are in ${logs}): power a host off or edit a BareMetalHost
-and watch the site put it right.
+The operators, Cluster API's managers, the two Ironics and the Redfish
+emulator keep running too (their logs are in ${logs}, the Ironics' in
+${ironic_dir}/logs and ${ironic_target_dir}/logs, the hosts' disks in
+${disks}): power a host off or edit a BareMetalHost and watch the site put
+it right.
 EOF

@@ -15,23 +15,37 @@ import (
 	"time"
 
 	"github.com/airshipit/airship-go/internal/cluster/local"
+	"github.com/airshipit/airship-go/internal/configdrive"
+	"github.com/airshipit/airship-go/internal/localironic"
 	"github.com/airshipit/airship-go/internal/test/testenv"
+	"github.com/airshipit/airship-go/internal/test/testtool"
 )
+
+// demoAddrs are the demo's fixed addresses: the emulated BMCs, the target
+// cluster's API server, the two Ironics' APIs and image servers.
+var demoAddrs = []string{"127.0.0.1:8000", "127.0.0.1:16443", "127.0.0.1:6385", "127.0.0.1:6386", "127.0.0.1:6180", "127.0.0.1:6181"}
 
 // TestDemoAndDemoDown runs the README's demo as `make demo` does after its
 // set-up and build steps (hack/demo.sh from the repository root, with a
-// fresh HOME and TMPDIR), runs the commands it prints, and then
-// `make demo-down`'s script: every process gone, the directories the demo
-// wrote removed, and nothing else. It uses the demo's fixed addresses,
-// 127.0.0.1:8000 (the emulated BMCs) and 127.0.0.1:16443 (the target
-// cluster).
+// fresh HOME and TMPDIR), runs the commands it prints, checks that the
+// target cluster's hosts were provisioned through Ironic (each one's disk
+// file holds the site's image and a config drive with its user-data) and
+// left alone by the pivot, and then runs `make demo-down`'s script: every
+// process gone, the two Ironics included, the directories the demo wrote
+// removed, and nothing else. It uses the demo's fixed addresses
+// (demoAddrs).
 func TestDemoAndDemoDown(t *testing.T) {
 	requireBinaries(t)
+	for _, bin := range []string{localironic.DefaultIronicBinary, localironic.DefaultDBSyncBinary} {
+		if _, err := os.Stat(bin); err != nil {
+			testtool.Missing(t, "Ironic is not installed (%s is missing): run `bash hack/setup.sh` as root", bin)
+		}
+	}
 	root, err := testenv.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, addr := range []string{"127.0.0.1:8000", "127.0.0.1:16443"} {
+	for _, addr := range demoAddrs {
 		if c, err := (&net.Dialer{Timeout: time.Second}).DialContext(t.Context(), "tcp", addr); err == nil {
 			_ = c.Close() // only probed
 			t.Fatalf("%s is in use; the demo needs it (is a demo running? make demo-down stops it)", addr)
@@ -109,6 +123,31 @@ func TestDemoAndDemoDown(t *testing.T) {
 		}
 	}
 
+	logs := filepath.Join(tmp, "airship-demo")
+	provisioned := provisionedHosts(t, shell, filepath.Join(home, ".airship", "local-target", "kubeconfig"))
+	// The demo says it checked the pivot, one line per provisioned host.
+	for host, consumer := range provisioned {
+		line := regexp.MustCompile(`(?m)^` + host + ` \(` + regexp.QuoteMeta(consumer) + `\): target Ironic node metal3~` + host + ` active, power on; booted its disk once, nothing sent to it since$`)
+		if !line.MatchString(demo.stdout) {
+			t.Errorf("the demo does not report %s (%s) adopted by the target Ironic and untouched", host, consumer)
+		}
+	}
+	expectUntouchedSinceBoot(t, filepath.Join(logs, "redfish-emulator.log"), provisioned)
+	for host := range provisioned {
+		expectProvisionedDisk(t, filepath.Join(logs, "disks", host, "sda.img"))
+	}
+	// The Ironics' processes, to be gone after demo-down.
+	var ironicPIDs []int
+	for _, dir := range []string{"ironic", "ironic-target"} {
+		st, err := localironic.GetStatus(filepath.Join(logs, dir))
+		if err != nil || !st.Running {
+			t.Fatalf("the demo's Ironic in %s is not running: %+v %v", dir, st, err)
+		}
+		for _, p := range st.Processes {
+			ironicPIDs = append(ironicPIDs, p.PID)
+		}
+	}
+
 	// The site goes on reconciling after the demo returned: a host powered
 	// off behind the operators' back is powered on again (spec.online).
 	expectPoweredOnAgain(t, "node01")
@@ -127,8 +166,14 @@ func TestDemoAndDemoDown(t *testing.T) {
 			t.Errorf("demo-down touched %s: %q %v", k, data, err)
 		}
 	}
-	// cluster local down returns once the processes exited.
-	for _, addr := range []string{"127.0.0.1:8000", "127.0.0.1:16443"} {
+	// ironic local down and cluster local down return once the processes
+	// exited.
+	for _, pid := range ironicPIDs {
+		if !processGone(pid) {
+			t.Errorf("Ironic's process %d still runs after demo-down", pid)
+		}
+	}
+	for _, addr := range demoAddrs {
 		if c, err := (&net.Dialer{Timeout: time.Second}).DialContext(t.Context(), "tcp", addr); err == nil {
 			_ = c.Close() // only probed
 			t.Errorf("%s still answers after demo-down", addr)
@@ -170,5 +215,96 @@ func expectPoweredOnAgain(t *testing.T, host string) {
 			t.Fatalf("%s was not powered on again within 2 minutes of the demo's end: %s", host, body)
 		}
 		time.Sleep(time.Second)
+	}
+}
+
+// provisionedHosts lists the target cluster's provisioned BareMetalHosts
+// with the Machine's name consuming each; the demo provisions three (the
+// control plane's and two workers').
+func provisionedHosts(t *testing.T, shell func(string) result, kubeconfig string) map[string]string {
+	t.Helper()
+	r := shell("KUBECONFIG=" + kubeconfig + ` kubectl -n metal3 get bmh -o jsonpath='{range .items[*]}{.metadata.name}={.spec.consumerRef.name}={.status.provisioning.state} {end}'`)
+	if r.code != 0 {
+		t.Fatalf("listing the target cluster's hosts: %s", r.stdout)
+	}
+	hosts := map[string]string{}
+	for _, f := range strings.Fields(r.stdout) {
+		parts := strings.Split(f, "=")
+		if len(parts) == 3 && parts[1] != "" {
+			if parts[2] != "provisioned" {
+				t.Errorf("host %s, claimed by %s, is %s in the target cluster, want provisioned", parts[0], parts[1], parts[2])
+			}
+			hosts[parts[0]] = parts[1]
+		}
+	}
+	if len(hosts) != 3 {
+		t.Fatalf("claimed hosts in the target cluster: %v, want three (%s)", hosts, r.stdout)
+	}
+	return hosts
+}
+
+// expectUntouchedSinceBoot reads the emulator's log: each provisioned host
+// was deployed by the ephemeral cluster's Ironic (its deploy ISO, on the
+// image server at 6180), booted its disk exactly once, and got no power,
+// boot override or media request after that boot; no media of the target
+// cluster's Ironic (6181) ever reached it. A reprovision or a power cycle
+// by either cluster after the deploy, the pivot included, fails here.
+func expectUntouchedSinceBoot(t *testing.T, logFile string, hosts map[string]string) {
+	t.Helper()
+	data, err := os.ReadFile(logFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	touch := regexp.MustCompile(`^(power on|power off|media inserted|media ejected|boot override)`)
+	for host := range hosts {
+		prefix := "redfish-emulator: " + host + ": "
+		var boots, deployISO int
+		var since []string
+		for _, line := range strings.Split(string(data), "\n") {
+			rest, ok := strings.CutPrefix(line, prefix)
+			switch {
+			case !ok:
+			case strings.HasPrefix(rest, "booted from Hdd"):
+				boots++
+			case strings.HasPrefix(rest, "media inserted: http://127.0.0.1:6181/"):
+				t.Errorf("%s got the target Ironic's media: %s", host, line)
+			case strings.HasPrefix(rest, "media inserted: http://127.0.0.1:6180/deploy.iso"):
+				deployISO++
+			case boots > 0 && touch.MatchString(rest):
+				since = append(since, rest)
+			}
+		}
+		if boots != 1 || len(since) > 0 || deployISO == 0 {
+			t.Errorf("%s: booted its disk %d times (want 1), deploy ISO of the ephemeral Ironic inserted %d times (want some), requests after its boot: %q", host, boots, deployISO, since)
+		}
+	}
+}
+
+// expectProvisionedDisk checks a provisioned host's disk file: the site's
+// image (hack/site-image: a GPT whose partition 1 starts with its text at
+// sector 2048) and a config drive holding Cluster API's kubeadm user-data.
+func expectProvisionedDisk(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Errorf("the provisioned host's disk: %v", err)
+		return
+	}
+	defer func() { _ = f.Close() }() // read only
+	head := make([]byte, 2048*512+64)
+	if _, err := f.ReadAt(head, 0); err != nil {
+		t.Errorf("reading %s: %v", path, err)
+		return
+	}
+	if string(head[512:520]) != "EFI PART" || !strings.HasPrefix(string(head[2048*512:]), "airship example site node image") {
+		t.Errorf("%s does not hold the site's image (GPT header %q, partition 1 starting %q)", path, head[512:520], head[2048*512:2048*512+32])
+	}
+	d, err := configdrive.ReadFile(path)
+	if err != nil {
+		t.Errorf("%s holds no config drive: %v", path, err)
+		return
+	}
+	if !strings.Contains(string(d.UserData), "kubeadm") {
+		t.Errorf("the config drive of %s holds no kubeadm user-data (%d bytes)", path, len(d.UserData))
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/airshipit/airship-go/internal/cluster/local"
+	"github.com/airshipit/airship-go/internal/localironic"
 	"github.com/airshipit/airship-go/internal/phase/executor"
 	"github.com/airshipit/airship-go/internal/test/testenv"
 	"github.com/airshipit/airship-go/internal/test/testtool"
@@ -221,6 +222,19 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 	// The target cluster's API server on a free port, not the demo's 16443.
 	targetPort := freePort(t)
 	replaceIn(t, filepath.Join(sites, "site", "function", "k8scontrol", "cluster.yaml"), "port: 16443", fmt.Sprintf("port: %d", targetPort))
+	// Each cluster's metal3-operator drives an Ironic of its own, as in the
+	// demo, on free ports; the ephemeral one's image server serves the
+	// site's node image (hack/site-image) with its checksum file, at the
+	// URL the copy's Metal3Machines name instead of the demo's.
+	tuning := func(o *localironic.Options) { o.Tuning.SyncPowerStateInterval = 10 * time.Second }
+	ironicEphemeral, ironicTarget := testenv.Ironic(t, tuning), testenv.Ironic(t, tuning)
+	image := ironicEphemeral.HTTPURL + "/images/site-node.qcow2"
+	if r := runEnv(t, nil, buildPath(t, "site-image", "./hack/site-image"), "--out", filepath.Join(ironicEphemeral.HTTPRoot, "images", "site-node.qcow2")); r.code != 0 {
+		t.Fatalf("site-image: %s%s", r.stdout, r.stderr)
+	}
+	for _, f := range []string{filepath.Join("k8scontrol", "controlplane.yaml"), filepath.Join("workers", "workers.yaml")} {
+		replaceIn(t, filepath.Join(sites, "site", "function", f), "http://127.0.0.1:6180/images/site-node.qcow2", image)
+	}
 	conf := filepath.Join(sites, "site", "airship-config.yaml")
 	// Markers where credentials go (see planted), looked for once the
 	// plan ran.
@@ -293,9 +307,14 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 	// the copy's hosts.yaml for that port (the site's names the demo's,
 	// 127.0.0.1:8000); hosts that boot become Nodes of the cluster.
 	hostsDir := filepath.Join(sites, "site", "function", "hosts")
+	disks := t.TempDir()
 	logs["redfish-emulator"] = start(t, "redfish-emulator", "serving 6 hosts at http://127.0.0.1:", emulatorBin, "--config", filepath.Join(hostsDir, "emulator.yaml"),
-		"--listen", "127.0.0.1:0", "--manifests", filepath.Join(hostsDir, "hosts.yaml"), "--namespace", "metal3", "--target-kubeconfig", kubeconfig)
-	logs["metal3-operator"] = start(t, "metal3-operator", "", metal3Bin, "--kubeconfig", kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0")
+		"--listen", "127.0.0.1:0", "--manifests", filepath.Join(hostsDir, "hosts.yaml"), "--namespace", "metal3", "--target-kubeconfig", kubeconfig, "--state-dir", disks)
+	ironicFlags := func(inst *localironic.Instance) []string {
+		return []string{"--ironic-endpoint", inst.APIURL, "--deploy-iso", inst.DeployISOURL, "--provision-poll-interval=2s"}
+	}
+	logs["metal3-operator"] = start(t, "metal3-operator", "", metal3Bin, append([]string{"--kubeconfig", kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0"},
+		ironicFlags(ironicEphemeral)...)...)
 	// Cluster API's managers, once clusterctl-init-ephemeral installed them.
 	capiLogs, capiTargetLogs := t.TempDir(), t.TempDir()
 	logs["capi-managers"] = start(t, "capi-managers", "waiting for clusterctl init", buildPath(t, "capi-managers", "./hack/capi-managers"), "--kubeconfig", kubeconfig, "--log-dir", capiLogs)
@@ -308,7 +327,8 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 	// After the pivot the target cluster manages itself: its own Cluster
 	// API managers, metal3-operator and sip-operator.
 	logs["capi-managers (target)"] = start(t, "capi-managers (target)", "waiting for clusterctl init", buildPath(t, "capi-managers", "./hack/capi-managers"), "--kubeconfig", targetKubeconfig, "--log-dir", capiTargetLogs)
-	logs["metal3-operator (target)"] = start(t, "metal3-operator (target)", "", metal3Bin, "--kubeconfig", targetKubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0")
+	logs["metal3-operator (target)"] = start(t, "metal3-operator (target)", "", metal3Bin, append([]string{"--kubeconfig", targetKubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0"},
+		ironicFlags(ironicTarget)...)...)
 	logs["sip-operator (target)"] = start(t, "sip-operator (target)", "", sipBin, "--kubeconfig", targetKubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0")
 
 	r := airship("plan", "run", "deploy-local")
@@ -322,7 +342,8 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 	// no marker where it must not be.
 	t.Cleanup(func() {
 		leak.scanLeaks(t, leakScan{bin: bin, env: env, phases: phases, logs: logs, runs: runs, kubectl: kubectl,
-			logDirs:  []string{capiLogs, capiTargetLogs, filepath.Join(home, ".airship", "local", "logs"), filepath.Join(targetDir, "logs")},
+			logDirs: []string{capiLogs, capiTargetLogs, filepath.Join(home, ".airship", "local", "logs"), filepath.Join(targetDir, "logs"),
+				filepath.Dir(ironicEphemeral.LogFile), filepath.Dir(ironicTarget.LogFile)},
 			clusters: map[string]string{"ephemeral-cluster": kubeconfig, "target-cluster": targetKubeconfig},
 			cacheDir: filepath.Join(home, "cache")})
 	})
@@ -380,11 +401,11 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 	})
 
 	// The hosts phase waited for metal3-operator: every host registered
-	// and inspected through its BMC; the power phase found every host on
+	// and inspected through Ironic; the power phase found every host on
 	// through its BMC. Then the machines took one control-plane host and
-	// the two active workers, which booted the site's image; the other
-	// hosts stay available. All of it moved with the hosts.
-	const image = "http://172.22.0.1/images/ubuntu-24.04-k8s.qcow2"
+	// the two active workers, on which Ironic wrote the site's image, and
+	// which booted it; the other hosts stay available. All of it moved with
+	// the hosts.
 	hostStates := map[string]string{}
 	for _, line := range strings.Fields(kc(targetKubeconfig, "-n", "metal3", "get", "bmh", "-o",
 		`jsonpath={range .items[*]}{.metadata.name}={.metadata.labels.sip\.airshipit\.org/node-type}/{.status.provisioning.state}/{.status.operationalStatus}/{.status.hardware.cpu.count}/{.status.poweredOn}/{.status.provisioning.image.url}/{.spec.consumerRef.name} {end}`)) {
@@ -413,6 +434,13 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 	}
 	if len(hostStates) != 6 || provisionedCP != 1 {
 		t.Errorf("hosts %v: want 6, one control-plane host provisioned (got %d)", hostStates, provisionedCP)
+	}
+	// Ironic wrote the image and the config drive to each provisioned
+	// host's disk file.
+	for name, state := range hostStates {
+		if strings.Contains(state, "/provisioned/") {
+			expectProvisionedDisk(t, filepath.Join(disks, name, "sda.img"))
+		}
 	}
 	// Every Machine is Running with a Node of the target cluster whose
 	// providerID names its host.
