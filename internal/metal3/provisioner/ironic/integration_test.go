@@ -27,6 +27,7 @@ func TestIronic(t *testing.T) {
 	}{
 		{"RegisterInspectPrepare", testRegisterInspectPrepare},
 		{"PowerOneRequestPerTransition", testPowerOneRequestPerTransition},
+		{"SlowBMC", testSlowBMC},
 		{"BadCredentials", testBadCredentials},
 		{"NodeDeletedBehindOurBack", testNodeDeletedBehindOurBack},
 		{"AdoptThenDeprovision", testAdoptThenDeprovision},

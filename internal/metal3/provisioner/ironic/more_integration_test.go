@@ -190,3 +190,22 @@ func testCustomDeploy(t *testing.T, inst *localironic.Instance) {
 		t.Errorf("deploy interface %q, want %s", n.DeployInterface, deployCustomAgent)
 	}
 }
+
+// testSlowBMC: a BMC that applies a reset seconds after answering it
+// still gets one reset request per transition: while Ironic waits for the
+// power state, the node's target_power_state holds every further call.
+func testSlowBMC(t *testing.T, inst *localironic.Instance) {
+	b := newBench(t, inst, emulator.Host{Name: "node-0"})
+	p := b.open(b.host("node-0"))
+	until(t, "register", time.Minute, register(p, noClean))
+	b.emu.SetFault("node-0", emulator.Fault{PowerLag: 4 * time.Second})
+	before := b.state("node-0").Resets
+	calls := 0
+	until(t, "power on", 2*time.Minute, func(ctx context.Context) (provisioner.Result, error) {
+		calls++
+		return p.PowerOn(ctx)
+	})
+	if st := b.state("node-0"); !st.PowerOn || st.Resets != before+1 || calls < 2 {
+		t.Errorf("PowerOn of a slow BMC: on %v, %d reset requests in %d calls, want on and one request over several calls", st.PowerOn, st.Resets-before, calls)
+	}
+}
