@@ -74,7 +74,8 @@
 // same failure (the controller's retry after its backoff) starts a new
 // attempt (manage, inspect, manage after clean failed, active after deploy
 // failed, adopt, deleted after error). 409 (node locked) is Dirty with a
-// short RequeueAfter; no answer, a timeout or a 5xx wrap
+// short RequeueAfter, and so is a node Ironic put in maintenance for a
+// power failure (no state change is asked until the BMC is back); no answer, a timeout or a 5xx wrap
 // provisioner.ErrEngineUnavailable. Errors name the endpoint (no user
 // information) and the node, and quote Ironic's faultstring only.
 //

@@ -13,6 +13,9 @@ import (
 	"github.com/airshipit/airship-go/internal/metal3/provisioner"
 )
 
+// faultPowerFailure is the fault of a node whose BMC Ironic cannot reach.
+const faultPowerFailure = "power failure"
+
 // ironicHost is the Provisioner of one BareMetalHost.
 type ironicHost struct {
 	f    *factory
@@ -123,7 +126,13 @@ func (p *ironicHost) update(ctx context.Context, n *nodes.Node, ops nodes.Update
 
 // setState asks for a provision state change; the result is Dirty (busy
 // when Ironic answered 409) or an error.
+//
+// A node Ironic put in maintenance for a power failure (it lost the BMC)
+// is waited for: Ironic takes it out once the BMC answers again.
 func (p *ironicHost) setState(ctx context.Context, n *nodes.Node, opts nodes.ProvisionStateOpts) (provisioner.Result, error) {
+	if n.Maintenance && n.Fault == faultPowerFailure {
+		return p.dirty(), nil
+	}
 	err := nodes.ChangeProvisionState(ctx, p.f.client, n.UUID, opts).ExtractErr()
 	return p.after(err, p.what(fmt.Sprintf("%q", opts.Target)))
 }

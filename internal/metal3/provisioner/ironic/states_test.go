@@ -127,6 +127,15 @@ func TestStatesToResults(t *testing.T) {
 	}
 }
 
+func TestPowerFailureFaultWaits(t *testing.T) {
+	n := node("manageable", "")
+	n["maintenance"], n["fault"] = true, "power failure"
+	f, url := newFake(t, n)
+	p := openFake(t, url)
+	res, err := p.Prepare(context.Background(), provisioner.PrepareData{AutomatedCleaningMode: metal3v1alpha1.CleaningModeDisabled})
+	check(t, "prepare during a power failure", f, res, err, outcome{dirty: true})
+}
+
 func TestPowerOneRequestPerTransition(t *testing.T) {
 	ctx := context.Background()
 	n := node("active", "")
