@@ -157,6 +157,39 @@ func eventually(t *testing.T, timeout time.Duration, what string, check func() (
 	}
 }
 
+// targetHostProblems checks the example site's six hosts in the target
+// cluster (name=type/state/operational status/CPUs/powered on/image
+// URL/consumer): node04 and node05 provisioned with image for worker
+// Machines, one control-plane host for tenant-1-cp-0, the others
+// available, inspected, on and unclaimed. It says what is not so.
+func targetHostProblems(hostStates map[string]string, image string) []string {
+	var problems []string
+	provisionedCP := 0
+	for name, state := range hostStates {
+		cpus := "16"
+		if name <= "node03" {
+			cpus = "8"
+		}
+		switch {
+		case name == "node04" || name == "node05":
+			if !regexp.MustCompile(`^Worker/provisioned/OK/16/true/` + regexp.QuoteMeta(image) + `/tenant-1-workers-`).MatchString(state) {
+				problems = append(problems, fmt.Sprintf("worker host %s: %s, want provisioned with %s for a worker Machine", name, state, image))
+			}
+		case strings.HasPrefix(state, "ControlPlane/provisioned/"):
+			provisionedCP++
+			if state != "ControlPlane/provisioned/OK/8/true/"+image+"/tenant-1-cp-0" {
+				problems = append(problems, fmt.Sprintf("control-plane host %s: %s, want provisioned with %s for tenant-1-cp-0", name, state, image))
+			}
+		case state != strings.SplitN(state, "/", 2)[0]+"/available/OK/"+cpus+"/true//":
+			problems = append(problems, fmt.Sprintf("host %s: %s, want available, inspected, on and unclaimed", name, state))
+		}
+	}
+	if len(hostStates) != 6 || provisionedCP != 1 {
+		problems = append(problems, fmt.Sprintf("hosts %v: want 6, one control-plane host provisioned (got %d)", hostStates, provisionedCP))
+	}
+	return problems
+}
+
 // freePort is a port on 127.0.0.1 nothing listened on a moment ago.
 func freePort(t *testing.T) int {
 	t.Helper()
@@ -406,35 +439,19 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 	// the two active workers, on which Ironic wrote the site's image, and
 	// which booted it; the other hosts stay available. All of it moved with
 	// the hosts.
+	// The unclaimed hosts moved without a status: the target cluster's
+	// Ironic enrolls, inspects and cleans them again, which takes a while.
 	hostStates := map[string]string{}
-	for _, line := range strings.Fields(kc(targetKubeconfig, "-n", "metal3", "get", "bmh", "-o",
-		`jsonpath={range .items[*]}{.metadata.name}={.metadata.labels.sip\.airshipit\.org/node-type}/{.status.provisioning.state}/{.status.operationalStatus}/{.status.hardware.cpu.count}/{.status.poweredOn}/{.status.provisioning.image.url}/{.spec.consumerRef.name} {end}`)) {
-		name, state, _ := strings.Cut(line, "=")
-		hostStates[name] = state
-	}
-	provisionedCP := 0
-	for name, state := range hostStates {
-		cpus := "16"
-		if name <= "node03" {
-			cpus = "8"
+	eventually(t, 5*time.Minute, "the target cluster's hosts provisioned or available", func() (string, bool) {
+		hostStates = map[string]string{}
+		for _, line := range strings.Fields(kc(targetKubeconfig, "-n", "metal3", "get", "bmh", "-o",
+			`jsonpath={range .items[*]}{.metadata.name}={.metadata.labels.sip\.airshipit\.org/node-type}/{.status.provisioning.state}/{.status.operationalStatus}/{.status.hardware.cpu.count}/{.status.poweredOn}/{.status.provisioning.image.url}/{.spec.consumerRef.name} {end}`)) {
+			name, state, _ := strings.Cut(line, "=")
+			hostStates[name] = state
 		}
-		switch {
-		case name == "node04" || name == "node05":
-			if !regexp.MustCompile(`^Worker/provisioned/OK/16/true/` + regexp.QuoteMeta(image) + `/tenant-1-workers-`).MatchString(state) {
-				t.Errorf("worker host %s: %s, want provisioned with %s for a worker Machine", name, state, image)
-			}
-		case strings.HasPrefix(state, "ControlPlane/provisioned/"):
-			provisionedCP++
-			if state != "ControlPlane/provisioned/OK/8/true/"+image+"/tenant-1-cp-0" {
-				t.Errorf("control-plane host %s: %s, want provisioned with %s for tenant-1-cp-0", name, state, image)
-			}
-		case state != strings.SplitN(state, "/", 2)[0]+"/available/OK/"+cpus+"/true//":
-			t.Errorf("host %s: %s, want available, inspected, on and unclaimed", name, state)
-		}
-	}
-	if len(hostStates) != 6 || provisionedCP != 1 {
-		t.Errorf("hosts %v: want 6, one control-plane host provisioned (got %d)", hostStates, provisionedCP)
-	}
+		problems := targetHostProblems(hostStates, image)
+		return strings.Join(problems, "; "), len(problems) == 0
+	})
 	// Ironic wrote the image and the config drive to each provisioned
 	// host's disk file.
 	for name, state := range hostStates {
