@@ -70,8 +70,16 @@ func TestPivotAdoptsThroughIronic(t *testing.T) {
 		}
 		_, paused := adopted.Annotations[metal3v1alpha1.PausedAnnotation]
 		p := adopted.Status.Provisioning
-		return !paused && p.State == metal3v1alpha1.StateProvisioned && adopted.Status.ErrorType == "" && p.ID != "" && p.ID != firstNode,
-			fmt.Sprintf("paused %v state %q id %q error %q %q", paused, p.State, p.ID, adopted.Status.ErrorType, adopted.Status.ErrorMessage)
+		msg := fmt.Sprintf("paused %v state %q id %q error %q %q", paused, p.State, p.ID, adopted.Status.ErrorType, adopted.Status.ErrorMessage)
+		if paused || p.State != metal3v1alpha1.StateProvisioned || adopted.Status.ErrorType != "" || p.ID == "" || p.ID == firstNode {
+			return false, msg
+		}
+		// Registered in the second Ironic: the node adopted there.
+		n, err := getNode(t.Context(), second, p.ID)
+		if err != nil {
+			return false, msg + "; " + err.Error()
+		}
+		return n.ProvisionState == "active", msg + "; the second Ironic's node is " + n.ProvisionState
 	})
 	s.step("node-1 provisioned in the workload cluster, node %s of the second Ironic", adopted.Status.Provisioning.ID)
 	if adopted.Status.Provisioning.Image.URL != bmh.Spec.Image.URL || !adopted.Status.PoweredOn || adopted.Spec.ConsumerRef == nil {
@@ -201,26 +209,35 @@ type node struct {
 
 func ironicNode(t *testing.T, inst *localironic.Instance, id string) node {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, inst.APIURL+"/v1/nodes/"+id, nil)
+	n, err := getNode(t.Context(), inst, id)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return n
+}
+
+// getNode reads node id of inst's API.
+func getNode(ctx context.Context, inst *localironic.Instance, id string) (node, error) {
+	var n node
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, inst.APIURL+"/v1/nodes/"+id, nil)
+	if err != nil {
+		return n, err
 	}
 	req.Header.Set("X-OpenStack-Ironic-API-Version", "1.82")
 	resp, err := testenv.HTTPClient().Do(req)
 	if err != nil {
-		t.Fatal(err)
+		return n, err
 	}
 	defer func() { _ = resp.Body.Close() }()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
-		t.Fatal(err)
+		return n, err
 	}
 	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET node %s of %s: %s: %s", id, inst.APIURL, resp.Status, bytes.TrimSpace(body))
+		return n, fmt.Errorf("GET node %s of %s: %s: %s", id, inst.APIURL, resp.Status, bytes.TrimSpace(body))
 	}
-	var n node
 	if err := json.Unmarshal(body, &n); err != nil {
-		t.Fatalf("node %s: %v", id, err)
+		return n, fmt.Errorf("node %s: %w", id, err)
 	}
-	return n
+	return n, nil
 }
