@@ -56,7 +56,7 @@ type HostState struct {
 	Media        Media
 	// Booted is true once a powered-on host has booted (BootDelay after
 	// power-on): from its virtual CD, or from a disk holding a config
-	// drive.
+	// drive (or once provisioned from media).
 	Booted bool
 	// BootedFrom is "Cd" or "Hdd" while Booted.
 	BootedFrom string
@@ -64,15 +64,14 @@ type HostState struct {
 	Resets int
 	// Node names the host's Node while the host has one: since it booted
 	// from a disk's config drive (until that disk is erased or
-	// overwritten) or from a live ISO that is a config drive (until any
-	// disk is written).
+	// overwritten) or from media (until deprovisioned).
 	Node string
 	// NodeCluster is the API server URL of the cluster of that Node when
 	// the host's user-data named it; empty for the target cluster
 	// (Options.Target), or none.
 	NodeCluster string
 	// NodeDisk names the disk whose config drive the Node came from; empty
-	// for a Node of a live ISO, or none.
+	// for a Node of media (Oem data) or none.
 	NodeDisk string
 	// Agent is the URL of the deploy agent the host runs, while it runs
 	// one (booted from a deploy ISO).
@@ -95,6 +94,12 @@ type Media struct {
 	Image          string
 	WriteProtected bool
 	TransferMethod string
+	// Checksum, ChecksumType (md5, sha256, sha512, auto) and Format (raw,
+	// qcow2, vdi, vmdk, iso, live-iso) come from the request's
+	// Oem.Airship section, as UserData, NetworkData and MetaData (decoded
+	// from base64) do.
+	Checksum, ChecksumType, Format  string
+	UserData, NetworkData, MetaData []byte
 }
 
 // Fault makes a host's BMC misbehave, for tests.
@@ -347,10 +352,14 @@ func (s *Server) State(host string) (HostState, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := &h.st
+	m := st.media
+	m.UserData = clone(m.UserData)
+	m.NetworkData = clone(m.NetworkData)
+	m.MetaData = clone(m.MetaData)
 	out := HostState{
 		PowerOn:      st.power,
 		BootOverride: st.override,
-		Media:        st.media,
+		Media:        m,
 		Booted:       st.booted,
 		BootedFrom:   st.bootedFrom,
 		Resets:       st.resets,
@@ -407,6 +416,13 @@ func (s *Server) Close() {
 			}
 		}
 	})
+}
+
+func clone(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	return append([]byte(nil), b...)
 }
 
 // lineLogger writes whole lines, prefixed, to a writer that may be nil.
