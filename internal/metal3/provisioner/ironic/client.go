@@ -34,6 +34,12 @@ type factory struct {
 	auth      string // the Authorization header, "" with noauth
 	checked   sync.Mutex
 	versionOK bool
+	// lastFailure and failedAt: the last version check's failure, answered
+	// again without a request for versionRetry (Ironic down is not asked
+	// once per host and reconcile, each waiting for the timeout).
+	lastFailure  error
+	failedAt     time.Time
+	versionRetry time.Duration
 
 	// mu guards the memory of failures reported and inspections started.
 	mu        sync.Mutex
@@ -65,7 +71,7 @@ func newFactory(opts Options) (*factory, error) {
 		MaxResponseBytes: opts.MaxResponseBytes,
 		TLSClientConfig:  tlsConfig,
 	})
-	f := &factory{opts: opts, base: base, http: hc, reported: map[string]string{}, inspected: map[string]time.Time{},
+	f := &factory{opts: opts, base: base, http: hc, versionRetry: versionRetry, reported: map[string]string{}, inspected: map[string]time.Time{},
 		creds: map[string][32]byte{}, prepared: map[string]string{}, power: map[string]string{}}
 	sc := &gophercloud.ServiceClient{
 		ProviderClient: &gophercloud.ProviderClient{HTTPClient: *hc},
@@ -104,12 +110,30 @@ type versionsDoc struct {
 	} `json:"default_version"`
 }
 
+// versionRetry is how long a failed version check is answered again
+// without a request.
+const versionRetry = 2 * time.Second
+
 func (f *factory) checkVersion(ctx context.Context) error {
 	f.checked.Lock()
 	defer f.checked.Unlock()
 	if f.versionOK {
 		return nil
 	}
+	if f.lastFailure != nil && time.Since(f.failedAt) < f.versionRetry {
+		return f.lastFailure
+	}
+	err := f.readVersion(ctx)
+	if err != nil {
+		f.lastFailure, f.failedAt = err, time.Now()
+		return err
+	}
+	f.versionOK, f.lastFailure = true, nil
+	return nil
+}
+
+// readVersion reads GET / and checks the API's versions.
+func (f *factory) readVersion(ctx context.Context) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, f.base.String()+"/", nil)
 	if err != nil {
 		return fmt.Errorf("ironic %s: %w", f.base.Redacted(), err)
@@ -136,7 +160,6 @@ func (f *factory) checkVersion(ctx context.Context) error {
 	if err := versionSupported(body); err != nil {
 		return fmt.Errorf("ironic %s: %w", f.base.Redacted(), err)
 	}
-	f.versionOK = true
 	return nil
 }
 

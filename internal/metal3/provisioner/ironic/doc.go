@@ -12,7 +12,9 @@
 // internal/httplimit's bounded client (a timeout and a response size
 // cap). The first Open reads GET / and refuses an Ironic whose v1 API's
 // maximum version is older than Microversion, naming the endpoint, its
-// version and the one needed; every request then pins Microversion:
+// version and the one needed (a failed check is answered again for 2 s
+// without a request, so an Ironic that is down is not asked once per
+// host); every request then pins Microversion:
 //
 //	feature used                                        microversion
 //	logical node names ("ns~name")                      1.5

@@ -31,7 +31,10 @@ type fakeIronic struct {
 	// validate is the validate answer's deploy result.
 	validateDeploy bool
 	actions        []string
-	bodies         []map[string]any
+	// roots counts GET / requests; rootStatus, when set, answers them.
+	roots      int
+	rootStatus int
+	bodies     []map[string]any
 }
 
 func newFake(t *testing.T, node map[string]any) (*fakeIronic, string) {
@@ -57,6 +60,11 @@ func (f *fakeIronic) serve(w http.ResponseWriter, r *http.Request) {
 	defer f.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	if r.URL.Path == "/" {
+		f.roots++
+		if f.rootStatus != 0 {
+			w.WriteHeader(f.rootStatus)
+			return
+		}
 		_, _ = io.WriteString(w, `{"versions":[{"id":"v1","version":"`+f.maxVersion+`","min_version":"1.1","status":"CURRENT"}]}`)
 		return
 	}

@@ -308,3 +308,29 @@ func TestTLSWithCABundle(t *testing.T) {
 		t.Errorf("without the CA bundle: %v, want a certificate error", err)
 	}
 }
+
+func TestVersionCheckFailureIsRemembered(t *testing.T) {
+	f, url := newFake(t, nil)
+	f.rootStatus = http.StatusServiceUnavailable
+	fac, err := newFactory(Options{Endpoint: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fac.versionRetry = time.Hour
+	for range 3 {
+		if _, err := fac.Open(context.Background(), testHost()); !errors.Is(err, provisioner.ErrEngineUnavailable) {
+			t.Fatalf("Open with Ironic answering 503: %v", err)
+		}
+	}
+	f.mu.Lock()
+	roots := f.roots
+	f.rootStatus = 0
+	f.mu.Unlock()
+	if roots != 1 {
+		t.Errorf("%d GET / for 3 Opens within the retry time, want 1", roots)
+	}
+	fac.versionRetry = 0
+	if _, err := fac.Open(context.Background(), testHost()); err != nil {
+		t.Errorf("Open after the retry time, Ironic back: %v", err)
+	}
+}
