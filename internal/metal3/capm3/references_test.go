@@ -2,10 +2,7 @@ package capm3_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -20,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/airshipit/airship-go/api/infrastructure/v1beta1"
+	"github.com/airshipit/airship-go/internal/configdrive"
 	"github.com/airshipit/airship-go/internal/redfish/emulator"
 )
 
@@ -129,10 +127,11 @@ func TestMachineReferencesToOtherNamespaces(t *testing.T) {
 			if h.Spec.ConsumerRef != nil || h.Spec.Image != nil || h.Spec.UserData != nil {
 				t.Errorf("the host was claimed for a refused Metal3Machine: consumerRef %+v image %+v userData %+v", h.Spec.ConsumerRef, h.Spec.Image, h.Spec.UserData)
 			}
-			// Nothing was written to the host: its disk file is made
-			// only when first written.
-			if _, err := os.Stat(s.emu.DiskPath(hosts[0].Name, "sda")); !errors.Is(err, fs.ErrNotExist) {
-				t.Errorf("the host's disk was written for a refused Metal3Machine (stat: %v)", err)
+			// Nothing was provisioned: the host's disk (erased by
+			// Ironic's cleaning when the host became available) holds no
+			// config drive.
+			if d, err := configdrive.ReadFile(s.emu.DiskPath(hosts[0].Name, "sda")); err == nil {
+				t.Errorf("the host's disk holds a config drive for a refused Metal3Machine (%d bytes of user-data)", len(d.UserData))
 			}
 			if st, _ := s.emu.State(hosts[0].Name); st.Media.Inserted || st.PowerOn {
 				t.Errorf("the host was booted for a refused Metal3Machine: %+v", st)
