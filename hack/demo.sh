@@ -157,43 +157,32 @@ phase "airshipctl plan run deploy-local"
 phase "airshipctl plan status deploy-local"
 "${airshipctl}" plan status deploy-local
 
-export KUBECONFIG="${kubeconfig}"
-phase "the ephemeral cluster"
-kubectl -n airship-demo get deploy,widgets
-kubectl -n armada-site get act,acg,amf
-# The hosts, machines and SIPCluster left with the pivot; their namespaces
-# say where to.
-kubectl get namespace metal3 tenant-1 -o custom-columns='NAMESPACE:.metadata.name,MOVED-TO:.metadata.annotations.airshipit\.org/moved-to'
-phase "the target cluster, which manages itself since the pivot"
-export KUBECONFIG="${target_dir}/kubeconfig"
-kubectl get nodes -L metal3.io/uuid
-kubectl -n metal3 get clusters,machines,metal3machines
-kubectl -n metal3 get baremetalhosts -L sip.airshipit.org/cluster-name,sip.airshipit.org/node-type
-kubectl get sipclusters -A
-kubectl -n armada-site get act,amf
-# Promenade's core components, each anchor on the Nodes labelled for it.
-kubectl -n kube-system get act,amf
-kubectl -n kube-system get daemonsets,deployments
-
 # The pivot handed the provisioned hosts to the target cluster's
 # metal3-operator, whose Ironic had never seen them: it adopts them (its
 # own node, active, the host's image) and sends nothing to the hosts.
 # Waits until each provisioned host's status names an active node of the
-# target Ironic and the host booted its disk, then reads the emulator's
+# target Ironic and the host booted its disk (and every unclaimed host is
+# available again: those moved without a status, so the target Ironic
+# enrolls, inspects and cleans them anew), then reads the emulator's
 # log: each host booted its disk once (after the deploy; on a later run,
 # when the target cluster powered it on again, the restarted emulator's
 # hosts being off) and was sent no power, boot or media request since; a
 # reprovision or a power cycle after the pivot fails here.
 phase "the pivot: the target cluster's Ironic adopted the provisioned hosts, which nobody touched since they booted"
+export KUBECONFIG="${target_dir}/kubeconfig"
 ironic_node() {
   curl -fsS --max-time 10 -H 'X-OpenStack-Ironic-API-Version: 1.82' "http://127.0.0.1:6386/v1/nodes/$1?fields=name,provision_state,power_state" 2>/dev/null || true
 }
 adopted=""
-for _ in $(seq 60); do
+for _ in $(seq 150); do
   hosts=$(kubectl -n metal3 get bmh -o jsonpath='{range .items[*]}{.metadata.name}={.spec.consumerRef.name}={.status.provisioning.state}={.status.provisioning.ID}{"\n"}{end}')
   adopted=yes
   while IFS='=' read -r host consumer state id; do
-    [[ -n "${host}" && -n "${consumer}" ]] || continue
+    [[ -n "${host}" ]] || continue
+    if [[ -z "${consumer}" ]]; then
+      [[ "${state}" == available ]] || adopted=""
+      continue
+    fi
     if [[ "${state}" != provisioned ]] || [[ "$(ironic_node "${id}" | jq -r .provision_state)" != active ]] ||
       ! grep -q "^redfish-emulator: ${host}: booted from Hdd" "${logs}/redfish-emulator.log"; then
       adopted=""
@@ -203,7 +192,7 @@ for _ in $(seq 60); do
   sleep 2
 done
 if [[ -z "${adopted}" ]]; then
-  echo "the target cluster's hosts were not all provisioned, adopted by its Ironic and booted within 2 minutes:"
+  echo "the target cluster's hosts were not all provisioned, adopted by its Ironic and booted, or available, within 5 minutes:"
   printf '%s\n' "${hosts}"
   exit 1
 fi
@@ -223,6 +212,25 @@ while IFS='=' read -r host consumer _ id; do
   echo "${host} (${consumer}): target Ironic node ${node}; booted its disk once, nothing sent to it since"
 done <<<"${hosts}"
 ((untouched == 0)) || { echo "the pivot touched a provisioned host (see ${logs}/redfish-emulator.log)"; exit 1; }
+
+export KUBECONFIG="${kubeconfig}"
+phase "the ephemeral cluster"
+kubectl -n airship-demo get deploy,widgets
+kubectl -n armada-site get act,acg,amf
+# The hosts, machines and SIPCluster left with the pivot; their namespaces
+# say where to.
+kubectl get namespace metal3 tenant-1 -o custom-columns='NAMESPACE:.metadata.name,MOVED-TO:.metadata.annotations.airshipit\.org/moved-to'
+phase "the target cluster, which manages itself since the pivot"
+export KUBECONFIG="${target_dir}/kubeconfig"
+kubectl get nodes -L metal3.io/uuid
+kubectl -n metal3 get clusters,machines,metal3machines
+kubectl -n metal3 get baremetalhosts -L sip.airshipit.org/cluster-name,sip.airshipit.org/node-type
+kubectl get sipclusters -A
+kubectl -n armada-site get act,amf
+# Promenade's core components, each anchor on the Nodes labelled for it.
+kubectl -n kube-system get act,amf
+kubectl -n kube-system get daemonsets,deployments
+
 unset KUBECONFIG
 
 phase "Promenade's node scripts from the site PKI (${PROMENADE_OUTPUT_DIR}/scripts)"
