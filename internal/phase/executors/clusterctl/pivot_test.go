@@ -2,7 +2,13 @@ package clusterctl_test
 
 import (
 	"context"
+	"crypto/md5" //nolint:gosec // the image's md5sum file, as a site gives one
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,6 +29,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/airshipit/airship-go/internal/apply"
+	"github.com/airshipit/airship-go/internal/configdrive"
+	"github.com/airshipit/airship-go/internal/configdrive/configdrivetest"
+	"github.com/airshipit/airship-go/internal/localironic"
 	"github.com/airshipit/airship-go/internal/metal3/metal3operator"
 	"github.com/airshipit/airship-go/internal/phase/executor"
 	"github.com/airshipit/airship-go/internal/redfish/emulator"
@@ -106,13 +115,17 @@ func obj(apiVersion, kind, namespace, name string) *unstructured.Unstructured {
 }
 
 // startMetal3 runs metal3-operator (every controller) against env until
-// the test ends.
-func startMetal3(t *testing.T, env *testenv.Env) {
+// the test ends, its BareMetalHost controller driving the Ironic inst
+// (the deploy agent downloads images itself).
+func startMetal3(t *testing.T, env *testenv.Env, inst *localironic.Instance) {
 	t.Helper()
 	o := metal3operator.DefaultOptions()
 	o.SkipControllerNameValidation = true
 	o.MetricsAddr, o.ProbeAddr, o.LeaderElection = "0", "0", false
 	o.PowerPollInterval = 5 * time.Second
+	o.IronicEndpoint, o.DeployISO = inst.APIURL, inst.DeployISOURL
+	o.IronicImageDownloadSource = "http"
+	o.ProvisionPollInterval = time.Second
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- metal3operator.Run(ctx, env.Config, o, logr.Discard()) }()
@@ -154,7 +167,7 @@ apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
 kind: Metal3Machine
 metadata: {name: workload-cp-0, namespace: tenant}
 spec:
-  image: {url: http://172.22.0.1/images/node.img, checksum: http://172.22.0.1/images/node.img.md5sum}
+  image: {url: IMAGES/node.img, checksum: IMAGES/node.img.md5sum}
 ---
 apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
 kind: Metal3Cluster
@@ -186,12 +199,15 @@ spec:
 // TestPivotProvisionedCluster provisions a Cluster API Cluster on a
 // management control plane with the real core and kubeadm managers (run
 // locally by capienv) and the bare-metal infrastructure provider
-// (metal3-operator, installed by clusterctl init from config/metal3): an
-// emulated host boots into the workload cluster, a second local control
-// plane. Then it installs the providers there and pivots with the
-// executor's move: the host, its BMC Secret and the machines arrive with
-// their state (the host's status through its status annotation), the
-// managers there carry on, and the host is not provisioned again.
+// (metal3-operator, installed by clusterctl init from config/metal3,
+// driving a local Ironic): Ironic writes the image and a config drive to
+// an emulated host's disk, and the host boots from it into the workload
+// cluster, a second local control plane. Then it installs the providers
+// there, with a second, fresh Ironic, and pivots with the executor's
+// move: the host, its BMC Secret and the machines arrive with their state
+// (the host's status through its status annotation), the managers there
+// carry on, the second Ironic adopts the host (active without a deploy),
+// and the host is not provisioned again nor power-cycled.
 func TestPivotProvisionedCluster(t *testing.T) {
 	capi := capienv.ModuleDir(t)
 	start := time.Now()
@@ -201,7 +217,7 @@ func TestPivotProvisionedCluster(t *testing.T) {
 	mgmt := testenv.StartFull(t, testenv.Options{Nodes: 1})
 	workload := testenv.StartFull(t, testenv.Options{Nodes: 1, AddToScheme: []func(*runtime.Scheme) error{metal3v1alpha1.AddToScheme}})
 	step("two local control planes up")
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 
 	pairs := []string{}
@@ -285,11 +301,18 @@ func TestPivotProvisionedCluster(t *testing.T) {
 	capienv.Start(t, mgmt, capienv.Options{Name: "mgmt-"})
 	step("Cluster API managers running for mgmt")
 
-	startMetal3(t, mgmt)
+	mgmtIronic := testenv.Ironic(t)
+	image := configdrivetest.GPTImage(t, filepath.Join(mgmtIronic.HTTPRoot, "node.img"), 4<<20)
+	sum := md5.Sum(image) //nolint:gosec // the image's md5sum file, as a site gives one
+	if err := os.WriteFile(filepath.Join(mgmtIronic.HTTPRoot, "node.img.md5sum"), []byte(hex.EncodeToString(sum[:])+"  node.img\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	startMetal3(t, mgmt, mgmtIronic)
 	// One emulated host; it boots into the cluster its user-data names.
 	host := emulator.Generate(1, 1)[0]
 	host.Name = hostName
-	emu, err := emulator.New(emulator.Config{Username: "admin", Password: bmcPassword, Hosts: []emulator.Host{host}}, emulator.Options{})
+	emu, err := emulator.New(emulator.Config{Username: "admin", Password: bmcPassword, Hosts: []emulator.Host{host}},
+		emulator.Options{StateDir: t.TempDir(), HeartbeatInterval: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +321,7 @@ func TestPivotProvisionedCluster(t *testing.T) {
 	if _, err := emu.Start(emuCtx, "127.0.0.1:0"); err != nil {
 		t.Fatal(err)
 	}
-	step("metal3-operator and the emulator running for mgmt")
+	step("Ironic, metal3-operator and the emulator running for mgmt")
 
 	caCrt, err := os.ReadFile(filepath.Join(workload.StateDir, "pki", "ca.crt"))
 	if err != nil {
@@ -321,7 +344,7 @@ func TestPivotProvisionedCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	docs := strings.NewReplacer("PASSWORD", bmcPassword, "MAC", host.NICs[0].MAC, "BMC", emu.Address(hostName),
-		"HOST", apiHost, "PORT", fmt.Sprint(apiPort)).Replace(tenantDocs)
+		"HOST", apiHost, "PORT", fmt.Sprint(apiPort), "IMAGES", mgmtIronic.HTTPURL).Replace(tenantDocs)
 	for _, doc := range strings.Split(docs, "\n---\n") {
 		u := &unstructured.Unstructured{}
 		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
@@ -333,8 +356,13 @@ func TestPivotProvisionedCluster(t *testing.T) {
 	}
 	step("host, Cluster, Metal3Cluster, Machine, KubeadmConfig and Metal3Machine created on mgmt")
 	waitProvisioned(ctx, t, mgmt.Client, "mgmt")
-	step("Cluster provisioned and initialized, Machine Running with a nodeRef (real managers, this provider, the emulator)")
+	step("Cluster provisioned and initialized, Machine Running with a nodeRef (real managers, this provider, Ironic, the emulator)")
 	before, _ := emu.State(hostName)
+	disk := emu.DiskPath(hostName, "sda")
+	diskBefore := diskState(t, disk)
+	if cd, err := configdrive.ReadFile(disk); err != nil || !strings.Contains(string(cd.UserData), "kubeadm") || before.NodeDisk != "sda" {
+		t.Fatalf("the host's disk holds no config drive with the kubeadm bootstrap data (%v), or the host did not boot from it (%+v)", err, before)
+	}
 	bmhBefore := obj("metal3.io/v1alpha1", "BareMetalHost", tenantNS, hostName)
 	if err := mgmt.Client.Get(ctx, client.ObjectKeyFromObject(bmhBefore), bmhBefore); err != nil {
 		t.Fatal(err)
@@ -351,8 +379,9 @@ func TestPivotProvisionedCluster(t *testing.T) {
 	run("init-workload")
 	step("providers installed on workload")
 	capienv.Start(t, workload, capienv.Options{Name: "workload-"})
-	startMetal3(t, workload)
-	step("Cluster API managers and metal3-operator running for workload")
+	workloadIronic := testenv.Ironic(t)
+	startMetal3(t, workload, workloadIronic)
+	step("Cluster API managers, a second Ironic and metal3-operator running for workload")
 
 	st, err = phaseExecutor("pivot").Status(ctx)
 	if err != nil {
@@ -445,9 +474,17 @@ func TestPivotProvisionedCluster(t *testing.T) {
 	waitProvisioned(ctx, t, workload.Client, "workload")
 	step("after the pivot the workload cluster manages itself: Machine Running again")
 	bmh := &metal3v1alpha1.BareMetalHost{}
-	if err := workload.Client.Get(ctx, client.ObjectKey{Namespace: tenantNS, Name: hostName}, bmh); err != nil {
-		t.Fatal(err)
+	if err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		if err := workload.Client.Get(ctx, client.ObjectKey{Namespace: tenantNS, Name: hostName}, bmh); err != nil {
+			return false, nil
+		}
+		id := bmh.Status.Provisioning.ID
+		firstID, _, _ := unstructured.NestedString(bmhBefore.Object, "status", "provisioning", "ID")
+		return id != "" && id != firstID && ironicState(ctx, workloadIronic, id) == "active", nil
+	}); err != nil {
+		t.Fatalf("the second Ironic did not adopt the moved host: status %+v", bmh.Status.Provisioning)
 	}
+	step("the second Ironic adopted the host: node %s active", bmh.Status.Provisioning.ID)
 	if bmh.Status.Provisioning.State != metal3v1alpha1.StateProvisioned || !bmh.Status.PoweredOn || bmh.Spec.ConsumerRef == nil ||
 		bmh.Spec.ConsumerRef.Name != machine || bmh.Annotations[metal3v1alpha1.PausedAnnotation] != "" {
 		t.Errorf("moved host: state %q poweredOn %v consumerRef %+v annotations %v, want provisioned, on, the Metal3Machine, unpaused",
@@ -466,10 +503,18 @@ func TestPivotProvisionedCluster(t *testing.T) {
 	if got, _, _ := unstructured.NestedString(m3m.Object, "spec", "providerID"); got != providerID {
 		t.Errorf("moved Metal3Machine providerID %q, want %q", got, providerID)
 	}
-	// The host was not provisioned again: same media, no power cycle.
+	// The host was not provisioned again: same media, no power cycle,
+	// its disk as it was; the first Ironic still holds its node, active.
 	after, _ := emu.State(hostName)
-	if !after.PowerOn || after.Media.Image != before.Media.Image || after.Resets != before.Resets {
+	if !after.PowerOn || after.Media.Image != before.Media.Image || after.Media.Inserted || after.Resets != before.Resets || after.NodeDisk != "sda" {
 		t.Errorf("the host was touched by the move: before %+v, after %+v", before, after)
+	}
+	if got := diskState(t, disk); got != diskBefore {
+		t.Errorf("the host's disk changed across the move: before %+v, after %+v", diskBefore, got)
+	}
+	oldID, _, _ := unstructured.NestedString(bmhBefore.Object, "status", "provisioning", "ID")
+	if got := ironicState(ctx, mgmtIronic, oldID); got != "active" {
+		t.Errorf("the first Ironic's node %s is %q, want it kept active", oldID, got)
 	}
 	st, err = phaseExecutor("pivot").Status(ctx)
 	if err != nil {
@@ -478,6 +523,53 @@ func TestPivotProvisionedCluster(t *testing.T) {
 	if len(st.Objects) != 2 || !st.Objects[1].Ready || !strings.Contains(st.Objects[1].Message, "phase Provisioned") {
 		t.Errorf("move status once reconciled = %+v, want the Cluster ready in phase Provisioned", st)
 	}
+}
+
+// diskFacts is what a move must leave as it is of a host's disk file.
+type diskFacts struct {
+	ModTime time.Time
+	Size    int64
+	Head    [sha256.Size]byte // of the first 4 MiB: the image and its table
+}
+
+func diskState(t *testing.T, path string) diskFacts {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = f.Close() }()
+	fi, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, io.NewSectionReader(f, 0, 4<<20)); err != nil {
+		t.Fatal(err)
+	}
+	d := diskFacts{ModTime: fi.ModTime(), Size: fi.Size()}
+	copy(d.Head[:], h.Sum(nil))
+	return d
+}
+
+// ironicState is a node's provision_state, "" when it cannot be read.
+func ironicState(ctx context.Context, inst *localironic.Instance, id string) string {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, inst.APIURL+"/v1/nodes/"+id, nil)
+	if err != nil {
+		return ""
+	}
+	resp, err := testenv.HTTPClient().Do(req)
+	if err != nil {
+		return ""
+	}
+	defer func() { _ = resp.Body.Close() }()
+	var n struct {
+		ProvisionState string `json:"provision_state"`
+	}
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&n) != nil {
+		return ""
+	}
+	return n.ProvisionState
 }
 
 // apiEndpoint returns the host and port of a local control plane's API server.
@@ -511,7 +603,7 @@ func conditionTrue(u *unstructured.Unstructured, typ string) bool {
 func waitProvisioned(ctx context.Context, t *testing.T, c client.Client, where string) {
 	t.Helper()
 	last := ""
-	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 90*time.Second, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 4*time.Minute, true, func(ctx context.Context) (bool, error) {
 		cl := obj("cluster.x-k8s.io/v1beta2", "Cluster", tenantNS, cluster)
 		m := obj("cluster.x-k8s.io/v1beta2", "Machine", tenantNS, machine)
 		if err := c.Get(ctx, client.ObjectKeyFromObject(cl), cl); err != nil {
