@@ -12,6 +12,8 @@ import (
 	"encoding/pem"
 	"math/big"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -29,6 +31,7 @@ import (
 
 	"github.com/airshipit/airship-go/internal/cli"
 	"github.com/airshipit/airship-go/internal/cli/clitest"
+	"github.com/airshipit/airship-go/internal/configdrive"
 	"github.com/airshipit/airship-go/internal/test/testenv"
 )
 
@@ -227,9 +230,15 @@ func TestServeTargetCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Logout()
-	meta := base64.StdEncoding.EncodeToString([]byte("local-hostname: booted-0\nproviderid: emu://0\n"))
+	// A live ISO that is a config drive: the host registers its Node.
+	iso, err := configdrive.Build(configdrive.Data{MetaData: []byte(`{"local-hostname": "booted-0", "providerid": "emu://0"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	images := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(iso) }))
+	t.Cleanup(images.Close)
 	resp, err := c.Post("/redfish/v1/Managers/host-0000/VirtualMedia/Cd/Actions/VirtualMedia.InsertMedia",
-		map[string]any{"Image": "http://images.example/x.iso", "Oem": map[string]any{"Airship": map[string]any{"MetaData": meta}}})
+		map[string]any{"Image": images.URL + "/x.iso"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -22,7 +23,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/airshipit/airship-go/internal/configdrive"
 	"github.com/airshipit/airship-go/internal/metal3/metal3operator"
+	"github.com/airshipit/airship-go/internal/metal3/provisioner/direct"
 	"github.com/airshipit/airship-go/internal/redfish/emulator"
 	"github.com/airshipit/airship-go/internal/test/testenv"
 )
@@ -270,7 +273,24 @@ func (r *rig) checkNoSecrets() {
 
 const userData = "#cloud-config\nruncmd: [echo user-data-SECRET]\n"
 
-func (r *rig) provisionOn(name string) {
+// liveISO serves, until the test ends, a live ISO for host name that is
+// a config drive naming the host (as a live ISO of Metal3 carries its own
+// configuration), and returns its URL.
+func (r *rig) liveISO(name string) string {
+	r.t.Helper()
+	img, err := configdrive.Build(configdrive.Data{MetaData: []byte(`{"local-hostname": "` + name + `"}`)})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(img) }))
+	r.t.Cleanup(srv.Close)
+	return srv.URL + "/" + name + ".iso"
+}
+
+// provisionOn gives the host a live-iso image, user-data and meta-data
+// (which the direct provisioner does not send: the ISO carries its own),
+// and online: true.
+func (r *rig) provisionOn(name string) string {
 	r.t.Helper()
 	ctx := context.Background()
 	for _, s := range []*corev1.Secret{
@@ -281,12 +301,14 @@ func (r *rig) provisionOn(name string) {
 			r.t.Fatal(err)
 		}
 	}
+	url, format := r.liveISO(name), direct.LiveISO
 	r.update(name, func(h *metal3v1alpha1.BareMetalHost) {
 		h.Spec.Online = true
-		h.Spec.Image = &metal3v1alpha1.Image{URL: "http://172.22.0.1/images/" + name + ".img", Checksum: "http://172.22.0.1/images/" + name + ".img.md5sum", ChecksumType: metal3v1alpha1.MD5}
+		h.Spec.Image = &metal3v1alpha1.Image{URL: url, DiskFormat: &format}
 		h.Spec.UserData = &corev1.SecretReference{Name: name + "-user-data"}
 		h.Spec.MetaData = &corev1.SecretReference{Name: name + "-meta-data"}
 	})
+	return url
 }
 
 // TestLifecycle walks one host through every state: registering,
@@ -327,27 +349,17 @@ func TestLifecycle(t *testing.T) {
 		t.Errorf("finalizers %v", h.Finalizers)
 	}
 
-	// Provisioning: the BMC sees the image, checksum and user-data.
-	r.provisionOn("host-0000")
+	// Provisioning a live ISO: the BMC gets its URL, nothing else, and
+	// the host boots it (the emulator registers the Node of the ISO's
+	// config drive).
+	iso := r.provisionOn("host-0000")
 	h = r.waitState("host-0000", metal3v1alpha1.StateProvisioned)
-	st := r.waitEmu("host-0000", "booted the image", func(s emulator.HostState) bool { return s.PowerOn && s.Media.Inserted })
-	if st.Media.Image != "http://172.22.0.1/images/host-0000.img" || st.Media.Checksum != "http://172.22.0.1/images/host-0000.img.md5sum" || st.Media.ChecksumType != "md5" || string(st.Media.UserData) != userData {
-		t.Errorf("the BMC got %+v", st.Media)
+	st := r.waitEmu("host-0000", "booted the live ISO", func(s emulator.HostState) bool { return s.PowerOn && s.Booted && s.BootedFrom == "Cd" })
+	if want := (emulator.Media{Inserted: true, Image: iso, WriteProtected: true, TransferMethod: "Stream"}); st.Media != want {
+		t.Errorf("the BMC got %+v, want %+v", st.Media, want)
 	}
-	// The meta-data: upstream's config-drive defaults, the Secret's keys
-	// (YAML here) over them, as JSON.
-	var meta map[string]string
-	if err := json.Unmarshal(st.Media.MetaData, &meta); err != nil {
-		t.Fatalf("the meta-data is not a JSON object of strings: %v", err)
-	}
-	wantMeta := map[string]string{
-		"uuid": string(h.UID), "metal3-namespace": r.ns, "metal3-name": "host-0000",
-		"local-hostname": "host-0000", "local_hostname": "host-0000", "name": "host-0000-machine",
-	}
-	if !maps.Equal(meta, wantMeta) {
-		t.Errorf("meta-data %v, want %v", meta, wantMeta)
-	}
-	if h.Status.Provisioning.Image.URL != "http://172.22.0.1/images/host-0000.img" || h.Status.Provisioning.ID != string(h.UID) || !h.Status.PoweredOn {
+	r.waitNode("host-0000", false)
+	if h.Status.Provisioning.Image.URL != iso || h.Status.Provisioning.ID != string(h.UID) || !h.Status.PoweredOn {
 		t.Errorf("provisioning status %+v poweredOn %v", h.Status.Provisioning, h.Status.PoweredOn)
 	}
 	if h.Status.OperationHistory.Provision.End.IsZero() {
@@ -652,10 +664,9 @@ func TestRebootEvents(t *testing.T) {
 	}
 }
 
-// TestDeprovisionPoweredOffHost: a provisioned host that is already off
-// when its image is removed gets no power-off request (it is off), but the
-// ejection of the media it booted from deprovisions it in the emulator:
-// its Node is deleted.
+// TestDeprovisionPoweredOffHost: a provisioned live-ISO host that is
+// already off when its image is removed gets its media ejected and no
+// power request (it is off), and becomes available.
 func TestDeprovisionPoweredOffHost(t *testing.T) {
 	r := newRig(t, 1)
 	r.host(0, password, nil)
@@ -670,8 +681,34 @@ func TestDeprovisionPoweredOffHost(t *testing.T) {
 
 	r.update("host-0000", func(h *metal3v1alpha1.BareMetalHost) { h.Spec.Image = nil })
 	r.waitState("host-0000", metal3v1alpha1.StateAvailable)
-	r.waitNode("host-0000", true)
-	if st, _ := r.emu.State("host-0000"); st.PowerOn || st.Media.Inserted || st.Resets != off.Resets || st.Node != "" {
+	if st, _ := r.emu.State("host-0000"); st.PowerOn || st.Media.Inserted || st.Resets != off.Resets {
 		t.Errorf("after deprovisioning an off host: %+v (resets before %d)", st, off.Resets)
+	}
+}
+
+// TestDiskImageRefusedWithoutIronic: with no Ironic, a host given a disk
+// image (qcow2) reports a provisioning error naming spec.image and why,
+// and nothing is sent to its BMC.
+func TestDiskImageRefusedWithoutIronic(t *testing.T) {
+	r := newRig(t, 1)
+	r.host(0, password, nil)
+	r.waitState("host-0000", metal3v1alpha1.StateAvailable)
+	before := r.waitEmu("host-0000", "off", func(s emulator.HostState) bool { return !s.PowerOn })
+	qcow2 := "qcow2"
+	r.update("host-0000", func(h *metal3v1alpha1.BareMetalHost) {
+		h.Spec.Online = true
+		h.Spec.Image = &metal3v1alpha1.Image{URL: "http://172.22.0.1/images/node.qcow2", Checksum: "0123456789abcdef0123456789abcdef", DiskFormat: &qcow2}
+	})
+	h := r.wait("host-0000", "refused the disk image", func(h *metal3v1alpha1.BareMetalHost) bool { return h.Status.ErrorMessage != "" })
+	// The controller names the step it failed in, then the provisioner's message.
+	if h.Status.ErrorMessage != "provisioning: "+direct.ErrDiskImage.Error() || h.Status.ErrorType != metal3v1alpha1.ProvisioningError ||
+		h.Status.Provisioning.State != metal3v1alpha1.StateProvisioning || h.Status.OperationalStatus != metal3v1alpha1.OperationalStatusError {
+		t.Errorf("status: state %q errorType %q operationalStatus %q errorMessage %q", h.Status.Provisioning.State, h.Status.ErrorType, h.Status.OperationalStatus, h.Status.ErrorMessage)
+	}
+	if !strings.Contains(h.Status.ErrorMessage, ": spec.image: a disk image needs Ironic") {
+		t.Errorf("the error does not name spec.image: %q", h.Status.ErrorMessage)
+	}
+	if st, _ := r.emu.State("host-0000"); st.PowerOn || st.Media.Inserted || st.Resets != before.Resets || st.BootOverride != before.BootOverride {
+		t.Errorf("the BMC was used for a refused image: %+v, before %+v", st, before)
 	}
 }

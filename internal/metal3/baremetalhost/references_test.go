@@ -54,7 +54,7 @@ func (s *secretReads) outside(ns string) []string {
 // kube-system is never read and the BMC is never opened, so nothing of it
 // reaches the address the host gives. The host is one the BMC would be
 // asked to boot right away (registered, provisioning, an image): with the
-// reference in its own namespace, or with none, the same host is booted
+// reference in its own namespace, or with none, the same host is provisioned
 // with the tenant's data, which shows the test would see a leak.
 func TestHostReferencesToOtherNamespaces(t *testing.T) {
 	env := testenv.StartAPI(t, testenv.Options{CRDDirs: []string{"config/metal3/crd/bases"}, AddToScheme: []func(*runtime.Scheme) error{metal3v1alpha1.AddToScheme}})
@@ -118,7 +118,8 @@ func TestHostReferencesToOtherNamespaces(t *testing.T) {
 				t.Fatal(err)
 			}
 			h := hostopstest.BareMetalHost("tenant", name, unitAddress, nil)
-			h.Spec.Image = &metal3v1alpha1.Image{URL: "http://img.test/os.qcow2", Checksum: "http://img.test/os.qcow2.sha256"}
+			liveISO := direct.LiveISO
+			h.Spec.Image = &metal3v1alpha1.Image{URL: "http://img.test/os.iso", DiskFormat: &liveISO}
 			h.Spec.Online = true
 			tt.set(h, &corev1.SecretReference{Name: "victim", Namespace: tt.ns})
 			if err := env.Client.Create(ctx, h); err != nil {
@@ -136,7 +137,8 @@ func TestHostReferencesToOtherNamespaces(t *testing.T) {
 
 			f := hostopstest.NewFactory()
 			f.Add(unitBMC, &hostopstest.Host{Username: "admin", Password: "pw", Power: provisioner.PowerOff})
-			r := &BareMetalHostReconciler{Client: c, Factory: direct.New(f), Clock: clocktesting.NewFakePassiveClock(now), PowerPollInterval: time.Minute, MaxBackoff: time.Minute}
+			rec := &recordingFactory{Factory: direct.New(f)}
+			r := &BareMetalHostReconciler{Client: c, Factory: rec, Clock: clocktesting.NewFakePassiveClock(now), PowerPollInterval: time.Minute, MaxBackoff: time.Minute}
 			req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(h)}
 			for range 3 {
 				if _, err := r.Reconcile(ctx, req); err != nil {
@@ -149,17 +151,18 @@ func TestHostReferencesToOtherNamespaces(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, _, _, boots := f.State(unitBMC)
-			for _, b := range boots {
-				if strings.Contains(string(b.UserData)+string(b.NetworkData)+string(b.MetaData), victim) {
-					t.Errorf("the BMC was sent the kube-system Secret's value")
+			provisioned := rec.provisioned()
+			for _, d := range provisioned {
+				if strings.Contains(string(d.UserData)+string(d.NetworkData)+string(d.MetaData), victim) {
+					t.Errorf("the provisioner was handed the kube-system Secret's value")
 				}
 			}
 			if out := reads.outside("tenant"); len(out) > 0 {
 				t.Errorf("the controller read Secrets outside the host's namespace: %v", out)
 			}
 			if tt.field == "" {
-				if len(boots) != 1 || !strings.Contains(string(boots[0].UserData)+string(boots[0].NetworkData), own) {
-					t.Fatalf("a host with a same-namespace reference was not booted with its data: %d boots, status %s: %s", len(boots), got.Status.ErrorType, got.Status.ErrorMessage)
+				if len(boots) != 1 || len(provisioned) == 0 || !strings.Contains(string(provisioned[0].UserData)+string(provisioned[0].NetworkData), own) {
+					t.Fatalf("a host with a same-namespace reference was not provisioned with its data: %d boots, status %s: %s", len(boots), got.Status.ErrorType, got.Status.ErrorMessage)
 				}
 				return
 			}
@@ -175,4 +178,37 @@ func TestHostReferencesToOtherNamespaces(t *testing.T) {
 			}
 		})
 	}
+}
+
+// recordingFactory records the ProvisionData its provisioners are handed.
+type recordingFactory struct {
+	provisioner.Factory
+	mu   sync.Mutex
+	data []provisioner.ProvisionData
+}
+
+func (f *recordingFactory) Open(ctx context.Context, h provisioner.Host) (provisioner.Provisioner, error) {
+	p, err := f.Factory.Open(ctx, h)
+	if err != nil {
+		return nil, err
+	}
+	return &recordingProvisioner{Provisioner: p, f: f}, nil
+}
+
+func (f *recordingFactory) provisioned() []provisioner.ProvisionData {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]provisioner.ProvisionData(nil), f.data...)
+}
+
+type recordingProvisioner struct {
+	provisioner.Provisioner
+	f *recordingFactory
+}
+
+func (p *recordingProvisioner) Provision(ctx context.Context, d provisioner.ProvisionData) (provisioner.Result, error) {
+	p.f.mu.Lock()
+	p.f.data = append(p.f.data, d)
+	p.f.mu.Unlock()
+	return p.Provisioner.Provision(ctx, d)
 }

@@ -134,7 +134,7 @@ func TestRBACIsEnoughForTheProvider(t *testing.T) {
 		}
 	}
 	m3m := &infrav1.Metal3Machine{ObjectMeta: metav1.ObjectMeta{Namespace: "metal3", Name: "m1", OwnerReferences: owner("Machine", "m1", string(machine.UID))},
-		Spec: infrav1.Metal3MachineSpec{Image: infrav1.Image{URL: "http://img.test/node.img", Checksum: "0123456789abcdef0123456789abcdef"},
+		Spec: infrav1.Metal3MachineSpec{Image: infrav1.Image{URL: "http://img.test/node.iso", DiskFormat: ptr.To("live-iso")},
 			DataTemplate: &corev1.ObjectReference{Name: "tpl"}}}
 	if err := c.Create(ctx, m3m); err != nil {
 		t.Fatal(err)
@@ -143,8 +143,18 @@ func TestRBACIsEnoughForTheProvider(t *testing.T) {
 		_ = c.Get(ctx, client.ObjectKeyFromObject(m3m), m3m)
 		return m3m.Status.Ready, m3m.Status.Phase + " " + conditionsOf(m3m.Status.Conditions)
 	})
-	if st, _ := emu.State(hosts[0].Name); !strings.Contains(string(st.Media.MetaData), "10.9.0.10") {
-		t.Errorf("the host booted without its pool address in its meta-data: %s", st.Media.MetaData)
+	// The host's meta-data (a live ISO here: the direct provisioner boots
+	// it, the data goes no further) holds its pool address.
+	claimed := &metal3v1alpha1.BareMetalHost{}
+	meta := &corev1.Secret{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(host), claimed); err != nil || claimed.Spec.MetaData == nil {
+		t.Fatalf("host %s: %v, metaData %v", host.Name, err, claimed.Spec.MetaData)
+	}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "metal3", Name: claimed.Spec.MetaData.Name}, meta); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(meta.Data["metaData"]), "10.9.0.10") {
+		t.Errorf("the host's meta-data lacks its pool address: %s", meta.Data["metaData"])
 	}
 	if err := c.Delete(ctx, m3m); err != nil {
 		t.Fatal(err)

@@ -48,15 +48,13 @@ const (
 	PowerOff PowerState = "Off"
 )
 
-// BootMedia is what a host boots from virtual media. Image is the only
-// field a real BMC needs; the rest travel in the request's Oem section
-// ("Airship"), which the emulator reads and a real BMC ignores.
+// BootMedia is what a host boots from virtual media: an ISO the BMC
+// fetches by URL. Nothing else goes to the BMC: an ISO booted this way
+// carries its own configuration.
 type BootMedia struct {
-	// Image is spec.image (or the ISO of a remote-direct boot, URL only).
+	// Image is a live-iso spec.image (or the ISO of a remote-direct boot);
+	// only its URL is sent.
 	Image metal3v1alpha1.Image
-	// UserData, NetworkData and MetaData are the contents of the Secrets the
-	// host names (cloud-init user-data, network-data, meta-data).
-	UserData, NetworkData, MetaData []byte
 }
 
 // MediaState is the host's virtual CD.

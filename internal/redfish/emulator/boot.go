@@ -8,12 +8,13 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
+
+	"github.com/airshipit/airship-go/internal/configdrive"
 )
 
-// mediaData is what a host makes of its media's meta-data and user-data
-// when it boots. It is read when the media is inserted, outside the
-// server's lock, and used at each boot from the media.
-type mediaData struct {
+// driveData is what a host makes of a config drive's meta-data and
+// user-data when it boots from it (a disk's, or a live ISO that is one).
+type driveData struct {
 	// meta is the meta-data (nil when there is none or it is unreadable).
 	meta map[string]any
 	// boot is the kubeadm bootstrap of the user-data; nil with bootErr
@@ -24,19 +25,19 @@ type mediaData struct {
 	notes []string
 }
 
-// readMediaData reads inserted media's meta-data (JSON or YAML) and
+// readDriveData reads a config drive's meta-data (JSON, or YAML) and
 // user-data (a #cloud-config running kubeadm). What it cannot use it
 // notes, without quoting the data.
-func readMediaData(m Media) *mediaData {
-	d := &mediaData{}
-	if len(m.MetaData) > 0 {
-		if err := yaml.Unmarshal(m.MetaData, &d.meta); err != nil {
-			d.notes = append(d.notes, fmt.Sprintf("meta-data is neither JSON nor YAML, ignored (%d bytes)", len(m.MetaData)))
+func readDriveData(c configdrive.Data) *driveData {
+	d := &driveData{}
+	if len(c.MetaData) > 0 {
+		if err := yaml.Unmarshal(c.MetaData, &d.meta); err != nil {
+			d.notes = append(d.notes, fmt.Sprintf("meta-data is neither JSON nor YAML, ignored (%d bytes)", len(c.MetaData)))
 			d.meta = nil
 		}
 	}
-	if len(m.UserData) > 0 {
-		d.boot, d.bootErr = parseUserData(m.UserData, d.meta)
+	if len(c.UserData) > 0 {
+		d.boot, d.bootErr = parseUserData(c.UserData, d.meta)
 		if d.boot != nil {
 			for _, n := range d.boot.notes {
 				d.notes = append(d.notes, "user-data: "+n)
@@ -46,12 +47,12 @@ func readMediaData(m Media) *mediaData {
 	return d
 }
 
-// nodeFromMedia is the Node the inserted media asks for, and where, as
-// the host would register it when it boots:
+// nodeFromDrive is the Node a config drive asks for, and where, as the
+// host would register it when it boots:
 //
 //   - name: the kubeadm configuration's nodeRegistration.name (or the
 //     kubelet's hostname-override), else the meta-data's local-hostname
-//     (or local_hostname; for a config drive also hostname, then name),
+//     (or local_hostname, hostname, then name),
 //     lower-cased, else the host's name;
 //   - spec.providerID: the kubelet's provider-id, else the meta-data's
 //     providerid (or provider-id, providerID); maybe none;
@@ -60,9 +61,9 @@ func readMediaData(m Media) *mediaData {
 //   - cluster: see clusterFor.
 //
 // Called with s.mu held.
-func (s *Server) nodeFromMedia(h *hostEntry, d *mediaData, configDrive bool) nodeWant {
+func (s *Server) nodeFromDrive(h *hostEntry, d *driveData) nodeWant {
 	if d == nil {
-		d = &mediaData{}
+		d = &driveData{}
 	}
 	for _, n := range d.notes {
 		s.logger.Printf("%s: %s", h.Name, n)
@@ -85,11 +86,7 @@ func (s *Server) nodeFromMedia(h *hostEntry, d *mediaData, configDrive bool) nod
 		}
 		return ""
 	}
-	nameKeys := []string{"local-hostname", "local_hostname"}
-	if configDrive {
-		nameKeys = append(nameKeys, "hostname", "name")
-	}
-	if name := strings.ToLower(str(nameKeys...)); name != "" {
+	if name := strings.ToLower(str("local-hostname", "local_hostname", "hostname", "name")); name != "" {
 		if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 {
 			s.logger.Printf("%s: meta-data local-hostname %q is not a Node name (%s); using %s", h.Name, name, strings.Join(msgs, "; "), h.Name)
 		} else {
@@ -139,7 +136,7 @@ func (s *Server) nodeFromMedia(h *hostEntry, d *mediaData, configDrive bool) nod
 // user-data carries that cluster's CA (the emulator issues itself a client
 // certificate) or an earlier host's did; else the target cluster, if any.
 // The log says which, and why. Called with s.mu held.
-func (s *Server) clusterFor(h *hostEntry, d *mediaData) string {
+func (s *Server) clusterFor(h *hostEntry, d *driveData) string {
 	fallback := func(why string) string {
 		if s.target == nil {
 			s.logger.Printf("%s: no Node: %s, and there is no target cluster (--target-kubeconfig)", h.Name, why)

@@ -2,7 +2,6 @@ package emulator
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -20,26 +19,11 @@ import (
 	"github.com/airshipit/airship-go/internal/test/testenv"
 )
 
-// insertData inserts the image with meta-data and user-data, as the
-// BareMetalHost controller does, and a one-time boot override to it.
-func (d *hostDriver) insertData(metaData string, userData []byte) {
+// insertDrive inserts a live ISO that is a config drive holding the
+// meta-data and user-data, and a one-time boot override to it.
+func (d *hostDriver) insertDrive(metaData string, userData []byte) {
 	d.t.Helper()
-	oem := map[string]any{"ImageFormat": "live-iso", "MetaData": base64.StdEncoding.EncodeToString([]byte(metaData))}
-	if userData != nil {
-		oem["UserData"] = base64.StdEncoding.EncodeToString(userData)
-	}
-	resp, err := d.c.Post(d.vm+"/Actions/VirtualMedia.InsertMedia", map[string]any{"Image": "http://images.example/node.qcow2", "Oem": map[string]any{"Airship": oem}})
-	if err != nil {
-		d.t.Fatalf("InsertMedia: %v", err)
-	}
-	_ = resp.Body.Close() // only read: closing cannot lose data
-	sys, err := schemas.GetComputerSystem(d.c, d.sys)
-	if err == nil {
-		err = sys.SetBoot(&schemas.Boot{BootSourceOverrideTarget: schemas.CdBootSource, BootSourceOverrideEnabled: schemas.OnceBootSourceOverrideEnabled})
-	}
-	if err != nil {
-		d.t.Fatalf("SetBoot: %v", err)
-	}
+	d.insert(liveISO(d.t, metaData, userData))
 }
 
 // controllerMeta is the meta-data the BareMetalHost controller hands a
@@ -112,9 +96,9 @@ func TestUserDataClusterChoice(t *testing.T) {
 	} {
 		t.Run(tc.host, func(t *testing.T) {
 			d := newHostDriver(t, c, tc.host)
-			d.insertData(controllerMeta(t, tc.host, "uid-"+tc.host, tc.machine), tc.userData)
+			d.insertDrive(controllerMeta(t, tc.host, "uid-"+tc.host, tc.machine), tc.userData)
 			d.reset(schemas.OnResetType)
-			st := mustState(t, s, tc.host)
+			st := waitHost(t, s, tc.host, "booted", func(st HostState) bool { return st.Booted })
 			if !st.Booted || st.Node != tc.node || st.NodeCluster != tc.cluster {
 				t.Errorf("state: booted %v, Node %q in %q; want %q in %q", st.Booted, st.Node, st.NodeCluster, tc.node, tc.cluster)
 			}
@@ -178,19 +162,19 @@ func TestBootRegistersInUserDataCluster(t *testing.T) {
 	}
 
 	t.Run("the first control-plane host registers in the cluster of its user-data", func(t *testing.T) {
-		cp.insertData(controllerMeta(t, "host-0000", "uid-0", "cp-machine-0"), initUserData(t, v1beta4, endpoint, caCrt, caKey, "{{ ds.meta_data.name }}", uuidLabel))
+		cp.insertDrive(controllerMeta(t, "host-0000", "uid-0", "cp-machine-0"), initUserData(t, v1beta4, endpoint, caCrt, caKey, "{{ ds.meta_data.name }}", uuidLabel))
 		cp.reset(schemas.OnResetType)
 		checkNode(t, waitNode(t, workload.Client, "cp-machine-0", "created", created), "host-0000", "uid-0")
 	})
 
 	t.Run("a worker with a bootstrap token only joins the same cluster", func(t *testing.T) {
-		worker.insertData(controllerMeta(t, "host-0001", "uid-1", "worker-machine-1"), joinUserData(t, v1beta3, endpoint, "{{ds.meta_data.name}}", uuidLabel))
+		worker.insertDrive(controllerMeta(t, "host-0001", "uid-1", "worker-machine-1"), joinUserData(t, v1beta3, endpoint, "{{ds.meta_data.name}}", uuidLabel))
 		worker.reset(schemas.OnResetType)
 		checkNode(t, waitNode(t, workload.Client, "worker-machine-1", "created", created), "host-0001", "uid-1")
 	})
 
 	t.Run("a token for a cluster without credentials: the target cluster", func(t *testing.T) {
-		stray.insertData(controllerMeta(t, "host-0002", "uid-2", "worker-machine-2"), joinUserData(t, v1beta4, "127.0.0.1:1", "{{ ds.meta_data.name }}", uuidLabel))
+		stray.insertDrive(controllerMeta(t, "host-0002", "uid-2", "worker-machine-2"), joinUserData(t, v1beta4, "127.0.0.1:1", "{{ ds.meta_data.name }}", uuidLabel))
 		stray.reset(schemas.OnResetType)
 		node := waitNode(t, target.Client, "worker-machine-2", "created", created)
 		if node.Labels["metal3.io/uuid"] != "uid-2" {
@@ -242,9 +226,8 @@ func TestBootRegistersInUserDataCluster(t *testing.T) {
 		}
 	})
 
-	t.Run("deprovisioning deletes the Node in its cluster", func(t *testing.T) {
-		worker.eject()
-		worker.reset(schemas.ForceOffResetType)
+	t.Run("the deploy agent writing a disk deletes the Node in its cluster", func(t *testing.T) {
+		s.diskChanged(s.byName["host-0001"], s.byName["host-0001"].Disks[0].Name)
 		waitNode(t, workload.Client, "worker-machine-1", "deleted", nil)
 		waitNode(t, workload.Client, "cp-machine-0", "kept", managedByKwok)
 	})

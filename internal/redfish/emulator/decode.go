@@ -1,7 +1,6 @@
 package emulator
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -158,26 +157,17 @@ func enumValue(raw json.RawMessage, name string, allowed []string, notInList str
 
 // insertMediaRequest is the body of VirtualMedia.InsertMedia.
 type insertMediaRequest struct {
-	Image                *string                    `json:"Image"`
-	Inserted             *bool                      `json:"Inserted"`
-	WriteProtected       *bool                      `json:"WriteProtected"`
-	TransferMethod       *string                    `json:"TransferMethod"`
-	TransferProtocolType *string                    `json:"TransferProtocolType"`
-	UserName             *string                    `json:"UserName"`
-	Password             *string                    `json:"Password"`
-	MediaType            *string                    `json:"MediaType"`
-	Oem                  map[string]json.RawMessage `json:"Oem"`
-}
-
-// airshipOem is the emulator's extension of InsertMedia: what the
-// provisioner passes to a host without Ironic. A real BMC ignores it.
-type airshipOem struct {
-	ImageChecksum     *string `json:"ImageChecksum"`
-	ImageChecksumType *string `json:"ImageChecksumType"`
-	ImageFormat       *string `json:"ImageFormat"`
-	UserData          *string `json:"UserData"`
-	NetworkData       *string `json:"NetworkData"`
-	MetaData          *string `json:"MetaData"`
+	Image                *string `json:"Image"`
+	Inserted             *bool   `json:"Inserted"`
+	WriteProtected       *bool   `json:"WriteProtected"`
+	TransferMethod       *string `json:"TransferMethod"`
+	TransferProtocolType *string `json:"TransferProtocolType"`
+	UserName             *string `json:"UserName"`
+	Password             *string `json:"Password"`
+	MediaType            *string `json:"MediaType"`
+	// Oem is accepted and ignored, whatever its vendors, as a BMC does
+	// with vendor sections it does not know.
+	Oem map[string]json.RawMessage `json:"Oem"`
 }
 
 // Values InsertMedia accepts.
@@ -185,8 +175,6 @@ var (
 	transferMethods   = []string{"Stream", "Upload"}
 	transferProtocols = []string{"CIFS", "FTP", "SFTP", "HTTP", "HTTPS", "NFS", "SCP", "TFTP", "OEM"}
 	mediaTypes        = []string{"CD", "DVD"}
-	checksumTypes     = []string{"md5", "sha256", "sha512", "auto"}
-	imageFormats      = []string{"raw", "qcow2", "vdi", "vmdk", "iso", "live-iso"}
 )
 
 // decodeInsertMedia reads a VirtualMedia.InsertMedia body.
@@ -221,13 +209,6 @@ func decodeInsertMedia(data []byte) (Media, *apiError) {
 	if e := checkEnum(req.MediaType, "MediaType", mediaTypes); e != nil {
 		return Media{}, e
 	}
-	raw, ok := req.Oem["Airship"]
-	if !ok {
-		return m, nil
-	}
-	if e := decodeAirshipOem(raw, &m); e != nil {
-		return Media{}, e
-	}
 	return m, nil
 }
 
@@ -238,54 +219,6 @@ func checkEnum(v *string, name string, allowed []string) *apiError {
 	}
 	_, e := enumValue(mustJSON(*v), name, allowed, "ActionParameterValueNotInList")
 	return e
-}
-
-// decodeAirshipOem reads InsertMedia's Oem/Airship parameters (the image
-// checksum and format, and the config drive's user, network and meta
-// data) into m.
-func decodeAirshipOem(raw json.RawMessage, m *Media) *apiError {
-	var oem airshipOem
-	if e := decodeStrict(raw, &oem, "ActionParameterUnknown"); e != nil {
-		e.msg = "Oem/Airship: " + e.msg
-		return e
-	}
-	if oem.ImageChecksum != nil {
-		if len(*oem.ImageChecksum) > 4096 {
-			return &apiError{status: http.StatusBadRequest, id: "ActionParameterValueFormatError", msg: "Oem/Airship/ImageChecksum is longer than 4096 bytes"}
-		}
-		m.Checksum = *oem.ImageChecksum
-	}
-	if e := checkEnum(oem.ImageChecksumType, "Oem/Airship/ImageChecksumType", checksumTypes); e != nil {
-		return e
-	}
-	if oem.ImageChecksumType != nil {
-		m.ChecksumType = *oem.ImageChecksumType
-	}
-	if e := checkEnum(oem.ImageFormat, "Oem/Airship/ImageFormat", imageFormats); e != nil {
-		return e
-	}
-	if oem.ImageFormat != nil {
-		m.Format = *oem.ImageFormat
-	}
-	for _, f := range []struct {
-		name string
-		in   *string
-		out  *[]byte
-	}{
-		{"UserData", oem.UserData, &m.UserData},
-		{"NetworkData", oem.NetworkData, &m.NetworkData},
-		{"MetaData", oem.MetaData, &m.MetaData},
-	} {
-		if f.in == nil {
-			continue
-		}
-		b, err := base64.StdEncoding.DecodeString(*f.in)
-		if err != nil {
-			return &apiError{status: http.StatusBadRequest, id: "ActionParameterValueFormatError", msg: "Oem/Airship/" + f.name + " is not standard base64"}
-		}
-		*f.out = b
-	}
-	return nil
 }
 
 // decodeNoParameters reads the body of an action without parameters

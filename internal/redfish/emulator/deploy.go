@@ -34,19 +34,25 @@ const (
 var bootConfigs = []string{"boot/grub/grub.cfg", "EFI/BOOT/grub.cfg", "isolinux/isolinux.cfg"}
 
 // mediaProbe is the fetch of inserted media: done once it ended; apiURL
-// is the ipa-api-url of a deploy ISO, "" for any other media.
+// is the ipa-api-url of a deploy ISO; drive what the host makes of a live
+// ISO that is a config drive; both empty for any other media.
 type mediaProbe struct {
 	done   bool
 	apiURL string
+	drive  *driveData
 }
 
-// probeMedia fetches newly inserted media (no Oem data, an http or https
-// URL) to see whether it is a deploy ISO, and then finishes a boot that
-// waited for it. Called with s.mu held.
+// mediaFound is what a fetch of media found: the ipa-api-url of a deploy
+// ISO, or the content of a config drive.
+type mediaFound struct {
+	apiURL string
+	drive  *configdrive.Data
+}
+
+// probeMedia fetches newly inserted media (an http or https URL) to see
+// whether it is a deploy ISO or a config drive, and then finishes a boot
+// that waited for it. Called with s.mu held.
 func (s *Server) probeMedia(h *hostEntry, m Media) {
-	if m.Format != "" || m.Checksum != "" || len(m.UserData)+len(m.MetaData)+len(m.NetworkData) > 0 {
-		return
-	}
 	u, err := url.Parse(m.Image)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
 		return
@@ -54,14 +60,22 @@ func (s *Server) probeMedia(h *hostEntry, m Media) {
 	p := &mediaProbe{}
 	h.st.probe = p
 	go func() {
-		apiURL, why := s.media.fetch(s.ctx, m.Image, s.fetchDeployISO)
+		found, why := s.media.fetch(s.ctx, m.Image, s.fetchMedia)
+		var drive *driveData
+		if found.drive != nil {
+			// Outside the lock: user-data may be megabytes of YAML.
+			drive = readDriveData(*found.drive)
+		}
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		p.done, p.apiURL = true, apiURL
-		if apiURL != "" {
-			s.logger.Printf("%s: media %s is a deploy ISO (%s %s)", h.Name, redact.URL(m.Image), APIURLParam, apiURL)
-		} else if why != "" {
-			s.logger.Printf("%s: media %s: not a deploy ISO: %s", h.Name, redact.URL(m.Image), why)
+		p.done, p.apiURL, p.drive = true, found.apiURL, drive
+		switch {
+		case found.apiURL != "":
+			s.logger.Printf("%s: media %s is a deploy ISO (%s %s)", h.Name, redact.URL(m.Image), APIURLParam, found.apiURL)
+		case drive != nil:
+			s.logger.Printf("%s: media %s is a live ISO holding a config drive", h.Name, redact.URL(m.Image))
+		case why != "":
+			s.logger.Printf("%s: media %s: neither a deploy ISO nor a config drive: %s", h.Name, redact.URL(m.Image), why)
 		}
 		st := &h.st
 		if st.probe == p && st.waitProbe != 0 && st.waitProbe == st.gen {
@@ -83,10 +97,11 @@ type mediaCache struct {
 }
 
 type mediaFetch struct {
-	done        chan struct{}
-	apiURL, why string
-	failed      bool
-	at          time.Time
+	done   chan struct{}
+	found  mediaFound
+	why    string
+	failed bool
+	at     time.Time
 }
 
 func (f *mediaFetch) usable() bool {
@@ -100,7 +115,7 @@ func (f *mediaFetch) usable() bool {
 
 // fetch returns what fetch found at image, fetching it at most once at a
 // time and once per mediaCacheTTL.
-func (c *mediaCache) fetch(ctx context.Context, image string, fetch func(string) (string, string, bool)) (apiURL, why string) {
+func (c *mediaCache) fetch(ctx context.Context, image string, fetch func(string) (mediaFound, string, bool)) (mediaFound, string) {
 	c.mu.Lock()
 	f := c.fetches[image]
 	if f == nil || !f.usable() {
@@ -115,61 +130,77 @@ func (c *mediaCache) fetch(ctx context.Context, image string, fetch func(string)
 		f = &mediaFetch{done: make(chan struct{})}
 		c.fetches[image] = f
 		c.mu.Unlock()
-		f.apiURL, f.why, f.failed = fetch(image)
+		f.found, f.why, f.failed = fetch(image)
 		f.at = time.Now()
 		close(f.done)
-		return f.apiURL, f.why
+		return f.found, f.why
 	}
 	c.mu.Unlock()
 	select {
 	case <-f.done:
-		return f.apiURL, f.why
+		return f.found, f.why
 	case <-ctx.Done():
-		return "", "the emulator stopped"
+		return mediaFound{}, "the emulator stopped"
 	}
 }
 
-// fetchDeployISO downloads media and returns the ipa-api-url of its boot
-// configuration; else "" and why, and whether the fetch itself failed
-// (not to be remembered).
-func (s *Server) fetchDeployISO(image string) (apiURL, why string, failed bool) {
+// fetchMedia downloads media and tells what it is (examineMedia); else
+// why not, and whether the fetch itself failed (not to be remembered).
+func (s *Server) fetchMedia(image string) (found mediaFound, why string, failed bool) {
 	ctx, cancel := context.WithTimeout(s.ctx, mediaTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, image, nil)
 	if err != nil {
-		return "", "bad URL", false
+		return mediaFound{}, "bad URL", false
 	}
 	resp, err := s.mediaClient.Do(req)
 	if err != nil {
-		return "", "fetching it failed: " + redact.Text(strings.ReplaceAll(err.Error(), image, redact.URL(image))), true
+		return mediaFound{}, "fetching it failed: " + redact.Text(strings.ReplaceAll(err.Error(), image, redact.URL(image))), true
 	}
 	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
-		return "", "fetching it: " + resp.Status, true
+		return mediaFound{}, "fetching it: " + resp.Status, true
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxMediaSize+1))
 	if err != nil {
-		return "", fmt.Sprintf("reading it: %v", err), true
+		return mediaFound{}, fmt.Sprintf("reading it: %v", err), true
 	}
 	if len(data) > MaxMediaSize {
-		return "", fmt.Sprintf("more than %d MiB", MaxMediaSize>>20), false
+		return mediaFound{}, fmt.Sprintf("more than %d MiB", MaxMediaSize>>20), false
 	}
-	if configdrive.VolumeLabel(bytes.NewReader(data), int64(len(data))) == "" {
-		return "", "not an ISO 9660 image", false
+	found, why = examineMedia(data)
+	return found, why, false
+}
+
+// examineMedia tells a config drive (an ISO 9660 image labelled config-2:
+// its content) from a deploy ISO (the ipa-api-url of its boot
+// configuration); else why it is neither. The content of a config drive
+// is never quoted.
+func examineMedia(data []byte) (mediaFound, string) {
+	r, size := bytes.NewReader(data), int64(len(data))
+	switch configdrive.VolumeLabel(r, size) {
+	case "":
+		return mediaFound{}, "not an ISO 9660 image"
+	case configdrive.Label:
+		d, err := configdrive.Read(r, size)
+		if err != nil {
+			return mediaFound{}, err.Error()
+		}
+		return mediaFound{drive: &d}, ""
 	}
 	for _, name := range bootConfigs {
-		cfg, err := configdrive.ReadISOFile(bytes.NewReader(data), int64(len(data)), name)
+		cfg, err := configdrive.ReadISOFile(r, size, name)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
-			return "", err.Error(), false
+			return mediaFound{}, err.Error()
 		}
 		if u := kernelParam(string(cfg), APIURLParam); u != "" {
-			return u, "", false
+			return mediaFound{apiURL: u}, ""
 		}
 	}
-	return "", "no " + APIURLParam + " in its boot configuration", false
+	return mediaFound{}, "no " + APIURLParam + " in its boot configuration"
 }
 
 // kernelParam finds key=value among the space-separated tokens of a boot
@@ -241,7 +272,7 @@ func (s *Server) agentPower(h *hostEntry, gen uint64, reboot bool) {
 }
 
 // diskChanged deletes the Node a host booted from a disk the agent wrote
-// or erased (a Node of media-provisioning goes with any disk written).
+// or erased (a Node of a live ISO goes with any disk written).
 func (s *Server) diskChanged(h *hostEntry, disk string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

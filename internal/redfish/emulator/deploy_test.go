@@ -165,15 +165,16 @@ func TestDeployISOStartsAgent(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	// Media without ipa-api-url boots as before (a Node of media).
+	// Media without ipa-api-url is a live ISO: it boots, no agent, and
+	// no Node (it is no config drive).
 	a.eject()
 	a.insert(base + "/other.iso")
 	a.reset("On")
 	st := waitHost(t, s, "host-0000", "booted", func(st HostState) bool { return st.Booted })
-	if st.Agent != "" || st.Node != "host-0000" {
+	if st.Agent != "" || st.Node != "" || st.BootedFrom != "Cd" {
 		t.Errorf("other media: %+v", st)
 	}
-	if !strings.Contains(log.String(), "not a deploy ISO") {
+	if !strings.Contains(log.String(), "neither a deploy ISO nor a config drive: no "+APIURLParam) {
 		t.Errorf("log does not say why the media is not a deploy ISO:\n%s", log.String())
 	}
 }

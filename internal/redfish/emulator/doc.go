@@ -44,10 +44,10 @@
 // HostState.Booted is true.
 //
 // InsertMedia records Image, Inserted, WriteProtected and TransferMethod
-// and answers 409 while media is inserted (eject first). Its Oem section
-// "Airship" carries ImageChecksum, ImageChecksumType, ImageFormat and
-// base64 UserData, NetworkData and MetaData: how the direct provisioner
-// passes cloud-init data without Ironic. A real BMC ignores Oem.
+// and answers 409 while media is inserted (eject first). An Oem section,
+// whatever its vendors and content, is accepted and ignored, as a BMC
+// ignores vendor sections it does not know: nothing but the image's URL
+// reaches a host.
 //
 // # Disks and the deploy agent
 //
@@ -57,19 +57,28 @@
 // hosts cost no disk block until then. The Storage and SimpleStorage
 // resources describe the disks as before.
 //
-// Media inserted without Oem data at an http or https URL is fetched at
-// once (a bounded client: 30 s, 64 MiB; one fetch per URL every 30 s for
-// all hosts, a failed one not remembered). When it is an ISO 9660 image
+// Inserted media (an http or https URL) is fetched at once (a bounded
+// client: 30 s, 64 MiB; one fetch per URL every 30 s for all hosts, a
+// failed one not remembered), and a host booting it waits for the fetch.
+// When it is an ISO 9660 image
 // whose boot configuration (boot/grub/grub.cfg, EFI/BOOT/grub.cfg or
 // isolinux/isolinux.cfg, names of any case) holds the kernel parameter
 // ipa-api-url=URL among its space-separated tokens, it is a deploy ISO: a
-// host booting it (the boot waits for the fetch) runs a deploy agent
+// host booting it runs a deploy agent
 // (package ipaagent) speaking IPA's protocol to the Ironic at URL, with the
 // host's MACs and disk files, until the host powers off or restarts
 // (HostState.Agent is its URL). The agent writes images and config drives
 // to the disk files and erases them as Ironic's deploy and cleaning steps
 // ask, and powers the host off when Ironic tells it to. Booting a deploy
-// ISO registers no Node. Other media boots as before.
+// ISO registers no Node.
+//
+// Any other media is a live ISO: the host boots it (BootedFrom Cd). A live
+// ISO carries its own configuration; the emulator reads it only when the
+// ISO is itself a config drive (ISO 9660 labelled config-2, holding
+// openstack/latest/meta_data.json, as package configdrive reads and
+// builds), and the host then registers its Node from it as from a disk's
+// (see Nodes). A live ISO that is no config drive (or media that could
+// not be fetched) boots with no Node.
 //
 // A host booting from disk reads the first disk, in the inventory's order,
 // holding a config drive (an ISO 9660 config-2 filesystem on the disk or
@@ -77,18 +86,17 @@
 // openstack/latest/meta_data.json is the meta-data, user_data the
 // user-data, and the host registers its Node from them as below
 // (HostState.NodeDisk names the disk). A host whose disks hold none boots
-// nothing, unless it was provisioned from media with Oem data (see
-// Nodes), which then boots as before.
+// nothing.
 //
 // # Nodes
 //
-// A host that boots from a disk's config drive, or from media other than
-// a deploy ISO, registers a Node, as cloud-init, kubeadm and the kubelet
-// would from its user-data and meta-data (JSON or YAML):
+// A host that boots from a config drive (a disk's, or a live ISO that is
+// one) registers a Node, as cloud-init, kubeadm and the kubelet would from
+// its user-data and meta-data (JSON, or YAML):
 //
 //   - name: kubeadm's nodeRegistration.name (or the kubelet's
 //     hostname-override), else the meta-data's local-hostname (or
-//     local_hostname; from a config drive also hostname, then name),
+//     local_hostname, hostname, then name),
 //     lower-cased, else the host's name;
 //   - spec.providerID: the kubelet's provider-id, else the meta-data's
 //     providerid (or provider-id, providerID); often none, and then the Cluster API
@@ -138,33 +146,19 @@
 // tells where the Node is.
 //
 // Powering the host off removes the kwok annotation and sets the Ready
-// condition False with reason PoweredOff; booting it again (from media,
-// or from disk) hands the Node back to kwok. Both happen in the cluster
-// the Node was made in.
+// condition False with reason PoweredOff; booting it again (from the live
+// ISO, or from disk) hands the Node back to kwok. Both happen in the
+// cluster the Node was made in. A boot that registers a Node under
+// another name or in another cluster deletes the earlier one.
 //
 // The Node of a disk's config drive is deleted (in its cluster) when the
 // deploy agent erases or overwrites that disk (Ironic's cleaning or a new
-// deploy); nothing else deletes it: ejecting media and powering off keep
-// it (NotReady while off).
-//
-// The Node of media (Oem data) is deleted by deprovisioning, which also
-// forgets the provisioning, so that the host has no disk to boot from
-// until it boots from media again, and by the agent writing any of the
-// host's disks. A host that booted from such media is deprovisioned by
-// either of:
-//
-//   - a power-off request (ForceOff or GracefulShutdown, the host on or
-//     already off) while the virtual CD is empty, after an EjectMedia since
-//     the host last powered on;
-//   - an EjectMedia of the media the host last booted from while the host
-//     is off (a provisioner sends no power-off request to a host that is
-//     already off, so this is how deprovisioning an off host shows).
-//
-// Nothing else deprovisions: an EjectMedia while the host is on only arms
-// the first way (a restart then boots from disk and keeps the Node), and
-// ejecting media that was inserted after the last boot, or powering off
-// with media inserted, keeps the Node. Node writes are retried with
-// backoff and end in the host's latest state.
+// deploy); the Node of a live ISO when the agent writes any of the host's
+// disks. Nothing else deletes a Node, as nothing on a real host would:
+// ejecting media and powering off, in any order, keep it (NotReady while
+// off); whoever retires the machine deletes its Node (Cluster API does).
+// Node writes are retried with backoff and end in the host's latest
+// state.
 //
 // # Faults
 //

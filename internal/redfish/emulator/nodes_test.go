@@ -2,7 +2,6 @@ package emulator
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
 	"slices"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/airshipit/airship-go/internal/configdrive"
 	"github.com/airshipit/airship-go/internal/test/testenv"
 )
 
@@ -43,12 +43,29 @@ func (d *hostDriver) reset(rt schemas.ResetType) {
 	}
 }
 
-func (d *hostDriver) insert(metaData string) {
-	d.t.Helper()
-	body := map[string]any{"Image": "http://images.example/live.iso", "Inserted": true}
-	if metaData != "" {
-		body["Oem"] = map[string]any{"Airship": map[string]any{"MetaData": base64.StdEncoding.EncodeToString([]byte(metaData)), "ImageFormat": "live-iso"}}
+// liveISO serves, until the test ends, a live ISO that is a config drive
+// holding metaData and userData (nil: none), and returns its URL.
+func liveISO(t *testing.T, metaData string, userData []byte) string {
+	t.Helper()
+	img, err := configdrive.Build(configdrive.Data{MetaData: []byte(metaData), UserData: userData})
+	if err != nil {
+		t.Fatal(err)
 	}
+	return files(t, map[string][]byte{"/live.iso": img}) + "/live.iso"
+}
+
+// plainISO serves, until the test ends, a live ISO that is neither a
+// config drive nor a deploy ISO, and returns its URL.
+func plainISO(t *testing.T) string {
+	t.Helper()
+	return files(t, map[string][]byte{"/plain.iso": deployISO(t, "")}) + "/plain.iso"
+}
+
+// insert inserts the image with a one-time boot override to it, as the
+// direct provisioner boots a live ISO.
+func (d *hostDriver) insert(image string) {
+	d.t.Helper()
+	body := map[string]any{"Image": image, "Inserted": true}
 	resp, err := d.c.Post(d.vm+"/Actions/VirtualMedia.InsertMedia", body)
 	if err != nil {
 		d.t.Fatalf("InsertMedia: %v", err)
@@ -132,13 +149,19 @@ func waitHost(t *testing.T, s *Server, host, what string, ok func(HostState) boo
 func TestBootMakesNode(t *testing.T) {
 	env := testenv.StartAPI(t, testenv.Options{})
 	var log syncBuffer
-	hosts := Generate(2, 1)
+	hosts := Generate(3, 1)
 	s, base := start(t, Config{Hosts: hosts, BootDelay: 100 * time.Millisecond}, Options{TargetConfig: env.Config, Log: &log})
 	c := connect(t, base, testUser, testPassword, false)
-	a, b := newHostDriver(t, c, "host-0000"), newHostDriver(t, c, "host-0001")
+	a, b, p := newHostDriver(t, c, "host-0000"), newHostDriver(t, c, "host-0001"), newHostDriver(t, c, "host-0002")
+	// Served for the whole test: a host fetches its media again when it
+	// boots it after the media cache's 30 s.
+	isoA := liveISO(t, `{"local-hostname": "worker-a", "providerid": "metal3://metal3/host-0000/uid-1", "labels": {"node-role.kubernetes.io/worker": "", "site": "test"}}`, nil)
+	isoB1 := liveISO(t, `{"uuid": "uid-b"}`, nil)
+	isoB2 := liveISO(t, `{"local_hostname": "Worker-B", "provider-id": "metal3://b"}`, nil)
+	plain := plainISO(t)
 
-	t.Run("boot from media creates the Node the meta-data asks for", func(t *testing.T) {
-		a.insert(`{"local-hostname": "worker-a", "providerid": "metal3://metal3/host-0000/uid-1", "labels": {"node-role.kubernetes.io/worker": "", "site": "test"}}`)
+	t.Run("a live ISO that is a config drive creates the Node its meta-data asks for", func(t *testing.T) {
+		a.insert(isoA)
 		a.reset(schemas.OnResetType)
 		node := waitNode(t, env.Client, "worker-a", "created", created)
 		if node.Spec.ProviderID != "metal3://metal3/host-0000/uid-1" {
@@ -151,7 +174,7 @@ func TestBootMakesNode(t *testing.T) {
 		if !slices.Equal(node.Status.Addresses, want) {
 			t.Errorf("addresses %v, want %v", node.Status.Addresses, want)
 		}
-		if st := mustState(t, s, "host-0000"); !st.Booted || st.BootedFrom != "Cd" || st.Node != "worker-a" {
+		if st := mustState(t, s, "host-0000"); !st.Booted || st.BootedFrom != "Cd" || st.Node != "worker-a" || st.NodeDisk != "" {
 			t.Errorf("state %+v", st)
 		}
 	})
@@ -173,27 +196,18 @@ func TestBootMakesNode(t *testing.T) {
 		}
 	})
 
-	t.Run("media ejected while on: a restart boots from disk and keeps the Node", func(t *testing.T) {
+	t.Run("media ejected while on: a restart finds nothing on disk; the Node stays, NotReady", func(t *testing.T) {
 		a.eject()
 		a.reset(schemas.ForceRestartResetType)
-		waitHost(t, s, "host-0000", "booted from disk", func(st HostState) bool { return st.Booted && st.BootedFrom == "Hdd" })
-		if st := mustState(t, s, "host-0000"); st.Node != "worker-a" {
-			t.Errorf("state %+v", st)
-		}
-		waitNode(t, env.Client, "worker-a", "kept", managedByKwok)
-	})
-
-	t.Run("eject then power off deprovisions: the Node is deleted", func(t *testing.T) {
-		a.eject()
-		a.reset(schemas.GracefulShutdownResetType)
-		waitNode(t, env.Client, "worker-a", "deleted", nil)
-		if st := mustState(t, s, "host-0000"); st.Node != "" || st.PowerOn {
+		waitLog(t, &log, "host-0000: no disk holds a config drive; nothing to boot")
+		waitNode(t, env.Client, "worker-a", "powered off", poweredOff)
+		if st := mustState(t, s, "host-0000"); st.Node != "worker-a" || st.Booted || !st.PowerOn {
 			t.Errorf("state %+v", st)
 		}
 	})
 
-	t.Run("without meta-data the Node is named after the host", func(t *testing.T) {
-		b.insert("")
+	t.Run("without a hostname in the meta-data the Node is named after the host", func(t *testing.T) {
+		b.insert(isoB1)
 		b.reset(schemas.ForceRestartResetType)
 		node := waitNode(t, env.Client, "host-0001", "created", created)
 		if node.Spec.ProviderID != "" || node.Status.Addresses[0].Address != "10.23.0.2" {
@@ -201,9 +215,9 @@ func TestBootMakesNode(t *testing.T) {
 		}
 	})
 
-	t.Run("provisioned again under another name: the old Node goes", func(t *testing.T) {
+	t.Run("booted from another config drive under another name: the old Node goes", func(t *testing.T) {
 		b.eject()
-		b.insert("local_hostname: Worker-B\nprovider-id: metal3://b\n")
+		b.insert(isoB2)
 		b.reset(schemas.ForceRestartResetType)
 		node := waitNode(t, env.Client, "worker-b", "created", managedByKwok)
 		if node.Spec.ProviderID != "metal3://b" {
@@ -211,53 +225,54 @@ func TestBootMakesNode(t *testing.T) {
 		}
 		waitNode(t, env.Client, "host-0001", "deleted", nil)
 	})
+
+	t.Run("a live ISO that is no config drive boots with no Node", func(t *testing.T) {
+		p.insert(plain)
+		p.reset(schemas.OnResetType)
+		st := waitHost(t, s, "host-0002", "booted the live ISO", func(st HostState) bool { return st.Booted })
+		if st.BootedFrom != "Cd" || st.Node != "" || st.Agent != "" {
+			t.Errorf("state %+v", st)
+		}
+		waitLog(t, &log, "host-0002: booted the live ISO from Cd; it is no config drive: no Node")
+	})
 }
 
-// TestDeprovisionDeletesNode: which sequences of requests deprovision a
-// host that booted from media (its Node deleted, a later power-on boots
-// nothing) and which keep it provisioned. A provisioner sends no power-off
-// request to a host already off, so ejecting the media an off host booted
-// from is deprovisioning too.
-func TestDeprovisionDeletesNode(t *testing.T) {
+// waitLog polls the log until it holds line.
+func waitLog(t *testing.T, log *syncBuffer, line string) {
+	t.Helper()
+	if err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		return strings.Contains(log.String(), line), nil
+	}); err != nil {
+		t.Fatalf("the log never said %q:\n%s", line, log.String())
+	}
+}
+
+// TestLiveISONodeKept: no sequence of BMC requests deletes the Node of a
+// live ISO, as none deletes a real host's Node: ejecting the media and
+// powering off, in either order, leave it NotReady. The deploy agent
+// writing any of the host's disks (a new deploy, cleaning) deletes it.
+func TestLiveISONodeKept(t *testing.T) {
 	tests := []struct {
 		name     string
 		steps    func(t *testing.T, d *hostDriver, s *Server, c client.Client, node string)
 		wantGone bool
 	}{
-		{name: "on: eject, then ForceOff", wantGone: true, steps: func(t *testing.T, d *hostDriver, _ *Server, _ client.Client, _ string) {
+		{name: "on: eject, then ForceOff", steps: func(t *testing.T, d *hostDriver, _ *Server, _ client.Client, _ string) {
 			d.eject()
 			d.reset(schemas.ForceOffResetType)
 		}},
-		{name: "on: eject, then GracefulShutdown", wantGone: true, steps: func(t *testing.T, d *hostDriver, _ *Server, _ client.Client, _ string) {
+		{name: "on: eject, then GracefulShutdown", steps: func(t *testing.T, d *hostDriver, _ *Server, _ client.Client, _ string) {
 			d.eject()
 			d.reset(schemas.GracefulShutdownResetType)
 		}},
-		{name: "off: eject the media it booted from", wantGone: true, steps: func(t *testing.T, d *hostDriver, _ *Server, c client.Client, node string) {
-			d.reset(schemas.ForceOffResetType)
-			waitNode(t, c, node, "powered off", poweredOff)
-			d.eject()
-		}},
-		{name: "off: eject, then a power-off request", wantGone: true, steps: func(t *testing.T, d *hostDriver, _ *Server, c client.Client, node string) {
+		{name: "off: eject the media it booted from, then a power-off request", steps: func(t *testing.T, d *hostDriver, _ *Server, c client.Client, node string) {
 			d.reset(schemas.ForceOffResetType)
 			waitNode(t, c, node, "powered off", poweredOff)
 			d.eject()
 			d.reset(schemas.ForceOffResetType)
 		}},
-		{name: "on: eject, then restart", wantGone: false, steps: func(t *testing.T, d *hostDriver, s *Server, _ client.Client, _ string) {
-			d.eject()
-			d.reset(schemas.ForceRestartResetType)
-			waitHost(t, s, d.name, "booted from disk", func(st HostState) bool { return st.Booted && st.BootedFrom == "Hdd" })
-		}},
-		{name: "off: eject media it did not boot from", wantGone: false, steps: func(t *testing.T, d *hostDriver, _ *Server, c client.Client, node string) {
-			d.eject()
-			d.insert("")
-			d.reset(schemas.ForceOffResetType) // media inserted again: no deprovisioning
-			waitNode(t, c, node, "powered off", poweredOff)
-			d.eject()
-		}},
-		{name: "off: power off without an eject", wantGone: false, steps: func(t *testing.T, d *hostDriver, _ *Server, c client.Client, node string) {
-			d.reset(schemas.ForceOffResetType)
-			waitNode(t, c, node, "powered off", poweredOff)
+		{name: "the deploy agent writes a disk", wantGone: true, steps: func(t *testing.T, d *hostDriver, s *Server, _ client.Client, _ string) {
+			s.diskChanged(s.byName[d.name], s.byName[d.name].Disks[0].Name)
 		}},
 	}
 	env := testenv.StartAPI(t, testenv.Options{})
@@ -268,32 +283,21 @@ func TestDeprovisionDeletesNode(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			host, node := fmt.Sprintf("host-%04d", i), fmt.Sprintf("node-%d", i)
 			d := newHostDriver(t, c, host)
-			d.insert(`{"local-hostname": "` + node + `"}`)
+			d.insert(liveISO(t, `{"local-hostname": "`+node+`"}`, nil))
 			d.reset(schemas.OnResetType)
 			waitNode(t, env.Client, node, "created", created)
 
 			tt.steps(t, d, s, env.Client, node)
-			st := mustState(t, s, host)
-			if !tt.wantGone {
-				if st.Node != node {
-					t.Fatalf("deprovisioned: state %+v", st)
-				}
-				if n := waitNode(t, env.Client, node, "kept", func(*corev1.Node) bool { return true }); n == nil {
-					t.Fatal("no Node")
+			if tt.wantGone {
+				waitNode(t, env.Client, node, "deleted", nil)
+				if st := mustState(t, s, host); st.Node != "" {
+					t.Errorf("state %+v", st)
 				}
 				return
 			}
-			if st.Node != "" {
-				t.Errorf("still provisioned: state %+v", st)
-			}
-			waitNode(t, env.Client, node, "deleted", nil)
-			if !strings.Contains(log.String(), host+": deprovisioned") {
-				t.Errorf("no deprovisioning logged for %s:\n%s", host, log.String())
-			}
-			// A deprovisioned host has nothing on disk to boot.
-			d.reset(schemas.OnResetType)
-			if st := mustState(t, s, host); !st.PowerOn || st.Node != "" {
-				t.Errorf("after power on: state %+v", st)
+			waitNode(t, env.Client, node, "kept, NotReady", poweredOff)
+			if st := mustState(t, s, host); st.Node != node || st.PowerOn || st.Media.Inserted {
+				t.Errorf("state %+v", st)
 			}
 		})
 	}

@@ -415,16 +415,13 @@ func (s *Server) insertMediaAction(w http.ResponseWriter, r *http.Request, h *ho
 		writeError(w, e)
 		return
 	}
-	// Read what the host will make of the data when it boots now, outside
-	// the lock: user-data may be megabytes of YAML.
-	md := readMediaData(m)
 	s.mu.Lock()
 	if h.st.media.Inserted {
 		s.mu.Unlock()
 		writeError(w, &apiError{status: http.StatusConflict, id: "ResourceInUse", msg: "media is already inserted; eject it first"})
 		return
 	}
-	s.insertMedia(h, m, md)
+	s.insertMedia(h, m)
 	s.probeMedia(h, m)
 	s.mu.Unlock()
 	noContent(w)

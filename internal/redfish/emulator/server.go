@@ -56,7 +56,7 @@ type HostState struct {
 	Media        Media
 	// Booted is true once a powered-on host has booted (BootDelay after
 	// power-on): from its virtual CD, or from a disk holding a config
-	// drive (or once provisioned from media).
+	// drive.
 	Booted bool
 	// BootedFrom is "Cd" or "Hdd" while Booted.
 	BootedFrom string
@@ -64,14 +64,15 @@ type HostState struct {
 	Resets int
 	// Node names the host's Node while the host has one: since it booted
 	// from a disk's config drive (until that disk is erased or
-	// overwritten) or from media (until deprovisioned).
+	// overwritten) or from a live ISO that is a config drive (until any
+	// disk is written).
 	Node string
 	// NodeCluster is the API server URL of the cluster of that Node when
 	// the host's user-data named it; empty for the target cluster
 	// (Options.Target), or none.
 	NodeCluster string
 	// NodeDisk names the disk whose config drive the Node came from; empty
-	// for a Node of media (Oem data) or none.
+	// for a Node of a live ISO, or none.
 	NodeDisk string
 	// Agent is the URL of the deploy agent the host runs, while it runs
 	// one (booted from a deploy ISO).
@@ -94,12 +95,6 @@ type Media struct {
 	Image          string
 	WriteProtected bool
 	TransferMethod string
-	// Checksum, ChecksumType (md5, sha256, sha512, auto) and Format (raw,
-	// qcow2, vdi, vmdk, iso, live-iso) come from the request's
-	// Oem.Airship section, as UserData, NetworkData and MetaData (decoded
-	// from base64) do.
-	Checksum, ChecksumType, Format  string
-	UserData, NetworkData, MetaData []byte
 }
 
 // Fault makes a host's BMC misbehave, for tests.
@@ -352,14 +347,10 @@ func (s *Server) State(host string) (HostState, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := &h.st
-	m := st.media
-	m.UserData = clone(m.UserData)
-	m.NetworkData = clone(m.NetworkData)
-	m.MetaData = clone(m.MetaData)
 	out := HostState{
 		PowerOn:      st.power,
 		BootOverride: st.override,
-		Media:        m,
+		Media:        st.media,
 		Booted:       st.booted,
 		BootedFrom:   st.bootedFrom,
 		Resets:       st.resets,
@@ -416,13 +407,6 @@ func (s *Server) Close() {
 			}
 		}
 	})
-}
-
-func clone(b []byte) []byte {
-	if b == nil {
-		return nil
-	}
-	return append([]byte(nil), b...)
 }
 
 // lineLogger writes whole lines, prefixed, to a writer that may be nil.

@@ -20,21 +20,12 @@ type hostStatus struct {
 	// gen counts power transitions; a boot timer of an older one is stale.
 	gen   uint64
 	timer *time.Timer
-	// provisioned: the host booted from media and was not deprovisioned
-	// since; node is its Node.
+	// provisioned: the host booted from a config drive (a disk's or a
+	// live ISO's) and its Node was not deleted since; node is its Node.
 	provisioned bool
-	// ejectedSinceOn: media was ejected since the host last powered on.
-	// A power-off request then deprovisions a provisioned host.
-	ejectedSinceOn bool
-	// mediaBooted: the inserted media is what the host last booted from.
-	// Ejecting it while the host is off deprovisions the host.
-	mediaBooted bool
-	// data is what the host makes of the inserted media's meta-data and
-	// user-data, read when it was inserted.
-	data *mediaData
-	node nodeWant
+	node        nodeWant
 	// nodeDisk names the disk whose config drive node came from; "" for
-	// a Node of media (Oem data).
+	// a Node of a live ISO.
 	nodeDisk string
 	// probe is the fetch of the inserted media (nil: not fetched);
 	// waitProbe is the power generation of a boot waiting for it.
@@ -90,14 +81,8 @@ func (s *Server) reset(h *hostEntry, resetType string) {
 			s.powerOn(h)
 		}
 	case "ForceOff", "GracefulShutdown":
-		// Only a Node of media: a Node of a disk's config drive goes with
-		// the disk's erasure.
-		deprovision := st.provisioned && st.nodeDisk == "" && st.ejectedSinceOn && !st.media.Inserted
 		if st.power {
 			s.powerOff(h)
-		}
-		if deprovision {
-			s.deprovision(h, "media ejected, then a power-off request")
 		}
 	case "ForceRestart", "GracefulRestart":
 		if st.power {
@@ -109,13 +94,12 @@ func (s *Server) reset(h *hostEntry, resetType string) {
 
 // powerOn turns a host on and starts its boot: from the virtual CD when
 // media is inserted, else from disk, which boots only a disk holding a
-// config drive or a host provisioned from media.
+// config drive.
 func (s *Server) powerOn(h *hostEntry) {
 	st := &h.st
 	st.power = true
 	st.gen++
 	st.booted, st.bootedFrom = false, ""
-	st.ejectedSinceOn = false
 	source := "Hdd"
 	switch {
 	case st.media.Inserted:
@@ -173,20 +157,23 @@ func (s *Server) finishBoot(h *hostEntry, gen uint64, source string) {
 		s.logger.Printf("%s: booted the deploy ISO from Cd", h.Name)
 		s.startAgent(h, st.probe.apiURL)
 		return
+	case source == "Cd" && (st.probe == nil || st.probe.drive == nil):
+		st.booted, st.bootedFrom = true, source
+		s.logger.Printf("%s: booted the live ISO from Cd; it is no config drive: no Node", h.Name)
+		return
 	case source == "Cd":
-		s.setNode(h, s.nodeFromMedia(h, h.st.data, false))
+		s.setNode(h, s.nodeFromDrive(h, st.probe.drive))
 		st.nodeDisk = ""
-		st.mediaBooted = true
+		s.logger.Printf("%s: the live ISO is a config drive", h.Name)
 	default:
-		if db := s.readDiskBoot(h); db != nil {
-			d := readMediaData(Media{MetaData: db.data.MetaData, UserData: db.data.UserData, NetworkData: db.data.NetworkData})
-			s.setNode(h, s.nodeFromMedia(h, d, true))
-			st.nodeDisk = db.disk
-			s.logger.Printf("%s: disk %s holds a config drive", h.Name, db.disk)
-		} else if !st.provisioned {
+		db := s.readDiskBoot(h)
+		if db == nil {
 			s.logger.Printf("%s: no disk holds a config drive; nothing to boot", h.Name)
 			return
 		}
+		s.setNode(h, s.nodeFromDrive(h, readDriveData(db.data)))
+		st.nodeDisk = db.disk
+		s.logger.Printf("%s: disk %s holds a config drive", h.Name, db.disk)
 	}
 	st.booted, st.bootedFrom = true, source
 	st.node.state = nodeReady
@@ -230,11 +217,8 @@ func (s *Server) powerOff(h *hostEntry) {
 	}
 }
 
-// deprovision forgets a host's provisioning and deletes its Node. It
-// happens when media was ejected and then the host was told to power off,
-// or when the media a host that is off booted from was ejected (a
-// provisioner sends no power-off request to a host already off); why says
-// which.
+// deprovision forgets a host's provisioning and deletes its Node: the
+// deploy agent wrote or erased a disk (see diskChanged); why says which.
 func (s *Server) deprovision(h *hostEntry, why string) {
 	st := &h.st
 	st.provisioned = false
@@ -244,32 +228,21 @@ func (s *Server) deprovision(h *hostEntry, why string) {
 	s.syncNode(h)
 }
 
-// insertMedia records inserted media and what was read from its data
-// (readMediaData; nil: nothing). Called with s.mu held.
-func (s *Server) insertMedia(h *hostEntry, m Media, data *mediaData) {
+// insertMedia records inserted media. Called with s.mu held.
+func (s *Server) insertMedia(h *hostEntry, m Media) {
 	h.st.media = m
-	h.st.data = data
-	h.st.mediaBooted = false
-	s.logger.Printf("%s: media inserted: %s (format %q, checksum type %q, user-data %d bytes, network-data %d bytes, meta-data %d bytes)",
-		h.Name, redact.URL(m.Image), m.Format, m.ChecksumType, len(m.UserData), len(m.NetworkData), len(m.MetaData))
+	s.logger.Printf("%s: media inserted: %s", h.Name, redact.URL(m.Image))
 }
 
-// ejectMedia empties the virtual CD. Ejecting the media a provisioned
-// host that is off booted from deprovisions it; on a host that is on, it
-// only makes the next power-off request do so. Called with s.mu held.
+// ejectMedia empties the virtual CD; the Node, if any, stays. Called
+// with s.mu held.
 func (s *Server) ejectMedia(h *hostEntry) {
 	st := &h.st
-	was, booted := st.media.Inserted, st.mediaBooted
+	was := st.media.Inserted
 	st.media = Media{}
-	st.data = nil
 	st.probe = nil
-	st.mediaBooted = false
-	st.ejectedSinceOn = true
 	if was {
 		s.logger.Printf("%s: media ejected", h.Name)
-	}
-	if was && booted && !st.power && st.provisioned && st.nodeDisk == "" {
-		s.deprovision(h, "the media it booted from ejected while off")
 	}
 }
 

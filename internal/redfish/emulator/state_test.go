@@ -3,10 +3,14 @@ package emulator
 import (
 	"strings"
 	"testing"
+
+	"github.com/airshipit/airship-go/internal/configdrive"
 )
 
-// TestBootDecisions: what a host boots from, with boots finishing at once
-// (BootDelay 0) so each outcome is decided when the request returns.
+// TestBootDecisions: what a host boots from, and whether it has a Node,
+// with boots finishing at once (BootDelay 0) so each outcome is decided
+// when the request returns. The media's fetch is taken as done: "insert"
+// a live ISO, "insert drive" a live ISO that is a config drive.
 func TestBootDecisions(t *testing.T) {
 	type step struct {
 		do   string // a reset type, "insert", "eject" or "boot <target> <enabled>"
@@ -18,17 +22,15 @@ func TestBootDecisions(t *testing.T) {
 		node  string // HostState.Node at the end
 	}{
 		{"nothing to boot", []step{{"On", ""}}, ""},
-		{"media boots", []step{{"insert", ""}, {"On", "Cd"}}, "host-0000"},
-		{"media wins over an Hdd override", []step{{"boot Hdd Continuous", ""}, {"insert", ""}, {"On", "Cd"}}, "host-0000"},
+		{"a live ISO boots, no Node", []step{{"insert", ""}, {"On", "Cd"}}, ""},
+		{"media wins over an Hdd override", []step{{"boot Hdd Continuous", ""}, {"insert", ""}, {"On", "Cd"}}, ""},
 		{"Pxe boots nothing", []step{{"boot Pxe Once", ""}, {"On", ""}}, ""},
 		{"an empty CD boots nothing", []step{{"boot Cd Continuous", ""}, {"On", ""}, {"ForceRestart", ""}}, ""},
-		{"a provisioned host boots from disk", []step{{"insert", ""}, {"On", "Cd"}, {"eject", "Cd"}, {"ForceRestart", "Hdd"}, {"ForceOff", ""}, {"On", "Hdd"}}, "host-0000"},
-		{"ejecting the media an off host booted from deprovisions", []step{{"insert", ""}, {"On", "Cd"}, {"ForceOff", ""}, {"eject", ""}, {"On", ""}}, ""},
-		{"ejecting media an off host did not boot from keeps the provisioning", []step{{"insert", ""}, {"On", "Cd"}, {"eject", "Cd"}, {"insert", "Cd"}, {"ForceOff", ""}, {"eject", ""}, {"On", "Hdd"}}, "host-0000"},
-		{"restart after eject keeps the provisioning", []step{{"insert", ""}, {"On", "Cd"}, {"eject", "Cd"}, {"GracefulRestart", "Hdd"}, {"ForceOff", ""}}, "host-0000"},
-		{"eject then off deprovisions", []step{{"insert", ""}, {"On", "Cd"}, {"eject", "Cd"}, {"ForceOff", ""}, {"On", ""}}, ""},
-		{"eject, then off, of a host already off deprovisions", []step{{"insert", ""}, {"On", "Cd"}, {"ForceOff", ""}, {"eject", ""}, {"GracefulShutdown", ""}, {"On", ""}}, ""},
-		{"off with media inserted keeps the provisioning", []step{{"insert", ""}, {"On", "Cd"}, {"ForceOff", ""}, {"On", "Cd"}}, "host-0000"},
+		{"a live ISO that is a config drive registers a Node", []step{{"insert drive", ""}, {"On", "Cd"}}, "host-0000"},
+		{"restart after eject: an empty disk boots nothing, the Node stays", []step{{"insert drive", ""}, {"On", "Cd"}, {"eject", "Cd"}, {"GracefulRestart", ""}}, "host-0000"},
+		{"eject then off keeps the Node", []step{{"insert drive", ""}, {"On", "Cd"}, {"eject", "Cd"}, {"ForceOff", ""}, {"On", ""}}, "host-0000"},
+		{"ejecting the media of an off host keeps the Node", []step{{"insert drive", ""}, {"On", "Cd"}, {"ForceOff", ""}, {"eject", ""}, {"GracefulShutdown", ""}}, "host-0000"},
+		{"off with media inserted, on again: boots it again", []step{{"insert drive", ""}, {"On", "Cd"}, {"ForceOff", ""}, {"On", "Cd"}}, "host-0000"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := New(Config{Username: testUser, Password: testPassword, Hosts: Generate(1, 1)}, Options{})
@@ -41,7 +43,11 @@ func TestBootDecisions(t *testing.T) {
 				s.mu.Lock()
 				switch {
 				case st.do == "insert":
-					s.insertMedia(h, Media{Inserted: true, Image: "http://i/x.iso"}, nil)
+					s.insertMedia(h, Media{Inserted: true, Image: "http://i/x.iso"})
+					h.st.probe = &mediaProbe{done: true}
+				case st.do == "insert drive":
+					s.insertMedia(h, Media{Inserted: true, Image: "http://i/x.iso"})
+					h.st.probe = &mediaProbe{done: true, drive: readDriveData(configdrive.Data{MetaData: []byte(`{"uuid": "u-1"}`)})}
 				case st.do == "eject":
 					s.ejectMedia(h)
 				case strings.HasPrefix(st.do, "boot "):

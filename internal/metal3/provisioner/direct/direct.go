@@ -144,12 +144,25 @@ func (d *direct) Prepare(context.Context, provisioner.PrepareData) (provisioner.
 // nor a custom deploy.
 var errNothingToProvision = errors.New("neither spec.image nor spec.customDeploy is set")
 
-// Provision boots the image from virtual media with the host's data:
-// unless the virtual CD already holds the image's URL, it inserts the
-// image and restarts the host into it; then it makes sure the host is on.
-// A custom deploy without an image only powers the host on: there is no
-// deploy ramdisk to run its method, whatever deploys the host is outside
-// this provisioner.
+// LiveISO is the spec.image.format of an ISO booted from virtual media.
+const LiveISO = "live-iso"
+
+// ErrDiskImage: spec.image is a disk image, which only an engine's
+// deploy ramdisk can write to a disk; the message names the field and
+// why.
+var ErrDiskImage = errors.New("spec.image: a disk image needs Ironic to be written to the host's disk; " +
+	"this metal3-operator has no --ironic-endpoint (only live-iso images are booted from virtual media)")
+
+// Provision boots a live ISO from virtual media: unless the virtual CD
+// already holds the image's URL, it inserts the ISO by URL and restarts
+// the host into it (boot override Cd, once); then it makes sure the host
+// is on. The ISO carries its own configuration: the user-data,
+// network-data and meta-data are not sent (a BMC has nowhere to put
+// them). Any other image (qcow2, raw, no format, ...) is refused with an
+// ErrorMessage naming spec.image, nothing sent to the BMC. A custom
+// deploy without an image only powers the host on: there is no deploy
+// ramdisk to run its method, whatever deploys the host is outside this
+// provisioner.
 func (d *direct) Provision(ctx context.Context, p provisioner.ProvisionData) (provisioner.Result, error) {
 	if p.Image == nil || p.Image.URL == "" {
 		if p.CustomDeploy == nil || p.CustomDeploy.Method == "" {
@@ -157,13 +170,15 @@ func (d *direct) Provision(ctx context.Context, p provisioner.ProvisionData) (pr
 		}
 		return d.PowerOn(ctx)
 	}
-	media := provisioner.BootMedia{Image: *p.Image.DeepCopy(), UserData: p.UserData, NetworkData: p.NetworkData, MetaData: p.MetaData}
+	if !IsLiveISO(p.Image) {
+		return provisioner.Result{ErrorMessage: ErrDiskImage.Error()}, nil
+	}
 	state, err := d.bmc.Media(ctx)
 	if err != nil {
 		return provisioner.Result{}, err
 	}
-	if !state.Inserted || state.Image != media.Image.URL {
-		if err := d.bmc.Boot(ctx, media); err != nil {
+	if !state.Inserted || state.Image != p.Image.URL {
+		if err := d.bmc.Boot(ctx, provisioner.BootMedia{Image: *p.Image.DeepCopy()}); err != nil {
 			return provisioner.Result{}, err
 		}
 		// Boot powers the host on: that is the request in flight.
@@ -172,13 +187,19 @@ func (d *direct) Provision(ctx context.Context, p provisioner.ProvisionData) (pr
 	return d.PowerOn(ctx)
 }
 
+// IsLiveISO reports whether an image is booted from virtual media
+// (spec.image.format live-iso) rather than written to a disk.
+func IsLiveISO(img *metal3v1alpha1.Image) bool {
+	return img != nil && img.DiskFormat != nil && *img.DiskFormat == LiveISO
+}
+
 // Adopt has nothing to do: the BMC keeps no record of a deployment.
 func (d *direct) Adopt(context.Context, provisioner.AdoptData) (provisioner.Result, error) {
 	return provisioner.Result{}, nil
 }
 
-// Deprovision ejects the virtual media and powers the host off. The image
-// is only ever on virtual media here, so ejecting it is the cleaning,
+// Deprovision ejects the virtual media and powers the host off. A live
+// ISO is only ever on virtual media, so ejecting it is the cleaning,
 // whatever the automated cleaning mode.
 func (d *direct) Deprovision(ctx context.Context, _ provisioner.DeprovisionData) (provisioner.Result, error) {
 	if err := d.bmc.EjectMedia(ctx); err != nil {

@@ -101,7 +101,12 @@ func TestRebootThenPowerOn(t *testing.T) {
 }
 
 func TestProvision(t *testing.T) {
-	image := &metal3v1alpha1.Image{URL: "http://images.test/a.iso"}
+	liveISO, qcow2, raw := LiveISO, "qcow2", "raw"
+	image := &metal3v1alpha1.Image{URL: "http://images.test/a.iso", DiskFormat: &liveISO, Checksum: "abc", ChecksumType: metal3v1alpha1.SHA256}
+	disk := func(format *string) *metal3v1alpha1.Image {
+		return &metal3v1alpha1.Image{URL: "http://images.test/node.img", DiskFormat: format, Checksum: "abc"}
+	}
+	refused := provisioner.Result{ErrorMessage: ErrDiskImage.Error()}
 	tests := []struct {
 		name      string
 		media     provisioner.MediaState
@@ -110,12 +115,15 @@ func TestProvision(t *testing.T) {
 		want      provisioner.Result
 		wantCalls []string
 	}{
-		{name: "image: booted with its data", power: provisioner.PowerOff,
+		{name: "live ISO: booted by URL alone", power: provisioner.PowerOff,
 			data: provisioner.ProvisionData{Image: image, UserData: []byte("#cloud-config")}, wantCalls: []string{"Boot"}},
-		{name: "image already inserted, host off: powered on", power: provisioner.PowerOff, media: provisioner.MediaState{Inserted: true, Image: image.URL},
+		{name: "live ISO already inserted, host off: powered on", power: provisioner.PowerOff, media: provisioner.MediaState{Inserted: true, Image: image.URL},
 			data: provisioner.ProvisionData{Image: image}, wantCalls: []string{"PowerOn"}},
 		{name: "another image inserted: booted", power: provisioner.PowerOn, media: provisioner.MediaState{Inserted: true, Image: "http://images.test/old.iso"},
 			data: provisioner.ProvisionData{Image: image}, wantCalls: []string{"Boot"}},
+		{name: "qcow2: refused, nothing sent", power: provisioner.PowerOff, data: provisioner.ProvisionData{Image: disk(&qcow2), UserData: []byte("#cloud-config")}, want: refused},
+		{name: "raw: refused", power: provisioner.PowerOn, data: provisioner.ProvisionData{Image: disk(&raw)}, want: refused},
+		{name: "no format: refused", power: provisioner.PowerOff, data: provisioner.ProvisionData{Image: disk(nil)}, want: refused},
 		{name: "custom deploy: powered on, no media", power: provisioner.PowerOff,
 			data: provisioner.ProvisionData{CustomDeploy: &metal3v1alpha1.CustomDeploy{Method: "install_great_os"}}, wantCalls: []string{"PowerOn"}},
 		{name: "nothing to provision", power: provisioner.PowerOff,
@@ -135,10 +143,22 @@ func TestProvision(t *testing.T) {
 			if tt.want.ErrorMessage == "" && power != provisioner.PowerOn {
 				t.Errorf("the host is %s after provisioning", power)
 			}
-			if slices.Contains(tt.wantCalls, "Boot") && (boots[0].Image.URL != image.URL || string(boots[0].UserData) != string(tt.data.UserData)) {
+			if tt.want.ErrorMessage != "" && power != tt.power {
+				t.Errorf("the host went %s though provisioning was refused", power)
+			}
+			if slices.Contains(tt.wantCalls, "Boot") && boots[0].Image.URL != image.URL {
 				t.Errorf("booted %+v", boots[0])
 			}
 		})
+	}
+}
+
+// TestDiskImageMessage: the refusal names the field, why, and what the
+// direct provisioner does boot.
+func TestDiskImageMessage(t *testing.T) {
+	want := "spec.image: a disk image needs Ironic to be written to the host's disk; this metal3-operator has no --ironic-endpoint (only live-iso images are booted from virtual media)"
+	if ErrDiskImage.Error() != want {
+		t.Errorf("message %q, want %q", ErrDiskImage.Error(), want)
 	}
 }
 

@@ -23,10 +23,9 @@
 //
 // A host's system is the address's path, or the service's only system. The
 // virtual CD is the CD/DVD slot of the manager the system is ManagedBy (else
-// the only manager). Boot inserts the image with an "Oem": {"Airship": ...}
-// section carrying the checksum, format, user-data, network-data and
-// meta-data (the emulator reads it; real BMCs ignore it), sets a one-time
-// boot override to Cd and powers the host on or restarts it.
+// the only manager). Boot inserts the image by its URL alone (Image,
+// Inserted, WriteProtected: no Oem section), sets a one-time boot override
+// to Cd and powers the host on or restarts it.
 //
 // Errors are *Error values that wrap one of the provisioner sentinels
 // (ErrCredentials, ErrUnreachable, ErrNoSystem, ErrRefused) and name the

@@ -62,6 +62,19 @@ func emuState(t *testing.T, srv *emulator.Server, host string) emulator.HostStat
 	return st
 }
 
+// emuWaitBooted polls a host's state until it has booted.
+func emuWaitBooted(t *testing.T, srv *emulator.Server, host string) emulator.HostState {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		st := emuState(t, srv, host)
+		if st.Booted || time.Now().After(deadline) {
+			return st
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // want is what Inspect should read of an emulated host, but for the
 // serial number and BIOS version, which the emulator derives itself.
 func want(h emulator.Host) *metal3v1alpha1.HardwareDetails {
@@ -158,16 +171,12 @@ func TestEmulatorBootAndEject(t *testing.T) {
 	first := provisioner.BootMedia{
 		Image: metal3v1alpha1.Image{URL: "http://images.example/ubuntu.iso", Checksum: "0123abcd",
 			ChecksumType: metal3v1alpha1.SHA256, DiskFormat: &format},
-		UserData:    []byte("#cloud-config\nusers: [{name: ops}]\n"),
-		NetworkData: []byte("version: 2\n"),
-		MetaData:    []byte("local-hostname: node-1\n"),
 	}
 	noErr(t, p.Boot(t.Context(), first))
-	st := emuState(t, srv, "host-0001")
+	// The emulator fetches the media (here in vain) before the host boots.
+	st := emuWaitBooted(t, srv, "host-0001")
 	eq(t, emulator.Media{
 		Inserted: true, Image: first.Image.URL, WriteProtected: true, TransferMethod: "Stream",
-		Checksum: "0123abcd", ChecksumType: "sha256", Format: "live-iso",
-		UserData: first.UserData, NetworkData: first.NetworkData, MetaData: first.MetaData,
 	}, st.Media, "media after the first boot")
 	// The override was set to Cd once; powering on used it up.
 	eq(t, emulator.BootOverride{Target: "Cd", Enabled: "Disabled", Mode: "UEFI"}, st.BootOverride)
@@ -181,7 +190,7 @@ func TestEmulatorBootAndEject(t *testing.T) {
 	// Booting other media on a running host ejects the first and restarts.
 	second := provisioner.BootMedia{Image: metal3v1alpha1.Image{URL: "http://images.example/other.iso"}}
 	noErr(t, p.Boot(t.Context(), second))
-	st = emuState(t, srv, "host-0001")
+	st = emuWaitBooted(t, srv, "host-0001")
 	eq(t, emulator.Media{Inserted: true, Image: second.Image.URL, WriteProtected: true, TransferMethod: "Stream"}, st.Media, "media after the second boot")
 	if !st.PowerOn || !st.Booted || st.Resets != 2 {
 		t.Fatalf("after the second boot: on=%v booted=%v resets=%d; want on, booted, 2 resets", st.PowerOn, st.Booted, st.Resets)
@@ -244,7 +253,7 @@ func TestEmulatorFaults(t *testing.T) {
 		{"unreachable", emulator.Fault{Unreachable: true}, Options{}, register, provisioner.ErrUnreachable, "register: read system /redfish/v1/Systems/host-0000: "},
 		{"slow beyond the timeout", emulator.Fault{Delay: time.Minute}, Options{HTTPTimeout: 300 * time.Millisecond}, register, provisioner.ErrUnreachable, "timed out"},
 		{"failing resets", emulator.Fault{FailResets: true}, Options{}, powerOn, provisioner.ErrUnreachable, "power on: reset On: HTTP 500 Internal Server Error"},
-		{"failing resets while booting", emulator.Fault{FailResets: true}, Options{}, boot(nil), provisioner.ErrUnreachable, "boot: reset On: HTTP 500"},
+		{"failing resets while booting", emulator.Fault{FailResets: true}, Options{}, boot, provisioner.ErrUnreachable, "boot: reset On: HTTP 500"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

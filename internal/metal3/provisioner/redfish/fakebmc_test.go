@@ -2,7 +2,6 @@ package redfish
 
 import (
 	"crypto/x509"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -31,7 +30,6 @@ type fakeBMC struct {
 	bootEnabled string
 	inserted    bool
 	image       string
-	oem         map[string]string // the Airship Oem section of the last insert
 	insertBody  map[string]any
 	resets      []string
 	inserts     int
@@ -149,10 +147,10 @@ func (f *fakeBMC) serve(w http.ResponseWriter, r *http.Request) {
 		_ = json.NewEncoder(w).Encode(v)
 	}
 	if status, ok := f.fail[key]; ok {
-		// The body quotes the password and user-data, as a careless BMC
-		// might: none of it may reach an error.
+		// The body quotes the password, as a careless BMC might: it may
+		// not reach an error.
 		reply(status, map[string]any{"error": map[string]any{"code": "Base.1.0.GeneralError",
-			"message": "refused password " + f.pass + " and user-data " + f.oem["UserData"]}})
+			"message": "refused password " + f.pass}})
 		return
 	}
 	if path == "/redfish/v1" {
@@ -248,13 +246,6 @@ func (f *fakeBMC) serve(w http.ResponseWriter, r *http.Request) {
 		f.insertBody = body
 		f.inserted = true
 		f.image, _ = body["Image"].(string)
-		f.oem = map[string]string{}
-		oem, _ := body["Oem"].(map[string]any)
-		airship, _ := oem["Airship"].(map[string]any)
-		for k, v := range airship {
-			s, _ := v.(string)
-			f.oem[k] = s
-		}
 		w.WriteHeader(204)
 	case r.Method == "POST" && path == cd+"/Actions/VirtualMedia.EjectMedia":
 		f.ejects++
@@ -296,7 +287,5 @@ func (f *fakeBMC) system(path string) map[string]any {
 		}},
 	}
 }
-
-func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
 
 func (f *fakeBMC) String() string { return fmt.Sprintf("fake BMC at %s", f.srv.URL) }

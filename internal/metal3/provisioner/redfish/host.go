@@ -2,7 +2,6 @@ package redfish
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -293,51 +292,18 @@ func (h *host) Boot(ctx context.Context, m provisioner.BootMedia) error {
 	return h.reset(api, sys, rt, op)
 }
 
-// airshipOem is the Oem section of InsertMedia that carries what a real BMC
-// would not take: the emulator reads it.
-type airshipOem struct {
-	ImageChecksum     string `json:",omitempty"`
-	ImageChecksumType string `json:",omitempty"`
-	ImageFormat       string `json:",omitempty"`
-	UserData          string `json:",omitempty"`
-	NetworkData       string `json:",omitempty"`
-	MetaData          string `json:",omitempty"`
-}
-
+// insertMedia is the body of VirtualMedia.InsertMedia: the image's URL,
+// nothing else of it (a BMC takes no checksum, format or host data).
 type insertMedia struct {
 	Image          string
 	Inserted       bool
 	WriteProtected bool
-	Oem            struct{ Airship airshipOem }
-}
-
-func encode(b []byte) string {
-	if len(b) == 0 {
-		return ""
-	}
-	return base64.StdEncoding.EncodeToString(b)
-}
-
-// insertBody is the InsertMedia request for m.
-func insertBody(m provisioner.BootMedia) insertMedia {
-	body := insertMedia{Image: m.Image.URL, Inserted: true, WriteProtected: true}
-	body.Oem.Airship = airshipOem{
-		ImageChecksum:     m.Image.Checksum,
-		ImageChecksumType: string(m.Image.ChecksumType),
-		UserData:          encode(m.UserData),
-		NetworkData:       encode(m.NetworkData),
-		MetaData:          encode(m.MetaData),
-	}
-	if m.Image.DiskFormat != nil {
-		body.Oem.Airship.ImageFormat = *m.Image.DiskFormat
-	}
-	return body
 }
 
 // insert posts VirtualMedia.InsertMedia, or PATCHes the slot when it offers
 // no such action.
 func (h *host) insert(api *gofish.APIClient, slot *schemas.VirtualMedia, m provisioner.BootMedia, op string) error {
-	body := insertBody(m)
+	body := insertMedia{Image: m.Image.URL, Inserted: true, WriteProtected: true}
 	var err error
 	if target := actionOf(slot.RawData, "#VirtualMedia.InsertMedia").Target; target != "" {
 		err = send(api, "POST", target, body)
