@@ -19,8 +19,8 @@
 // booting Ironic's deploy ISO runs the deploy agent (package ipaagent)
 // that writes them. --manifests writes the hosts' BareMetalHosts
 // and Secrets (mode 0600, they hold the BMC password) and keeps serving.
-// Hosts booted from a disk's config drive (or from media with the
-// emulator's Oem data) become kwok Nodes of the cluster their user-data's kubeadm
+// Hosts booted from a config drive (a disk's, or a live ISO that is
+// one) become kwok Nodes of the cluster their user-data's kubeadm
 // configuration names, when the emulator has credentials for it (from a
 // cluster CA in a control-plane host's user-data), else of the
 // --target-kubeconfig cluster (package emulator says how).

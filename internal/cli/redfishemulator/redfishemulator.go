@@ -65,9 +65,9 @@ config drive then gets a kwok Node, named, labelled and addressed as its
 user-data (a #cloud-config running kubeadm, as Cluster API's kubeadm bootstrap
 provider writes) and meta-data ask, NotReady while the host is off and deleted
 when that disk is erased or overwritten. Other media boots after --boot-delay
-as before: its Oem data make the Node, deleted when the host is deprovisioned
-(media ejected, then a power-off request; or, for a host already off, the
-media it booted from ejected).
+as a live ISO: when it is itself a config drive (ISO 9660 labelled config-2)
+the host gets its Node from it the same way, else no Node. Ejecting media and
+powering off delete no Node; an Oem section of InsertMedia is ignored.
 
 The Node goes to the cluster of the user-data's kubeadm configuration
 (controlPlaneEndpoint, or the bootstrap token's apiServerEndpoint) when the
