@@ -119,8 +119,8 @@ type DeprovisionData struct {
 // the BareMetalHost controller drives; there are two: Ironic's
 // (provisioner/ironic, the default where an Ironic is configured) and a
 // direct one over the host's BMC alone (provisioner/direct: power,
-// inspection, and the image booted from virtual media, nothing written to
-// disk).
+// inspection, and live ISOs booted from virtual media; a disk image is
+// refused, nothing is written to disk).
 //
 // Every method is bounded by ctx and safe to call again: a Dirty result is
 // followed by the same call later, and a call that finds its work already
