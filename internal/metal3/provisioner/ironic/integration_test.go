@@ -129,6 +129,9 @@ func (b *bench) open(h provisioner.Host) provisioner.Provisioner {
 // an error, an ErrorMessage or the deadline.
 func until(t *testing.T, what string, limit time.Duration, step func(ctx context.Context) (provisioner.Result, error)) {
 	t.Helper()
+	// The machine is shared: Ironic's steps take seconds, limits are
+	// generous.
+	limit *= 2
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	for {
@@ -244,7 +247,7 @@ func testBadCredentials(t *testing.T, inst *localironic.Instance) {
 	h := b.host("node-0")
 	h.BMC.Credentials.Password = "wrong-secret-9"
 	p := b.open(h)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var msg string
 	for msg == "" && ctx.Err() == nil {
@@ -349,7 +352,7 @@ func testEngineDownAndBack(t *testing.T, inst *localironic.Instance) {
 	b := newBench(t, inst, emulator.Host{Name: "node-0"})
 	p := b.open(b.host("node-0"))
 	until(t, "register", time.Minute, register(p, noClean))
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	if err := inst.Stop(ctx); err != nil {
 		t.Fatal(err)
@@ -366,7 +369,7 @@ func testEngineDownAndBack(t *testing.T, inst *localironic.Instance) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
 		if err := again.Stop(ctx); err != nil {
 			t.Errorf("stopping Ironic: %v", err)

@@ -134,7 +134,7 @@ func testRAIDCleanSteps(t *testing.T, inst *localironic.Instance) {
 	until(t, "register", time.Minute, register(p, noClean))
 	d := provisioner.PrepareData{AutomatedCleaningMode: metal3v1alpha1.CleaningModeDisabled,
 		RAID: &metal3v1alpha1.RAIDConfig{HardwareRAIDVolumes: []metal3v1alpha1.HardwareRAIDVolume{{Level: "1"}}}}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	var res provisioner.Result
 	for ctx.Err() == nil {
@@ -166,7 +166,7 @@ func testCustomDeploy(t *testing.T, inst *localironic.Instance) {
 		return p.Prepare(ctx, provisioner.PrepareData{AutomatedCleaningMode: metal3v1alpha1.CleaningModeDisabled})
 	})
 	d := provisioner.ProvisionData{CustomDeploy: &metal3v1alpha1.CustomDeploy{Method: "install_coreos"}, UserData: []byte("#cloud-config\n")}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	var res provisioner.Result
 	for ctx.Err() == nil {

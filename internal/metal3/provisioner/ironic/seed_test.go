@@ -175,7 +175,7 @@ func testChecksumMismatch(t *testing.T, inst *localironic.Instance) {
 	url := inst.HTTPURL + "/bad.raw"
 	d := provisioner.ProvisionData{Image: &metal3v1alpha1.Image{URL: url, Checksum: "0123456789abcdef0123456789abcdef",
 		ChecksumType: metal3v1alpha1.MD5, DiskFormat: ptr("raw")}}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	var res provisioner.Result
 	for ctx.Err() == nil {
