@@ -18,6 +18,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -42,7 +43,7 @@ func main() {
 
 func run(out string, size int64) error {
 	if out == "" {
-		return fmt.Errorf("--out is required")
+		return errors.New("--out is required")
 	}
 	if size < 2<<20 {
 		return fmt.Errorf("--size-mib %d: at least 2", size>>20)
