@@ -102,13 +102,15 @@ func startSite(t *testing.T, hosts []emulator.Host, mutate func(*metal3operator.
 }
 
 // startIronic starts a local Ironic tuned for a test of many hosts on a
-// small machine: every host's deploy agent heartbeats every 2 s, and
-// Ironic's periodic checks come often enough for the tests' limits.
+// small machine: every host's deploy agent heartbeats every 2 s, Ironic's
+// periodic checks come often enough for the tests' limits, and at most 16
+// node operations run at once (others are answered busy and retried), so
+// that its sqlite database is less often locked.
 func startIronic(t *testing.T) *localironic.Instance {
 	t.Helper()
 	return testenv.Ironic(t, func(o *localironic.Options) {
 		o.Tuning = localironic.Tuning{
-			ConductorWorkers:               64,
+			ConductorWorkers:               16,
 			SyncPowerStateInterval:         30 * time.Second,
 			CheckProvisionStateInterval:    10 * time.Second,
 			DeployCallbackTimeout:          5 * time.Minute,
