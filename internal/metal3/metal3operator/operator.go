@@ -61,6 +61,10 @@ type Options struct {
 	IronicCAFile string
 	// DeployISO is the deploy agent's ISO Ironic boots hosts into.
 	DeployISO string
+	// DeployKernel and DeployRamdisk are the deploy agent's kernel and
+	// initramfs Ironic builds that ISO from (Metal3's Ironic image);
+	// together, and instead of DeployISO.
+	DeployKernel, DeployRamdisk string
 	// IronicImageDownloadSource is every node's image_download_source:
 	// "http" (the deploy agent downloads the image), "local" (Ironic's
 	// conductor does and serves it), or empty for Ironic's setting.
@@ -143,6 +147,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.IronicCredentialsFile, "ironic-credentials-file", o.IronicCredentialsFile, "YAML file (mode 0600) with Ironic's http_basic username and password (empty: noauth, loopback endpoints only)")
 	fs.StringVar(&o.IronicCAFile, "ironic-ca-file", o.IronicCAFile, "PEM bundle verifying an https --ironic-endpoint")
 	fs.StringVar(&o.DeployISO, "deploy-iso", o.DeployISO, "URL of the deploy agent's ISO Ironic boots hosts into")
+	fs.StringVar(&o.DeployKernel, "deploy-kernel", o.DeployKernel, "URL of the deploy agent's kernel, from which (with --deploy-ramdisk) Ironic builds the ISO hosts boot into")
+	fs.StringVar(&o.DeployRamdisk, "deploy-ramdisk", o.DeployRamdisk, "URL of the deploy agent's initramfs (with --deploy-kernel)")
 	fs.StringVar(&o.IronicImageDownloadSource, "ironic-image-download-source", o.IronicImageDownloadSource, "who downloads images for Ironic: http (the deploy agent) or local (the conductor); empty keeps Ironic's setting")
 	fs.DurationVar(&o.ProvisionPollInterval, "provision-poll-interval", o.ProvisionPollInterval, "how often a host whose provisioning step is under way (Ironic working) is looked at again")
 }
@@ -297,7 +303,7 @@ func requiredKinds(o Options) []operatorkit.GroupKinds {
 // file (noauth) the endpoint must be a loopback address.
 func (o Options) validateIronic() error {
 	if o.IronicEndpoint == "" {
-		for flag, v := range map[string]string{"--ironic-credentials-file": o.IronicCredentialsFile, "--ironic-ca-file": o.IronicCAFile, "--deploy-iso": o.DeployISO, "--ironic-image-download-source": o.IronicImageDownloadSource} {
+		for flag, v := range map[string]string{"--ironic-credentials-file": o.IronicCredentialsFile, "--ironic-ca-file": o.IronicCAFile, "--deploy-iso": o.DeployISO, "--deploy-kernel": o.DeployKernel, "--deploy-ramdisk": o.DeployRamdisk, "--ironic-image-download-source": o.IronicImageDownloadSource} {
 			if v != "" {
 				return fmt.Errorf("%s needs --ironic-endpoint", flag)
 			}
@@ -319,9 +325,18 @@ func (o Options) validateIronic() error {
 	default:
 		return fmt.Errorf("--ironic-image-download-source must be http or local, got %q", o.IronicImageDownloadSource)
 	}
-	if o.DeployISO != "" {
-		if d, err := url.Parse(o.DeployISO); err != nil || d.Host == "" || (d.Scheme != "http" && d.Scheme != "https") {
-			return errors.New("--deploy-iso must be an http(s) URL with a host")
+	if (o.DeployKernel == "") != (o.DeployRamdisk == "") {
+		return errors.New("--deploy-kernel and --deploy-ramdisk go together")
+	}
+	if o.DeployISO != "" && o.DeployKernel != "" {
+		return errors.New("--deploy-iso excludes --deploy-kernel and --deploy-ramdisk")
+	}
+	for flag, v := range map[string]string{"--deploy-iso": o.DeployISO, "--deploy-kernel": o.DeployKernel, "--deploy-ramdisk": o.DeployRamdisk} {
+		if v == "" {
+			continue
+		}
+		if d, err := url.Parse(v); err != nil || d.Host == "" || (d.Scheme != "http" && d.Scheme != "https") {
+			return fmt.Errorf("%s must be an http(s) URL with a host", flag)
 		}
 	}
 	return nil
@@ -359,7 +374,7 @@ func (o Options) provisionerFactory() (provisioner.Factory, error) {
 	case o.IronicEndpoint == "":
 		return direct.New(redfish.New(redfishOptions(o))), nil
 	}
-	io := ironic.Options{Endpoint: o.IronicEndpoint, CAFile: o.IronicCAFile, DeployISO: o.DeployISO, ImageDownloadSource: o.IronicImageDownloadSource, PollInterval: o.ProvisionPollInterval}
+	io := ironic.Options{Endpoint: o.IronicEndpoint, CAFile: o.IronicCAFile, DeployISO: o.DeployISO, DeployKernel: o.DeployKernel, DeployRamdisk: o.DeployRamdisk, ImageDownloadSource: o.IronicImageDownloadSource, PollInterval: o.ProvisionPollInterval}
 	if o.IronicCredentialsFile != "" {
 		auth, err := ironic.ReadBasicAuthFile(o.IronicCredentialsFile)
 		if err != nil {

@@ -58,6 +58,14 @@ func TestValidate(t *testing.T) {
 		{Name: "image download source unknown", Mutate: func(o *Options) { o.IronicEndpoint, o.IronicImageDownloadSource = "http://127.0.0.1:6385", "swift" }, Want: "--ironic-image-download-source must be http or local"},
 		{Name: "image download source without an endpoint", Mutate: func(o *Options) { o.IronicImageDownloadSource = "local" }, Want: "--ironic-image-download-source needs --ironic-endpoint"},
 		{Name: "deploy ISO not a URL", Mutate: func(o *Options) { o.IronicEndpoint, o.DeployISO = "http://127.0.0.1:6385", "ipa.iso" }, Want: "--deploy-iso must be an http(s) URL"},
+		{Name: "deploy kernel without ramdisk", Mutate: func(o *Options) { o.IronicEndpoint, o.DeployKernel = "http://127.0.0.1:6385", "http://127.0.0.1/ipa.kernel" }, Want: "--deploy-kernel and --deploy-ramdisk go together"},
+		{Name: "deploy ISO and kernel", Mutate: func(o *Options) {
+			o.IronicEndpoint, o.DeployISO, o.DeployKernel, o.DeployRamdisk = "http://127.0.0.1:6385", "http://127.0.0.1/ipa.iso", "http://127.0.0.1/k", "http://127.0.0.1/r"
+		}, Want: "--deploy-iso excludes"},
+		{Name: "deploy ramdisk not a URL", Mutate: func(o *Options) {
+			o.IronicEndpoint, o.DeployKernel, o.DeployRamdisk = "http://127.0.0.1:6385", "http://127.0.0.1/k", "initramfs"
+		}, Want: "--deploy-ramdisk must be an http(s) URL"},
+		{Name: "deploy kernel without an endpoint", Mutate: func(o *Options) { o.DeployKernel = "http://127.0.0.1/k" }, Want: "--deploy-kernel needs --ironic-endpoint"},
 	})
 }
 
@@ -128,7 +136,7 @@ func build(t *testing.T, dir string) []*unstructured.Unstructured {
 }
 
 func TestDefaultKustomizationBuilds(t *testing.T) {
-	testenv.ExpectKinds(t, "config/metal3/default", map[string]int{"CustomResourceDefinition": 10, "ClusterRole": 1, "ClusterRoleBinding": 1, "ServiceAccount": 1, "Namespace": 1, "Deployment": 1, "Service": 1, "ValidatingAdmissionPolicy": 7, "ValidatingAdmissionPolicyBinding": 7})
+	testenv.ExpectKinds(t, "config/metal3/default", map[string]int{"CustomResourceDefinition": 10, "ClusterRole": 1, "ClusterRoleBinding": 1, "ServiceAccount": 1, "Namespace": 1, "Deployment": 2, "ConfigMap": 1, "Service": 1, "ValidatingAdmissionPolicy": 7, "ValidatingAdmissionPolicyBinding": 7})
 	samples := map[string]int{}
 	for _, u := range build(t, "samples") {
 		samples[u.GetKind()]++

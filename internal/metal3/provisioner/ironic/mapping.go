@@ -32,7 +32,7 @@ func nodeName(h provisioner.Host) string { return h.Namespace + "~" + h.Name }
 
 // driverInfo is the node's driver_info for a host. It holds the BMC
 // password: never log it, never put it in an error.
-func driverInfo(t provisioner.Target, deployISO, downloadSource string) map[string]any {
+func driverInfo(t provisioner.Target, o Options) map[string]any {
 	di := map[string]any{
 		"redfish_address":  t.Access.Endpoint,
 		"redfish_username": t.Credentials.Username,
@@ -46,11 +46,15 @@ func driverInfo(t provisioner.Target, deployISO, downloadSource string) map[stri
 	if t.InsecureSkipVerify {
 		di["redfish_verify_ca"] = false
 	}
-	if deployISO != "" {
-		di["deploy_iso"] = deployISO
+	if o.DeployISO != "" {
+		di["deploy_iso"] = o.DeployISO
 	}
-	if downloadSource != "" {
-		di["image_download_source"] = downloadSource
+	if o.DeployISO == "" && o.DeployKernel != "" && o.DeployRamdisk != "" {
+		di["deploy_kernel"] = o.DeployKernel
+		di["deploy_ramdisk"] = o.DeployRamdisk
+	}
+	if o.ImageDownloadSource != "" {
+		di["image_download_source"] = o.ImageDownloadSource
 	}
 	return di
 }
@@ -59,7 +63,7 @@ func driverInfo(t provisioner.Target, deployISO, downloadSource string) map[stri
 // address, system, user, verification and deploy ISO of want (the
 // password is masked in Ironic's answers and not compared).
 func driverInfoMatches(have, want map[string]any) bool {
-	for _, k := range []string{"redfish_address", "redfish_system_id", "redfish_username", "redfish_verify_ca", "deploy_iso", "deploy_forces_oob_reboot", "image_download_source"} {
+	for _, k := range []string{"redfish_address", "redfish_system_id", "redfish_username", "redfish_verify_ca", "deploy_iso", "deploy_kernel", "deploy_ramdisk", "deploy_forces_oob_reboot", "image_download_source"} {
 		if !jsonEqual(have[k], want[k]) {
 			return false
 		}
@@ -109,7 +113,7 @@ func createOpts(h provisioner.Host, d provisioner.RegisterData, o Options) nodes
 	return nodes.CreateOpts{
 		Name:       nodeName(h),
 		Driver:     driverRedfish,
-		DriverInfo: driverInfo(h.BMC, o.DeployISO, o.ImageDownloadSource),
+		DriverInfo: driverInfo(h.BMC, o),
 		// Virtual media for both redfish schemes: there is no PXE network.
 		BootInterface:       bootVirtualMedia,
 		DeployInterface:     deploy,

@@ -236,6 +236,8 @@ func TestOptions(t *testing.T) {
 		{"unknown auth", Options{Endpoint: "http://127.0.0.1", Auth: Auth{Type: "keystone"}}, `"keystone" is not supported`},
 		{"missing CA", Options{Endpoint: "https://127.0.0.1", CAFile: "/nonexistent/ca.pem"}, "reading CA bundle"},
 		{"download source", Options{Endpoint: "http://127.0.0.1", ImageDownloadSource: "swift"}, `image download source "swift"`},
+		{"kernel without ramdisk", Options{Endpoint: "http://127.0.0.1", DeployKernel: "http://i/k"}, "go together"},
+		{"kernel and ramdisk", Options{Endpoint: "http://127.0.0.1", DeployKernel: "http://i/k", DeployRamdisk: "http://i/r"}, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -303,9 +305,22 @@ func TestPatchOps(t *testing.T) {
 func TestDriverInfo(t *testing.T) {
 	h := testHost()
 	h.BMC.InsecureSkipVerify = true
-	di := driverInfo(h.BMC, "", "")
+	di := driverInfo(h.BMC, Options{})
 	if di["redfish_verify_ca"] != false || di["deploy_iso"] != nil {
 		t.Errorf("driver_info %v", di)
+	}
+	for _, tt := range []struct {
+		o                 Options
+		iso, kernel, ramd any
+	}{
+		{Options{DeployKernel: "http://i/k", DeployRamdisk: "http://i/r"}, nil, "http://i/k", "http://i/r"},
+		{Options{DeployISO: "http://i/iso", DeployKernel: "http://i/k", DeployRamdisk: "http://i/r"}, "http://i/iso", nil, nil},
+		{Options{DeployISO: "http://i/iso"}, "http://i/iso", nil, nil},
+	} {
+		got := driverInfo(h.BMC, tt.o)
+		if got["deploy_iso"] != tt.iso || got["deploy_kernel"] != tt.kernel || got["deploy_ramdisk"] != tt.ramd {
+			t.Errorf("%+v: driver_info deploy_iso %v, deploy_kernel %v, deploy_ramdisk %v", tt.o, got["deploy_iso"], got["deploy_kernel"], got["deploy_ramdisk"])
+		}
 	}
 	masked := map[string]any{}
 	for k, v := range di {

@@ -60,6 +60,11 @@ type Options struct {
 	// DeployISO is the deploy agent's ISO every node boots for cleaning and
 	// deploying (driver_info deploy_iso).
 	DeployISO string
+	// DeployKernel and DeployRamdisk are the deploy agent's kernel and
+	// initramfs (driver_info deploy_kernel and deploy_ramdisk), from which
+	// Ironic builds the ISO each host boots, as Metal3's Ironic image does;
+	// the two go together, and DeployISO wins where both are set.
+	DeployKernel, DeployRamdisk string
 	// ImageDownloadSource, when set, is every node's driver_info
 	// image_download_source: "http" (the agent downloads the image from
 	// its URL) or "local" (the conductor downloads, checks and converts it,
@@ -105,6 +110,9 @@ func (o Options) endpointBase() (*url.URL, error) {
 		return nil, fmt.Errorf("ironic: endpoint %s: user information, a query or a fragment is not allowed (credentials go in Auth)", redactEndpoint(o.Endpoint))
 	}
 	u.Path = strings.TrimSuffix(strings.TrimRight(u.Path, "/"), "/v1")
+	if (o.DeployKernel == "") != (o.DeployRamdisk == "") {
+		return nil, errors.New("ironic: the deploy kernel and the deploy ramdisk go together: give both or neither")
+	}
 	switch o.ImageDownloadSource {
 	case "", "http", "local":
 	default:

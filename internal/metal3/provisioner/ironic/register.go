@@ -70,7 +70,7 @@ func (p *ironicHost) registerUpdates(n *nodes.Node, d provisioner.RegisterData) 
 	default:
 		return nil, false
 	}
-	want := driverInfo(p.host.BMC, p.f.opts.DeployISO, p.f.opts.ImageDownloadSource)
+	want := driverInfo(p.host.BMC, p.f.opts)
 	if !driverInfoMatches(n.DriverInfo, want) || (d.CredentialsChanged && !p.f.credentialsSent(n.UUID, p.host.BMC.Credentials)) {
 		ops = append(ops, nodes.UpdateOperation{Op: nodes.AddOp, Path: "/driver_info", Value: want})
 		driverInfoChanged = true
