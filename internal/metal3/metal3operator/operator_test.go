@@ -58,7 +58,9 @@ func TestValidate(t *testing.T) {
 		{Name: "image download source unknown", Mutate: func(o *Options) { o.IronicEndpoint, o.IronicImageDownloadSource = "http://127.0.0.1:6385", "swift" }, Want: "--ironic-image-download-source must be http or local"},
 		{Name: "image download source without an endpoint", Mutate: func(o *Options) { o.IronicImageDownloadSource = "local" }, Want: "--ironic-image-download-source needs --ironic-endpoint"},
 		{Name: "deploy ISO not a URL", Mutate: func(o *Options) { o.IronicEndpoint, o.DeployISO = "http://127.0.0.1:6385", "ipa.iso" }, Want: "--deploy-iso must be an http(s) URL"},
-		{Name: "deploy kernel without ramdisk", Mutate: func(o *Options) { o.IronicEndpoint, o.DeployKernel = "http://127.0.0.1:6385", "http://127.0.0.1/ipa.kernel" }, Want: "--deploy-kernel and --deploy-ramdisk go together"},
+		{Name: "deploy kernel without ramdisk", Mutate: func(o *Options) {
+			o.IronicEndpoint, o.DeployKernel = "http://127.0.0.1:6385", "http://127.0.0.1/ipa.kernel"
+		}, Want: "--deploy-kernel and --deploy-ramdisk go together"},
 		{Name: "deploy ISO and kernel", Mutate: func(o *Options) {
 			o.IronicEndpoint, o.DeployISO, o.DeployKernel, o.DeployRamdisk = "http://127.0.0.1:6385", "http://127.0.0.1/ipa.iso", "http://127.0.0.1/k", "http://127.0.0.1/r"
 		}, Want: "--deploy-iso excludes"},
