@@ -300,7 +300,9 @@ func templateObject(obj map[string]any, op Operator) (string, *operatorValues, e
 		}
 	}
 	var vals *operatorValues
-	if kindOf(obj) == "Deployment" {
+	// The operator's own Deployment is parameterised by the chart's values;
+	// another beside it (the Metal3 operator's Ironic) goes in as written.
+	if kindOf(obj) == "Deployment" && nameOf(obj) == op.Name {
 		var err error
 		if vals, err = templateDeployment(t, obj, op); err != nil {
 			return "", nil, err

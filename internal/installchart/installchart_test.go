@@ -182,8 +182,8 @@ func TestDefaultsEqualConfigDefault(t *testing.T) {
 			t.Errorf("%s: config/default (-) and chart (+) differ:\n%s", k, d)
 		}
 	}
-	if len(r.CRDs) != 14 || len(r.Objects) != 40 {
-		t.Errorf("%d CRDs and %d objects; config/default has 14 and 40 (26 and the metal3 operator's 7 admission policies and their bindings)", len(r.CRDs), len(r.Objects))
+	if len(r.CRDs) != 14 || len(r.Objects) != 42 {
+		t.Errorf("%d CRDs and %d objects; config/default has 14 and 42 (26, the metal3 operator's 7 admission policies and their bindings, and Ironic's Deployment and ConfigMap)", len(r.CRDs), len(r.Objects))
 	}
 	if !strings.Contains(r.Notes, "promenade-api-tls") {
 		t.Errorf("NOTES do not say which Secrets the Promenade API needs:\n%s", r.Notes)
@@ -200,6 +200,11 @@ func deployments(t *testing.T, r *Rendered) map[string]*appsv1.Deployment {
 		var d appsv1.Deployment
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(o.Object, &d, true); err != nil {
 			t.Fatalf("Deployment %s: %v", o.GetName(), err)
+		}
+		if d.Name == "ironic" {
+			// Not an operator of the chart's values: Metal3's Ironic, as
+			// written in config/metal3/ironic (TestIronicAsWritten).
+			continue
 		}
 		out[d.Name] = &d
 	}
@@ -497,5 +502,49 @@ func TestWriteRemovesStaleFiles(t *testing.T) {
 	}
 	if data, err := os.ReadFile(filepath.Join(dir, "Chart.yaml")); err != nil || string(data) != "name: x\n" {
 		t.Errorf("Chart.yaml: %q %v", data, err)
+	}
+}
+
+// TestIronicAsWritten: the chart installs Metal3's Ironic beside the
+// metal3 operator as config/metal3/ironic writes it, in the release's
+// namespace with singleNamespace, and not at all without the operator.
+func TestIronicAsWritten(t *testing.T) {
+	for _, tt := range []struct {
+		values, namespace string
+		want              bool
+	}{
+		{"", "metal3-system", true},
+		{"singleNamespace: true", "airship-install", true},
+		{"install: {metal3: false}", "", false},
+	} {
+		r := render(t, values(t, tt.values))
+		var found *appsv1.Deployment
+		for _, o := range r.Objects {
+			if o.GetKind() == "Deployment" && o.GetName() == "ironic" {
+				found = &appsv1.Deployment{}
+				if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(o.Object, found, true); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if (found != nil) != tt.want {
+			t.Fatalf("values %q: Ironic installed %v, want %v", tt.values, found != nil, tt.want)
+		}
+		if found == nil {
+			continue
+		}
+		if found.Namespace != tt.namespace {
+			t.Errorf("values %q: Ironic in %q, want %q", tt.values, found.Namespace, tt.namespace)
+		}
+		pod := found.Spec.Template.Spec
+		if pod.SecurityContext == nil || pod.SecurityContext.RunAsNonRoot == nil || !*pod.SecurityContext.RunAsNonRoot {
+			t.Errorf("Ironic's pod is not runAsNonRoot")
+		}
+		for _, c := range append(pod.InitContainers, pod.Containers...) {
+			sc := c.SecurityContext
+			if sc == nil || sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation || sc.Capabilities == nil || len(sc.Capabilities.Drop) != 1 || sc.Capabilities.Drop[0] != "ALL" {
+				t.Errorf("Ironic's container %s: security context %+v", c.Name, sc)
+			}
+		}
 	}
 }

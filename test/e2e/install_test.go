@@ -98,6 +98,11 @@ func TestInstallEveryOperator(t *testing.T) {
 		if err := yaml.Unmarshal([]byte(doc), &d); err != nil {
 			t.Fatal(err)
 		}
+		if d.Name == "ironic" {
+			// Metal3's Ironic as config/metal3/ironic writes it, not an
+			// image of this project (metal3operator TestInstallDryRun).
+			continue
+		}
 		deployments++
 		pod := d.Spec.Template.Spec
 		if pod.SecurityContext == nil || pod.SecurityContext.RunAsNonRoot == nil || !*pod.SecurityContext.RunAsNonRoot {
