@@ -154,16 +154,19 @@ func TestMachinesRaceForHosts(t *testing.T) {
 			t.Errorf("machine %s consumes no host but its annotation says %q", m.Name, ann)
 		}
 	}
-	var c *metav1.Condition
-	for _, m := range m3ms.Items {
-		if m.Name == waiting[0] {
-			c = apimeta.FindStatusCondition(m.Status.Conditions, infrav1.AssociateBareMetalHostCondition)
+	// A waiting machine's condition, written while the others were still
+	// claiming, counts the consumed hosts once it is looked at again.
+	s.eventually(2*time.Minute, "a waiting machine's condition counts the consumed hosts", func() (bool, string) {
+		m := &infrav1.Metal3Machine{}
+		if err := s.c.Get(s.ctx, client.ObjectKey{Namespace: ns, Name: waiting[0]}, m); err != nil {
+			return false, err.Error()
 		}
-	}
-	t.Logf("a waiting machine's condition: %s: %s", c.Reason, c.Message)
-	if !strings.Contains(c.Message, fmt.Sprintf("%d consumed", raceHosts)) {
-		t.Errorf("waiting condition %q does not count the %d consumed hosts", c.Message, raceHosts)
-	}
+		c := apimeta.FindStatusCondition(m.Status.Conditions, infrav1.AssociateBareMetalHostCondition)
+		if c == nil {
+			return false, "no condition"
+		}
+		return strings.Contains(c.Message, fmt.Sprintf("%d consumed", raceHosts)), c.Reason + ": " + c.Message
+	})
 
 	// Scale down: delete a Machine that holds a host once it is
 	// provisioned; its host is deprovisioned, released and claimed by one
