@@ -266,7 +266,10 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 		t.Fatalf("site-image: %s%s", r.stdout, r.stderr)
 	}
 	for _, f := range []string{filepath.Join("k8scontrol", "controlplane.yaml"), filepath.Join("workers", "workers.yaml")} {
-		replaceIn(t, filepath.Join(sites, "site", "function", f), "http://127.0.0.1:6180/images/site-node.qcow2", image)
+		// The image's URL, then its checksum file's.
+		for range 2 {
+			replaceIn(t, filepath.Join(sites, "site", "function", f), "http://127.0.0.1:6180/", ironicEphemeral.HTTPURL+"/")
+		}
 	}
 	conf := filepath.Join(sites, "site", "airship-config.yaml")
 	// Markers where credentials go (see planted), looked for once the
