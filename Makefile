@@ -7,7 +7,7 @@ BIN         ?= bin
 TESTBIN_DIR := $(shell bash hack/testbin/dir.sh)
 # Packages run in parallel; go test -p follows the core count by default.
 TEST_FLAGS  ?= -count=1 -timeout=20m
-E2E_FLAGS   ?= -count=1 -timeout=20m -v
+E2E_FLAGS   ?= -count=1 -timeout=40m -v
 
 export KUBEBUILDER_ASSETS := $(TESTBIN_DIR)
 export AIRSHIP_TESTBIN_DIR := $(TESTBIN_DIR)
