@@ -286,6 +286,10 @@ func (r *ironicRig) phase(tl *timeline, name string, f func(i int) error, want m
 			if err != nil {
 				r.b.Logf("timeline: %s", tl.summary(start, states...))
 				r.b.Logf("operator log: %s", logSummary(r.opLog))
+				r.b.Logf("Ironic log: %s", ironicLogSummary(r.inst.LogFile))
+				if err := r.peaks(&ironicRun{}); err != nil {
+					r.b.Log(err)
+				}
 				r.b.Logf("last lines of %s:\n%s", r.inst.LogFile, process.LogTail(r.inst.LogFile, 30))
 				r.b.Fatalf("%s: hosts not all %s: %v", name, want, err)
 			}
@@ -321,6 +325,18 @@ func (r *ironicRig) run() ironicRun {
 	out.provisioned = r.phase(tl, "available -> provisioned", func(i int) error { return r.provision(ctx, hosts[i].Name) },
 		metal3v1alpha1.StateProvisioned, provisioningToProvisioned)
 
+	if err := r.peaks(&out); err != nil {
+		r.b.Fatal(err)
+	}
+	_ = r.op.Process.Signal(syscall.SIGTERM)
+	_ = r.op.Wait()
+	r.b.Logf("operator log: %s; Ironic log: %s", logSummary(r.opLog), ironicLogSummary(r.inst.LogFile))
+	return out
+}
+
+// peaks reads the peak RSS and the CPU time so far of the operator, Ironic
+// and the emulator into out, and logs them.
+func (r *ironicRig) peaks(out *ironicRun) error {
 	procs := []struct {
 		name     string
 		pid      int
@@ -331,19 +347,17 @@ func (r *ironicRig) run() ironicRun {
 		{"emulator", r.emu.cmd.Process.Pid, &out.emulatorRSS, &out.emulatorCPU},
 	}
 	for _, p := range procs {
+		var err error
 		if *p.rss, err = harness.VmHWMMiB(p.pid); err != nil {
-			r.b.Fatalf("%s: %v", p.name, err)
+			return fmt.Errorf("%s: %w", p.name, err)
 		}
 		if *p.cpu, err = harness.CPUSeconds(p.pid); err != nil {
-			r.b.Fatalf("%s: %v", p.name, err)
+			return fmt.Errorf("%s: %w", p.name, err)
 		}
 	}
 	r.b.Logf("peak RSS / CPU: operator %.0f MiB / %.0f s, Ironic %.0f MiB / %.0f s, emulator %.0f MiB / %.0f s",
 		out.operatorRSS, out.operatorCPU, out.ironicRSS, out.ironicCPU, out.emulatorRSS, out.emulatorCPU)
-	_ = r.op.Process.Signal(syscall.SIGTERM)
-	_ = r.op.Wait()
-	r.b.Logf("operator log: %s; Ironic log: %s", logSummary(r.opLog), ironicLogSummary(r.inst.LogFile))
-	return out
+	return nil
 }
 
 // provision sets online, the image and the userData Secret on a host.
