@@ -374,7 +374,9 @@ func (o Options) provisionerFactory() (provisioner.Factory, error) {
 	case o.IronicEndpoint == "":
 		return direct.New(redfish.New(redfishOptions(o))), nil
 	}
-	io := ironic.Options{Endpoint: o.IronicEndpoint, CAFile: o.IronicCAFile, DeployISO: o.DeployISO, DeployKernel: o.DeployKernel, DeployRamdisk: o.DeployRamdisk, ImageDownloadSource: o.IronicImageDownloadSource, PollInterval: o.ProvisionPollInterval}
+	io := ironic.Options{Endpoint: o.IronicEndpoint, CAFile: o.IronicCAFile, DeployISO: o.DeployISO, DeployKernel: o.DeployKernel, DeployRamdisk: o.DeployRamdisk, ImageDownloadSource: o.IronicImageDownloadSource, PollInterval: o.ProvisionPollInterval,
+		// NIC names and addresses, disks and firmware, which Ironic's redfish inspection leaves out.
+		BMCs: redfish.New(redfishOptions(o))}
 	if o.IronicCredentialsFile != "" {
 		auth, err := ironic.ReadBasicAuthFile(o.IronicCredentialsFile)
 		if err != nil {

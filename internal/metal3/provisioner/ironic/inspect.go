@@ -13,6 +13,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/ports"
 	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/airshipit/airship-go/internal/metal3/provisioner"
 )
@@ -110,7 +111,76 @@ func (p *ironicHost) hardwareDetails(ctx context.Context, n *nodes.Node) (*metal
 	default:
 		return nil, err
 	}
-	return details(n.Properties, ps, inv), nil
+	hw := details(n.Properties, ps, inv)
+	if inv == nil {
+		p.addBMCDetails(ctx, hw)
+	}
+	return hw, nil
+}
+
+// addBMCDetails adds what the host's BMC reports (Options.BMCs) to hw. A
+// BMC that does not answer costs this host only its own bounded request,
+// and leaves Ironic's details as they are: they are enough to provision.
+func (p *ironicHost) addBMCDetails(ctx context.Context, hw *metal3v1alpha1.HardwareDetails) {
+	if p.f.opts.BMCs == nil {
+		return
+	}
+	bmc, err := p.f.opts.BMCs.Open(ctx, p.host.BMC)
+	if err != nil {
+		log.FromContext(ctx).Info("hardware details from Ironic only: opening the BMC failed", "error", p.scrubText(err.Error()))
+		return
+	}
+	from, err := bmc.Inspect(ctx)
+	if err != nil {
+		log.FromContext(ctx).Info("hardware details from Ironic only: the BMC's inventory could not be read", "error", p.scrubText(err.Error()))
+		return
+	}
+	mergeBMCDetails(hw, from)
+}
+
+// mergeBMCDetails fills what Ironic's redfish inspection leaves empty in hw
+// from the BMC's inventory: each NIC's name, address, speed and model (by
+// MAC; NICs Ironic has no port for are added), the disks (when Ironic has
+// only a size), the CPU's model and clock, the system's product and serial
+// number, the firmware and the hostname.
+func mergeBMCDetails(hw, bmc *metal3v1alpha1.HardwareDetails) {
+	if bmc == nil {
+		return
+	}
+	byMAC := map[string]int{}
+	for i, n := range hw.NIC {
+		byMAC[strings.ToLower(n.MAC)] = i
+	}
+	for _, n := range bmc.NIC {
+		i, ok := byMAC[strings.ToLower(n.MAC)]
+		if !ok {
+			n.MAC = strings.ToLower(n.MAC)
+			hw.NIC = append(hw.NIC, n)
+			continue
+		}
+		have := &hw.NIC[i]
+		have.Name, have.IP, have.SpeedGbps, have.Model, have.VLANs, have.VLANID = n.Name, n.IP, n.SpeedGbps, n.Model, n.VLANs, n.VLANID
+	}
+	if len(bmc.Storage) > 0 && (len(hw.Storage) == 0 || hw.Storage[0].Name == "") {
+		hw.Storage = bmc.Storage
+	}
+	if hw.CPU.Model == "" {
+		hw.CPU.Model, hw.CPU.ClockMegahertz = bmc.CPU.Model, bmc.CPU.ClockMegahertz
+	}
+	if hw.CPU.Count == 0 {
+		hw.CPU.Count = bmc.CPU.Count
+	}
+	if hw.RAMMebibytes == 0 {
+		hw.RAMMebibytes = bmc.RAMMebibytes
+	}
+	if hw.SystemVendor.Manufacturer == "" {
+		hw.SystemVendor.Manufacturer = bmc.SystemVendor.Manufacturer
+	}
+	hw.SystemVendor.ProductName, hw.SystemVendor.SerialNumber = bmc.SystemVendor.ProductName, bmc.SystemVendor.SerialNumber
+	hw.Firmware = bmc.Firmware
+	if hw.Hostname == "" {
+		hw.Hostname = bmc.Hostname
+	}
 }
 
 // details maps what Ironic knows of a host to status.hardware: CPU

@@ -12,6 +12,7 @@ import (
 	"github.com/airshipit/airship-go/internal/bmc"
 	"github.com/airshipit/airship-go/internal/localironic"
 	"github.com/airshipit/airship-go/internal/metal3/provisioner"
+	"github.com/airshipit/airship-go/internal/metal3/provisioner/redfish"
 	"github.com/airshipit/airship-go/internal/redfish/emulator"
 	"github.com/airshipit/airship-go/internal/test/testenv"
 )
@@ -187,6 +188,24 @@ func testRegisterInspectPrepare(t *testing.T, inst *localironic.Instance) {
 	}
 	if !macs["52:54:00:c0:00:01"] || !macs["52:54:00:c0:00:02"] {
 		t.Errorf("NICs %+v, want the emulator's two MACs", hw.NIC)
+	}
+	// With the BMCs' inventory beside Ironic's: the NICs' names (which
+	// Metal3DataTemplates' fromHostInterface name) and the disk's name.
+	withBMC := b.factory(inst, func(o *Options) { o.BMCs = redfish.New(redfish.Options{}) })
+	pb, err := withBMC.Open(context.Background(), h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bres, hw, err := pb.Inspect(context.Background(), provisioner.InspectData{})
+	if err != nil || bres.Dirty || hw == nil {
+		t.Fatalf("inspected host with the BMC's inventory: %+v %+v %v", bres, hw, err)
+	}
+	names := map[string]string{}
+	for _, n := range hw.NIC {
+		names[n.MAC] = n.Name
+	}
+	if names["52:54:00:c0:00:01"] != "eth0" || names["52:54:00:c0:00:02"] != "eth1" || hw.CPU.Count != 6 || len(hw.Storage) != 1 || hw.Storage[0].Name == "" {
+		t.Errorf("hardware details with the BMC's inventory: NICs %+v, CPUs %d, storage %+v", hw.NIC, hw.CPU.Count, hw.Storage)
 	}
 	until(t, "prepare", time.Minute, func(ctx context.Context) (provisioner.Result, error) {
 		return p.Prepare(ctx, provisioner.PrepareData{AutomatedCleaningMode: metal3v1alpha1.CleaningModeDisabled,

@@ -348,3 +348,43 @@ func TestWantedPorts(t *testing.T) {
 		t.Errorf("no MAC known: %v", got)
 	}
 }
+
+func TestMergeBMCDetails(t *testing.T) {
+	ironicHW := func() *metal3v1alpha1.HardwareDetails {
+		return &metal3v1alpha1.HardwareDetails{
+			CPU: metal3v1alpha1.CPU{Arch: "x86_64", Count: 4}, RAMMebibytes: 8192,
+			Storage:      []metal3v1alpha1.Storage{{SizeBytes: 100 << 30}},
+			NIC:          []metal3v1alpha1.NIC{{MAC: "52:54:00:aa:00:01", PXE: true}},
+			SystemVendor: metal3v1alpha1.HardwareSystemVendor{Manufacturer: "Ironic Says"},
+		}
+	}
+	bmcHW := &metal3v1alpha1.HardwareDetails{
+		CPU: metal3v1alpha1.CPU{Arch: "x86_64", Model: "Emulated CPU", ClockMegahertz: 2400, Count: 8}, RAMMebibytes: 1,
+		Storage: []metal3v1alpha1.Storage{{Name: "sda", SizeBytes: 100 << 30, SerialNumber: "S1"}},
+		NIC: []metal3v1alpha1.NIC{{Name: "enp1s0", MAC: "52:54:00:AA:00:01", IP: "10.0.0.1", SpeedGbps: 10},
+			{Name: "enp2s0", MAC: "52:54:00:aa:00:02"}},
+		SystemVendor: metal3v1alpha1.HardwareSystemVendor{Manufacturer: "BMC Says", ProductName: "Emulated", SerialNumber: "SN1"},
+		Firmware:     metal3v1alpha1.Firmware{BIOS: metal3v1alpha1.BIOS{Version: "1.0"}},
+		Hostname:     "host-0",
+	}
+	hw := ironicHW()
+	mergeBMCDetails(hw, bmcHW)
+	want := &metal3v1alpha1.HardwareDetails{
+		// Ironic's figures win; the BMC fills what Ironic left empty.
+		CPU: metal3v1alpha1.CPU{Arch: "x86_64", Model: "Emulated CPU", ClockMegahertz: 2400, Count: 4}, RAMMebibytes: 8192,
+		Storage: []metal3v1alpha1.Storage{{Name: "sda", SizeBytes: 100 << 30, SerialNumber: "S1"}},
+		NIC: []metal3v1alpha1.NIC{{Name: "enp1s0", MAC: "52:54:00:aa:00:01", IP: "10.0.0.1", SpeedGbps: 10, PXE: true},
+			{Name: "enp2s0", MAC: "52:54:00:aa:00:02"}},
+		SystemVendor: metal3v1alpha1.HardwareSystemVendor{Manufacturer: "Ironic Says", ProductName: "Emulated", SerialNumber: "SN1"},
+		Firmware:     metal3v1alpha1.Firmware{BIOS: metal3v1alpha1.BIOS{Version: "1.0"}},
+		Hostname:     "host-0",
+	}
+	if !reflect.DeepEqual(hw, want) {
+		t.Errorf("merged\n%+v\nwant\n%+v", hw, want)
+	}
+	hw = ironicHW()
+	mergeBMCDetails(hw, nil)
+	if !reflect.DeepEqual(hw, ironicHW()) {
+		t.Errorf("no BMC inventory changed Ironic's details: %+v", hw)
+	}
+}

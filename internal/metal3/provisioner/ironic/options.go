@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/airshipit/airship-go/internal/metal3/provisioner"
 	"github.com/airshipit/airship-go/internal/strictyaml"
 )
 
@@ -71,6 +72,11 @@ type Options struct {
 	// and serves it from its own HTTP server); empty keeps Ironic's
 	// [agent] image_download_source.
 	ImageDownloadSource string
+	// BMCs, when set, adds what each host's BMC reports to Ironic's
+	// inspection (Ironic 21.4's redfish inspection records NIC MACs, not
+	// their names and addresses, nor firmware, CPU model or disks): see
+	// mergeBMCDetails. The engine's figures win where both have one.
+	BMCs provisioner.BMCFactory
 	// PollInterval is Result.RequeueAfter while Ironic works.
 	// Default DefaultPollInterval.
 	PollInterval time.Duration
