@@ -120,7 +120,12 @@
 // has no firmware API). With an inventory, the CPU model, clock and
 // flags, the disks (names, sizes,
 // vendors, serials, WWNs), the NICs (names, IPs, speeds), the system
-// vendor, the firmware and the hostname come from it.
+// vendor, the firmware and the hostname come from it. Without one, and
+// with Options.BMCs (metal3-operator sets it), what the host's BMC reports
+// fills the rest (mergeBMCDetails): each NIC's name, address, speed and
+// model by MAC, the disks, the CPU model and clock, the product, serial
+// number, firmware and hostname; Ironic's figures win where both have one,
+// and a BMC that does not answer leaves Ironic's details as they are.
 //
 // # Memory
 //
