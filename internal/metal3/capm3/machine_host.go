@@ -3,6 +3,7 @@ package capm3
 import (
 	"encoding/json"
 	"fmt"
+	clusterctlv1 "sigs.k8s.io/cluster-api/cmd/clusterctl/api/v1alpha3"
 	"strings"
 	"time"
 
@@ -377,6 +378,7 @@ func (s *machineScope) deprovision(host *metal3v1alpha1.BareMetalHost) error {
 	if h.Annotations[metal3v1alpha1.PausedAnnotation] == PausedAnnotationValue {
 		delete(h.Annotations, metal3v1alpha1.PausedAnnotation)
 	}
+	delete(h.Annotations, clusterctlv1.BlockMoveAnnotation)
 	if err := s.updateHost(h, "releasing"); err != nil {
 		return err
 	}
@@ -385,26 +387,38 @@ func (s *machineScope) deprovision(host *metal3v1alpha1.BareMetalHost) error {
 }
 
 // pause marks the claimed host paused with a copy of its status, so that
-// a move carries both.
+// a move carries both, and in the same write lifts the host's block on a
+// clusterctl move (unpauseHost): clusterctl pauses the Cluster, then waits
+// for every block-move annotation to go before it moves anything, so no
+// host leaves without its status (a host arriving without one would be
+// registered, inspected and provisioned anew by the target's Ironic).
 func (s *machineScope) pause() error {
 	s.conditions().Set(infrav1.PausedCondition, metav1.ConditionTrue, "Paused", "the Cluster or the Metal3Machine is paused")
 	h := s.host
 	if h == nil {
 		return nil
 	}
-	if _, ok := h.Annotations[metal3v1alpha1.PausedAnnotation]; ok {
+	_, paused := h.Annotations[metal3v1alpha1.PausedAnnotation]
+	_, hasStatus := h.Annotations[metal3v1alpha1.StatusAnnotation]
+	_, blocked := h.Annotations[clusterctlv1.BlockMoveAnnotation]
+	if paused && !blocked {
 		return nil
-	}
-	st, err := json.Marshal(h.Status)
-	if err != nil {
-		return fmt.Errorf("encoding the status of BareMetalHost %s/%s: %w", h.Namespace, h.Name, err)
 	}
 	h = h.DeepCopy()
 	if h.Annotations == nil {
 		h.Annotations = map[string]string{}
 	}
-	h.Annotations[metal3v1alpha1.PausedAnnotation] = PausedAnnotationValue
-	h.Annotations[metal3v1alpha1.StatusAnnotation] = string(st)
+	if !paused {
+		h.Annotations[metal3v1alpha1.PausedAnnotation] = PausedAnnotationValue
+	}
+	if !paused || !hasStatus {
+		st, err := json.Marshal(h.Status)
+		if err != nil {
+			return fmt.Errorf("encoding the status of BareMetalHost %s/%s: %w", h.Namespace, h.Name, err)
+		}
+		h.Annotations[metal3v1alpha1.StatusAnnotation] = string(st)
+	}
+	delete(h.Annotations, clusterctlv1.BlockMoveAnnotation)
 	if err := s.updateHost(h, "pausing"); err != nil {
 		return err
 	}
@@ -412,14 +426,25 @@ func (s *machineScope) pause() error {
 	return nil
 }
 
-// unpauseHost removes the pause this provider set.
+// unpauseHost removes the pause this provider set, and marks the claimed
+// host as blocking a clusterctl move until pause has copied its status
+// (clusterctl's block-move annotation).
 func (s *machineScope) unpauseHost() error {
 	h := s.host
-	if h == nil || h.Annotations[metal3v1alpha1.PausedAnnotation] != PausedAnnotationValue {
+	if h == nil {
+		return nil
+	}
+	ours := h.Annotations[metal3v1alpha1.PausedAnnotation] == PausedAnnotationValue
+	_, blocked := h.Annotations[clusterctlv1.BlockMoveAnnotation]
+	if !ours && blocked {
 		return nil
 	}
 	h = h.DeepCopy()
+	if h.Annotations == nil {
+		h.Annotations = map[string]string{}
+	}
 	delete(h.Annotations, metal3v1alpha1.PausedAnnotation)
+	h.Annotations[clusterctlv1.BlockMoveAnnotation] = PausedAnnotationValue
 	if err := s.updateHost(h, "unpausing"); err != nil {
 		return err
 	}

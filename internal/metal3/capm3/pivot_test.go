@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	clusterctlv1 "sigs.k8s.io/cluster-api/cmd/clusterctl/api/v1alpha3"
 	"testing"
 	"time"
 
@@ -50,6 +51,11 @@ func TestPivotAdoptsThroughIronic(t *testing.T) {
 	before := s.hostSnapshot("node-1")
 	bmh := s.host(ns, "node-1")
 	firstNode := bmh.Status.Provisioning.ID
+	// clusterctl waits for this annotation to go before it moves anything:
+	// the provider lifts it only with the status annotation written.
+	if _, ok := bmh.Annotations[clusterctlv1.BlockMoveAnnotation]; !ok {
+		t.Errorf("the claimed host lacks %s: a move would not wait for its status annotation", clusterctlv1.BlockMoveAnnotation)
+	}
 
 	capienv.Init(t, s.workload, capienv.InitOptions{Infrastructure: map[string]string{"metal3": "config/metal3/default"}})
 	capienv.Start(t, s.workload, capienv.Options{Name: "workload-"})
@@ -105,6 +111,13 @@ func TestPivotAdoptsThroughIronic(t *testing.T) {
 		}
 		return m.Status.Phase == "Running" && m.Status.NodeRef.Name == "node-1" && m3m.Status.Ready,
 			fmt.Sprintf("Machine %s nodeRef %q; Metal3Machine ready %v", m.Status.Phase, m.Status.NodeRef.Name, m3m.Status.Ready)
+	})
+
+	target.eventually(time.Minute, "the moved host blocks the next move again", func() (bool, string) {
+		h := target.host(ns, "node-1")
+		_, blocked := h.Annotations[clusterctlv1.BlockMoveAnnotation]
+		_, status := h.Annotations[metal3v1alpha1.StatusAnnotation]
+		return blocked && !status, fmt.Sprintf("block-move %v, status annotation %v", blocked, status)
 	})
 
 	// The host was not touched by either Ironic.
