@@ -81,7 +81,9 @@ type InspectData struct {
 type PrepareData struct {
 	RootDeviceHints *metal3v1alpha1.RootDeviceHints
 	RAID            *metal3v1alpha1.RAIDConfig
-	Firmware        *metal3v1alpha1.FirmwareConfig
+	// Firmware is spec.firmware, deprecated upstream; carried so that a
+	// provisioner can refuse it by name rather than ignore it.
+	Firmware *metal3v1alpha1.FirmwareConfig //nolint:staticcheck // the deprecated spec.firmware, refused by name
 	// AutomatedCleaningMode is spec.automatedCleaningMode.
 	AutomatedCleaningMode metal3v1alpha1.AutomatedCleaningMode
 }
