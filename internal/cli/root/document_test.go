@@ -104,13 +104,13 @@ func TestRenderPhaseWithoutEntryPoint(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"name: capi-controller-manager", "name: capi-kubeadm-bootstrap-controller-manager", "name: capi-kubeadm-control-plane-controller-manager", "name: metal3-operator"} {
+	for _, want := range []string{"name: capi-controller-manager", "name: capi-kubeadm-bootstrap-controller-manager", "name: capi-kubeadm-control-plane-controller-manager", "name: metal3-operator", "name: ironic\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("render lacks %q", want)
 		}
 	}
-	if n := strings.Count(out, "kind: Deployment"); n != 4 {
-		t.Errorf("render has %d Deployments, want the four providers'", n)
+	if n := strings.Count(out, "kind: Deployment"); n != 5 {
+		t.Errorf("render has %d Deployments, want the four providers' and the Metal3 provider's Ironic", n)
 	}
 }
 
