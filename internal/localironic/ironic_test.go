@@ -452,6 +452,20 @@ func TestSchemaCache(t *testing.T) {
 		t.Fatalf("no cached schema: %v", err)
 	}
 	checkSchema(t, first.database())
+	// WAL: the file's format versions (header bytes 18 and 19) say so.
+	if h := sqliteHeader(t, first.database()); h[18] != 1 || h[19] != 1 {
+		t.Fatalf("a new database is in WAL mode already (%v)", h[18:20])
+	}
+	if err := enableWAL(ctx, first.database()); err != nil {
+		t.Fatal(err)
+	}
+	if h := sqliteHeader(t, first.database()); h[18] != 2 || h[19] != 2 {
+		t.Errorf("database not in WAL mode after enableWAL: format versions %v", h[18:20])
+	}
+	checkSchema(t, first.database())
+	if err := enableWAL(ctx, first.database()); err != nil {
+		t.Errorf("enableWAL twice: %v", err)
+	}
 
 	// A second directory copies the cache: the cached file is untouched.
 	second := paths{root: t.TempDir()}
@@ -503,4 +517,19 @@ func checkSchema(t *testing.T, path string) {
 	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("%s mode: %v %v", path, fi.Mode().Perm(), err)
 	}
+}
+
+// sqliteHeader is the first 100 bytes of an sqlite database.
+func sqliteHeader(t *testing.T, path string) []byte {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = f.Close() }() // read only
+	h := make([]byte, 100)
+	if _, err := io.ReadFull(f, h); err != nil {
+		t.Fatal(err)
+	}
+	return h
 }

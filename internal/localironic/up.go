@@ -189,6 +189,9 @@ func prepare(ctx context.Context, o Options, p paths, prev *State) (*State, erro
 	if err := ensureDatabase(ctx, o, p); err != nil {
 		return nil, err
 	}
+	if err := enableWAL(ctx, p.database()); err != nil {
+		return nil, err
+	}
 	if err := WriteDeployISO(p.deployISO(), st.APIURL, p.tmp()); err != nil {
 		return nil, err
 	}
