@@ -15,7 +15,7 @@ type setting struct {
 
 // section order of ironic.conf.
 var sections = []string{
-	"DEFAULT", "api", "database", "conductor", "deploy", "agent", "dhcp",
+	"DEFAULT", "api", "json_rpc", "database", "conductor", "deploy", "agent", "dhcp",
 	"redfish", "pxe", "service_catalog", "oslo_concurrency",
 }
 
@@ -27,6 +27,11 @@ type confInput struct {
 	httpURL  string
 	apiPort  int
 	httpFile string // the htpasswd file, for http_basic
+	// conductors are the conductors' addresses (conductorAddrs); with
+	// more than one, rpcPort and rpc are JSON-RPC's port and user.
+	conductors []string
+	rpcPort    int
+	rpc        rpcCredentials
 }
 
 // renderConfig returns ironic.conf for in: the all-in-one ironic process
@@ -40,11 +45,16 @@ func renderConfig(in confInput) (string, error) {
 	var b strings.Builder
 	b.WriteString("# Written by airshipctl (internal/localironic) on every start; edits are lost.\n")
 	for _, sec := range sections {
-		fmt.Fprintf(&b, "\n[%s]\n", sec)
+		header := false
 		for _, s := range list {
-			if s.section == sec {
-				fmt.Fprintf(&b, "%s = %s\n", s.key, s.value)
+			if s.section != sec {
+				continue
 			}
+			if !header {
+				fmt.Fprintf(&b, "\n[%s]\n", sec)
+				header = true
+			}
+			fmt.Fprintf(&b, "%s = %s\n", s.key, s.value)
 		}
 	}
 	return b.String(), nil
@@ -54,6 +64,7 @@ func renderConfig(in confInput) (string, error) {
 func settings(in confInput) ([]setting, error) {
 	o, p := in.opts, in.paths
 	list := defaultSection(o, p, in.httpFile)
+	list = append(list, rpcSettings(in)...)
 	list = append(list,
 		setting{"api", "host_ip", o.Host},
 		setting{"api", "port", strconv.Itoa(in.apiPort)},
@@ -94,8 +105,6 @@ func defaultSection(o Options, p paths, htpasswd string) []setting {
 		list = append(list, setting{"DEFAULT", "http_basic_auth_user_file", htpasswd})
 	}
 	list = append(list,
-		setting{"DEFAULT", "rpc_transport", "none"},
-		setting{"DEFAULT", "host", conductorHost},
 		setting{"DEFAULT", "my_ip", o.Host},
 		setting{"DEFAULT", "state_path", p.root},
 		setting{"DEFAULT", "tempdir", p.tmp()},
@@ -130,6 +139,25 @@ func defaultSection(o Options, p paths, htpasswd string) []setting {
 		setting{"DEFAULT", "default_network_interface", "noop"},
 	)
 	return list
+}
+
+// rpcSettings are the transport between the API and the conductors: none
+// (one process) or JSON-RPC with HTTP basic auth (conductors.go).
+func rpcSettings(in confInput) []setting {
+	if len(in.conductors) <= 1 {
+		return []setting{{"DEFAULT", "rpc_transport", "none"}, {"DEFAULT", "host", conductorHost}}
+	}
+	return []setting{
+		{"DEFAULT", "rpc_transport", "json-rpc"},
+		{"DEFAULT", "host", conductorName(in.conductors, 0)},
+		{"json_rpc", "host_ip", in.conductors[0]},
+		{"json_rpc", "port", strconv.Itoa(in.rpcPort)},
+		{"json_rpc", "auth_strategy", string(AuthHTTPBasic)},
+		{"json_rpc", "http_basic_auth_user_file", in.paths.rpcHTPasswd()},
+		{"json_rpc", "auth_type", "http_basic"},
+		{"json_rpc", "username", in.rpc.user},
+		{"json_rpc", "password", in.rpc.password},
+	}
 }
 
 // conductorHost is the conductor's name in Ironic's database; fixed, so a

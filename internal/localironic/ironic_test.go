@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -383,6 +385,7 @@ func TestConfigOptionsKnownToIronic(t *testing.T) {
 	modules := map[string][]string{
 		"DEFAULT":          {"ironic/conf/default.py", "oslo_log/_options.py"},
 		"api":              {"ironic/conf/api.py"},
+		"json_rpc":         {"ironic_lib/json_rpc/__init__.py", "keystoneauth1/loading/conf.py", "keystoneauth1/loading/_plugins/http_basic.py"},
 		"database":         {"oslo_db/options.py"},
 		"conductor":        {"ironic/conf/conductor.py"},
 		"deploy":           {"ironic/conf/deploy.py"},
@@ -393,7 +396,9 @@ func TestConfigOptionsKnownToIronic(t *testing.T) {
 		"service_catalog":  {"keystoneauth1/loading/adapter.py"},
 		"oslo_concurrency": {"oslo_concurrency/lockutils.py"},
 	}
-	conf, err := renderConfig(goldenInput(func(o *Options) { o.Auth = AuthHTTPBasic; o.FakeHardware = true }))
+	in := goldenInput(func(o *Options) { o.Auth = AuthHTTPBasic; o.FakeHardware = true; o.Tuning.Conductors = 2 })
+	in.conductors, in.rpcPort, in.rpc = []string{"127.0.0.1", "127.0.0.2"}, 6388, rpcCredentials{user: rpcUser, password: "p"}
+	conf, err := renderConfig(in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -532,4 +537,142 @@ func sqliteHeader(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return h
+}
+
+// A port Up chose that another program takes before Ironic binds it: Up
+// starts again on other ports instead of failing.
+func TestUpStartsAgainWhenAPortIsTaken(t *testing.T) {
+	requireIronic(t)
+	var taken []net.Listener
+	testHookBeforeIronic = func(st *State) {
+		if len(taken) > 0 {
+			return
+		}
+		ln, err := net.Listen("tcp", net.JoinHostPort(st.Host, strconv.Itoa(st.APIPort)))
+		if err != nil {
+			t.Errorf("taking the API port: %v", err)
+			return
+		}
+		taken = append(taken, ln)
+	}
+	t.Cleanup(func() {
+		testHookBeforeIronic = nil
+		for _, ln := range taken {
+			_ = ln.Close()
+		}
+	})
+	var progress bytes.Buffer
+	inst, err := Up(t.Context(), Options{StateDir: t.TempDir(), ServeImagesInProcess: true, StopWithCaller: true, Progress: &progress})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = inst.Stop(context.Background()) })
+	if len(taken) != 1 {
+		t.Fatalf("the hook took %d ports", len(taken))
+	}
+	if inst.APIURL == "http://"+taken[0].Addr().String() {
+		t.Errorf("Ironic's API is on the taken port %s", inst.APIURL)
+	}
+	if !strings.Contains(progress.String(), "starting again on other ports") {
+		t.Errorf("progress does not say Up started again:\n%s", progress.String())
+	}
+	if code, _ := call(t, http.MethodGet, inst.APIURL+"/v1/nodes", nil, nil); code != http.StatusOK {
+		t.Errorf("GET /v1/nodes: %d", code)
+	}
+}
+
+// With Tuning.Conductors 2 an ironic-conductor joins the all-in-one
+// process: nodes are spread over both, the API drives a node of the
+// second through JSON-RPC, JSON-RPC refuses a caller without the
+// generated credentials, and Down stops both.
+func TestConductorsShareNodes(t *testing.T) {
+	requireIronic(t)
+	if _, err := os.Stat(DefaultConductorBinary); err != nil {
+		testtool.Missing(t, "%s is not installed; %s", DefaultConductorBinary, testtool.SetupHint)
+	}
+	state := t.TempDir()
+	inst, err := Up(t.Context(), Options{StateDir: state, ServeImagesInProcess: true, StopWithCaller: true, FakeHardware: true, Tuning: Tuning{Conductors: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = inst.Stop(context.Background()) })
+	st, err := GetStatus(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var second int
+	for _, p := range st.Processes {
+		if p.Component == ComponentConductor+"2" && p.Alive {
+			second = p.PID
+		}
+	}
+	if second == 0 {
+		t.Fatalf("no live second conductor recorded: %+v", st.Processes)
+	}
+	code, body := call(t, http.MethodGet, inst.APIURL+"/v1/conductors", nil, nil)
+	if code != http.StatusOK {
+		t.Fatalf("GET /v1/conductors: %d %v", code, body)
+	}
+	alive := map[string]bool{}
+	for _, c := range body["conductors"].([]any) {
+		m := c.(map[string]any)
+		alive[m["hostname"].(string)] = m["alive"].(bool)
+	}
+	if !alive["127.0.0.1"] || !alive["127.0.0.2"] {
+		t.Fatalf("conductors = %v, want 127.0.0.1 and 127.0.0.2 alive", alive)
+	}
+	// 16 nodes: all on one conductor of two by chance is 2 in 65,536.
+	byConductor := map[string][]string{}
+	for i := range 16 {
+		code, node := call(t, http.MethodPost, inst.APIURL+"/v1/nodes", nil, map[string]any{"name": fmt.Sprintf("n%d", i), "driver": "fake-hardware"})
+		if code != http.StatusCreated {
+			t.Fatalf("creating node %d: %d %v", i, code, node)
+		}
+		_, node = call(t, http.MethodGet, inst.APIURL+"/v1/nodes/"+node["uuid"].(string)+"?fields=uuid,conductor", nil, nil)
+		c, _ := node["conductor"].(string)
+		byConductor[c] = append(byConductor[c], node["uuid"].(string))
+	}
+	if len(byConductor["127.0.0.1"]) == 0 || len(byConductor["127.0.0.2"]) == 0 {
+		t.Fatalf("nodes by conductor: %v", byConductor)
+	}
+	// A node of the second conductor, taken to manageable: a request the
+	// API hands to that conductor over JSON-RPC.
+	uuid := byConductor["127.0.0.2"][0]
+	if code, body := call(t, http.MethodPut, inst.APIURL+"/v1/nodes/"+uuid+"/states/provision", nil, map[string]any{"target": "manage"}); code != http.StatusAccepted {
+		t.Fatalf("manage: %d %v", code, body)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		_, node := call(t, http.MethodGet, inst.APIURL+"/v1/nodes/"+uuid+"?fields=provision_state,last_error", nil, nil)
+		if node["provision_state"] == "manageable" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("node %s: %v", uuid, node)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	// JSON-RPC without credentials is refused.
+	rpc := fmt.Sprintf("http://127.0.0.2:%d/", readRPCPort(t, state))
+	resp, err := testClient.Post(rpc, "application/json", strings.NewReader(`{"jsonrpc":"2.0","method":"get_conductor_info","params":{},"id":"1"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("JSON-RPC without credentials: %s, want 401", resp.Status)
+	}
+	if err := inst.Stop(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	waitProcessGone(t, second)
+}
+
+func readRPCPort(t *testing.T, stateDir string) int {
+	t.Helper()
+	st, err := readState(paths{root: stateDir}.state())
+	if err != nil || st == nil || st.RPCPort == 0 {
+		t.Fatalf("state of %s: %+v %v", stateDir, st, err)
+	}
+	return st.RPCPort
 }

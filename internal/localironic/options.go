@@ -73,10 +73,12 @@ type Options struct {
 	// running executable with "ironic serve-http" (airshipctl's hidden
 	// command).
 	ImageServerCommand []string
-	// IronicBinary and DBSyncBinary are Ironic's commands; defaults
-	// Debian's /usr/bin/ironic and /usr/bin/ironic-dbsync.
-	IronicBinary string
-	DBSyncBinary string
+	// IronicBinary, ConductorBinary and DBSyncBinary are Ironic's
+	// commands; defaults Debian's /usr/bin/ironic, /usr/bin/ironic-conductor
+	// (for Tuning.Conductors above 1) and /usr/bin/ironic-dbsync.
+	IronicBinary    string
+	ConductorBinary string
+	DBSyncBinary    string
 	// SchemaCacheDir holds the pristine database schema of each Ironic
 	// version; default os.UserCacheDir()/airship.
 	SchemaCacheDir string
@@ -97,6 +99,10 @@ type Options struct {
 // timeouts. A zero field takes the default named beside it (Ironic's own
 // unless said otherwise); durations are written in whole seconds.
 type Tuning struct {
+	// Conductors is how many conductors run: the all-in-one process and
+	// Conductors-1 ironic-conductor processes (default 1; more need an
+	// IPv4 loopback Host, conductors.go). Each is one core at most.
+	Conductors int
 	// ConductorWorkers is [conductor] workers_pool_size, the green threads
 	// running node operations (default 100, at least 3).
 	ConductorWorkers int
@@ -160,6 +166,9 @@ func (o Options) withDefaults() Options {
 	if o.IronicBinary == "" {
 		o.IronicBinary = DefaultIronicBinary
 	}
+	if o.ConductorBinary == "" {
+		o.ConductorBinary = DefaultConductorBinary
+	}
 	if o.DBSyncBinary == "" {
 		o.DBSyncBinary = DefaultDBSyncBinary
 	}
@@ -174,6 +183,7 @@ func (o Options) withDefaults() Options {
 }
 
 func (t Tuning) withDefaults() Tuning {
+	intDefault(&t.Conductors, 1)
 	intDefault(&t.ConductorWorkers, 100)
 	intDefault(&t.PeriodicMaxWorkers, 8)
 	intDefault(&t.SyncPowerStateWorkers, 8)
@@ -233,6 +243,9 @@ func (o Options) validate() error {
 	}
 	if o.APIPort != 0 && o.APIPort == o.HTTPPort {
 		errs = append(errs, fmt.Errorf("options: APIPort and HTTPPort are both %d", o.APIPort))
+	}
+	if _, err := conductorAddrs(o.Host, o.Tuning.Conductors); err != nil && ip != nil {
+		errs = append(errs, fmt.Errorf("options: %w", err))
 	}
 	if _, err := tuningSettings(o.Tuning); err != nil {
 		errs = append(errs, fmt.Errorf("options: %w", err))

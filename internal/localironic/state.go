@@ -57,9 +57,11 @@ func (p paths) cache(name string) string {
 // Processes and keeps the rest, so a restart reuses the ports (nodes'
 // driver_info names the deploy ISO's URL).
 type State struct {
-	Host            string           `json:"host"`
-	APIPort         int              `json:"apiPort"`
-	HTTPPort        int              `json:"httpPort"`
+	Host     string `json:"host"`
+	APIPort  int    `json:"apiPort"`
+	HTTPPort int    `json:"httpPort"`
+	// RPCPort is JSON-RPC's, with more than one conductor.
+	RPCPort         int              `json:"rpcPort,omitempty"`
 	APIURL          string           `json:"apiURL"`
 	HTTPURL         string           `json:"httpURL"`
 	HTTPRoot        string           `json:"httpRoot"`

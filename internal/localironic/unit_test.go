@@ -65,10 +65,21 @@ func TestConfigVariants(t *testing.T) {
 			o.Tuning = Tuning{ConductorWorkers: 300, SyncPowerStateInterval: -1, DeployCallbackTimeout: 90*time.Second + time.Millisecond, APIMaxLimit: 5000}
 		}, []string{"workers_pool_size = 300\n", "sync_power_state_interval = 0\n", "deploy_callback_timeout = 91\n", "max_limit = 5000\n"}, nil},
 		{"debug", func(o *Options) { o.Debug = true }, []string{"debug = true\n"}, []string{"debug = false"}},
+		{"one conductor: no RPC, the fixed name", nil,
+			[]string{"rpc_transport = none\n", "host = airship-local\n"}, []string{"[json_rpc]", "json-rpc"}},
+		{"three conductors: JSON-RPC with basic auth, named by address", func(o *Options) { o.Tuning.Conductors = 3 },
+			[]string{"rpc_transport = json-rpc\n", "host = 127.0.0.1\n", "[json_rpc]\nhost_ip = 127.0.0.1\nport = 6388\nauth_strategy = http_basic\nhttp_basic_auth_user_file = /STATE/rpc-htpasswd\nauth_type = http_basic\nusername = airship-rpc\npassword = s3cret\n"},
+			[]string{"airship-local"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := renderConfig(goldenInput(tt.mut))
+			in := goldenInput(tt.mut)
+			var err error
+			if in.conductors, err = conductorAddrs(in.opts.Host, in.opts.Tuning.Conductors); err != nil {
+				t.Fatal(err)
+			}
+			in.rpcPort, in.rpc = 6388, rpcCredentials{user: rpcUser, password: "s3cret"}
+			got, err := renderConfig(in)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -93,6 +104,7 @@ func TestOptionsValidate(t *testing.T) {
 		wantErr string
 	}{
 		{"defaults", Options{StateDir: "/s"}, ""},
+		{"four conductors on loopback", Options{StateDir: "/s", Tuning: Tuning{Conductors: 4}}, ""},
 		{"http_basic on any address", Options{StateDir: "/s", Host: "192.0.2.1", Auth: AuthHTTPBasic}, ""},
 		{"no state dir", Options{}, "StateDir is required"},
 		{"noauth off loopback", Options{StateDir: "/s", Host: "192.0.2.1"}, "needs every listener on loopback"},
@@ -102,6 +114,9 @@ func TestOptionsValidate(t *testing.T) {
 		{"port out of range", Options{StateDir: "/s", APIPort: 70000}, "APIPort 70000 is out of range"},
 		{"same ports", Options{StateDir: "/s", APIPort: 6385, HTTPPort: 6385}, "both 6385"},
 		{"too few workers", Options{StateDir: "/s", Tuning: Tuning{ConductorWorkers: 2}}, "workers_pool_size is 2, below 3"},
+		{"conductors on IPv6 loopback", Options{StateDir: "/s", Host: "::1", Tuning: Tuning{Conductors: 2}}, "need an IPv4 loopback Host"},
+		{"conductors off loopback", Options{StateDir: "/s", Host: "192.0.2.1", Auth: AuthHTTPBasic, Tuning: Tuning{Conductors: 2}}, "need an IPv4 loopback Host"},
+		{"conductors past the loopback range", Options{StateDir: "/s", Host: "127.255.255.254", Tuning: Tuning{Conductors: 3}}, "no loopback address left after 127.255.255.255"},
 		{"negative timeout", Options{StateDir: "/s", Tuning: Tuning{DeployCallbackTimeout: -time.Second}}, "deploy_callback_timeout is negative"},
 	}
 	for _, tt := range tests {

@@ -1,6 +1,7 @@
 package localironic
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/airshipit/airship-go/internal/fileutil"
@@ -99,11 +101,38 @@ func Up(ctx context.Context, opts Options) (*Instance, error) {
 	return start(ctx, o, p, prev)
 }
 
-// start prepares the state directory and starts both servers.
+// startAttempts bounds the starts of start: ports chosen free can be taken
+// by another program before Ironic binds them.
+const startAttempts = 3
+
+// errPortTaken marks a start that failed because a port it had chosen was
+// taken meanwhile.
+var errPortTaken = errors.New("a port was taken before it was bound")
+
+// start prepares the state directory and starts both servers. When a port
+// it chose (none was asked for) is taken between the choice and the bind
+// (Ironic's listeners bind in a child process, so the port cannot be held
+// for it), it starts again on new ports.
 func start(ctx context.Context, o Options, p paths, prev *State) (*Instance, error) {
 	if _, err := os.Stat(o.IronicBinary); err != nil {
 		return nil, fmt.Errorf("no Ironic installed (%w): run `bash hack/setup.sh` as root (it installs Debian's ironic-common)", err)
 	}
+	for attempt := 1; ; attempt++ {
+		inst, err := startOnce(ctx, o, p, prev)
+		if err == nil || !errors.Is(err, errPortTaken) || attempt == startAttempts || (o.APIPort != 0 && o.HTTPPort != 0 && o.Tuning.Conductors <= 1) {
+			return inst, err
+		}
+		progressf(o.Progress, "%v; starting again on other ports", err)
+		prev = nil // the recorded ports are not to be reused
+	}
+}
+
+// testHookBeforeIronic, when set by a test, runs after the ports are
+// chosen and before Ironic starts.
+var testHookBeforeIronic func(*State)
+
+// startOnce is one start of start.
+func startOnce(ctx context.Context, o Options, p paths, prev *State) (*Instance, error) {
 	st, err := prepare(ctx, o, p, prev)
 	if err != nil {
 		return nil, err
@@ -123,7 +152,11 @@ func start(ctx context.Context, o Options, p paths, prev *State) (*Instance, err
 	if err := startImageServer(ctx, o, p, st, inst); err != nil {
 		return nil, err
 	}
+	if testHookBeforeIronic != nil {
+		testHookBeforeIronic(st)
+	}
 	progressf(o.Progress, "starting Ironic on %s (log %s)", st.APIURL, st.Log)
+	logStart := fileSize(p.log())
 	s, err := process.Start(process.Spec{
 		Component: ComponentIronic, Binary: o.IronicBinary, Args: []string{"--config-file", p.config()}, Log: p.log(), Dir: p.root,
 		StopWithParent: o.StopWithCaller,
@@ -139,7 +172,20 @@ func start(ctx context.Context, o Options, p paths, prev *State) (*Instance, err
 	waitCtx, cancel := context.WithTimeout(ctx, o.StartTimeout)
 	defer cancel()
 	if err := waitAPI(waitCtx, st.APIURL, s.Exited()); err != nil {
+		if addrInUse(p.log(), logStart) {
+			err = fmt.Errorf("%w (%w)", errPortTaken, err)
+		}
 		return nil, fmt.Errorf("starting Ironic: %w\nlast lines of %s:\n%s", err, p.log(), process.LogTail(p.log(), 20))
+	}
+	if o.Tuning.Conductors > 1 {
+		progressf(o.Progress, "starting %d more conductors", o.Tuning.Conductors-1)
+		err := startConductors(ctx, o, p, st)
+		if werr := writeState(p.state(), st); err == nil {
+			err = werr
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 	progressf(o.Progress, "Ironic is up: API %s, images %s", st.APIURL, st.HTTPURL)
 	ok = true
@@ -166,8 +212,28 @@ func prepare(ctx context.Context, o Options, p paths, prev *State) (*State, erro
 	if err != nil {
 		return nil, fmt.Errorf("image server port: %w", err)
 	}
+	conductors, err := conductorAddrs(o.Host, o.Tuning.Conductors)
+	if err != nil {
+		return nil, err
+	}
+	var (
+		rpcPort int
+		rpc     rpcCredentials
+	)
+	if len(conductors) > 1 {
+		var prevRPC int
+		if prev != nil && prev.Host == o.Host {
+			prevRPC = prev.RPCPort
+		}
+		if rpcPort, err = chooseRPCPort(ctx, conductors, prevRPC, apiPort, httpPort); err != nil {
+			return nil, err
+		}
+		if rpc, err = newRPCCredentials(p); err != nil {
+			return nil, err
+		}
+	}
 	st := &State{
-		Host: o.Host, APIPort: apiPort, HTTPPort: httpPort,
+		Host: o.Host, APIPort: apiPort, HTTPPort: httpPort, RPCPort: rpcPort,
 		APIURL:   "http://" + net.JoinHostPort(o.Host, strconv.Itoa(apiPort)),
 		HTTPURL:  "http://" + net.JoinHostPort(o.Host, strconv.Itoa(httpPort)),
 		HTTPRoot: p.httpRoot(), Auth: o.Auth, Log: p.log(),
@@ -179,7 +245,10 @@ func prepare(ctx context.Context, o Options, p paths, prev *State) (*State, erro
 		}
 		st.CredentialsFile = p.credentials()
 	}
-	conf, err := renderConfig(confInput{opts: o, paths: p, apiURL: st.APIURL, httpURL: st.HTTPURL, apiPort: apiPort, httpFile: p.htpasswd()})
+	conf, err := renderConfig(confInput{
+		opts: o, paths: p, apiURL: st.APIURL, httpURL: st.HTTPURL, apiPort: apiPort, httpFile: p.htpasswd(),
+		conductors: conductors, rpcPort: rpcPort, rpc: rpc,
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -251,6 +320,9 @@ func startImageServer(ctx context.Context, o Options, p paths, st *State, inst *
 	addr := net.JoinHostPort(st.Host, strconv.Itoa(st.HTTPPort))
 	if o.ServeImagesInProcess {
 		s, err := StartImageServer(ctx, p.httpRoot(), addr)
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return fmt.Errorf("%w: %w", errPortTaken, err)
+		}
 		if err != nil {
 			return err
 		}
@@ -388,6 +460,30 @@ func portFree(ctx context.Context, host string, port int) bool {
 		return false
 	}
 	return ln.Close() == nil
+}
+
+// fileSize is path's size, 0 if it cannot be read.
+func fileSize(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+// addrInUse reports whether the log, from offset on (what the process
+// just started wrote), says a listener's address was in use.
+func addrInUse(path string, offset int64) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer func() { _ = f.Close() }() // read only
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		return false
+	}
+	data, err := io.ReadAll(io.LimitReader(f, 1<<20))
+	return err == nil && bytes.Contains(data, []byte("Address already in use"))
 }
 
 // stopAll stops every live recorded process, newest first.
