@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/airshipit/airship-go/internal/configdrive"
+	"github.com/airshipit/airship-go/internal/localironic"
 	"github.com/airshipit/airship-go/internal/metal3/metal3operator"
 	"github.com/airshipit/airship-go/internal/metal3/provisioner/direct"
 	"github.com/airshipit/airship-go/internal/redfish/emulator"
@@ -106,6 +107,19 @@ func newRigWith(t *testing.T, hosts int, eo emulator.Options, mutate func(*metal
 	}
 	t.Cleanup(func() { r.checkNoSecrets() })
 	return r
+}
+
+// newIronicRig is a rig whose operator drives inst: hosts' deploy agents
+// heartbeat every 2 s, download images from their URLs (with "local" the
+// conductor serves them through a symlink that localironic's image
+// server refuses) and steps under way are looked at every second.
+func newIronicRig(t *testing.T, hosts int, inst *localironic.Instance) *rig {
+	t.Helper()
+	return newRigWith(t, hosts, emulator.Options{HeartbeatInterval: 2 * time.Second}, func(o *metal3operator.Options) {
+		o.IronicEndpoint, o.DeployISO = inst.APIURL, inst.DeployISOURL
+		o.IronicImageDownloadSource = "http"
+		o.ProvisionPollInterval = time.Second
+	})
 }
 
 // host creates a host's BMC Secret and BareMetalHost for emulated host i.

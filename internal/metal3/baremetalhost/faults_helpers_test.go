@@ -3,13 +3,10 @@ package baremetalhost_test
 import (
 	"bytes"
 	"context"
-	"crypto/md5" //nolint:gosec // the image checksum type under test, not a security use
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,10 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/airshipit/airship-go/internal/configdrive/configdrivetest"
 	"github.com/airshipit/airship-go/internal/localironic"
-	"github.com/airshipit/airship-go/internal/metal3/metal3operator"
-	"github.com/airshipit/airship-go/internal/redfish/emulator"
 	"github.com/airshipit/airship-go/internal/test/testenv"
 )
 
@@ -53,11 +47,7 @@ func newFaultRig(t *testing.T, hosts int, tune func(*localironic.Tuning)) *fault
 		}
 		iopts = *o
 	})
-	r := newRigWith(t, hosts, emulator.Options{HeartbeatInterval: 2 * time.Second}, func(o *metal3operator.Options) {
-		o.IronicEndpoint, o.DeployISO = inst.APIURL, inst.DeployISOURL
-		o.IronicImageDownloadSource = "http"
-		o.ProvisionPollInterval = time.Second
-	})
+	r := newIronicRig(t, hosts, inst)
 	return &faultRig{rig: r, inst: inst, iopts: iopts}
 }
 
@@ -80,14 +70,11 @@ func (r *faultRig) addHosts(n int) {
 	}
 }
 
-// image writes a 16 MiB raw GPT image to Ironic's image server and returns
-// it as a spec.image with its md5 checksum.
+// image serves a 16 MiB raw GPT image from Ironic's image server and
+// returns it as a spec.image with its md5 checksum.
 func (r *faultRig) image(name string) *metal3v1alpha1.Image {
 	r.t.Helper()
-	data := configdrivetest.GPTImage(r.t, filepath.Join(r.inst.HTTPRoot, name), 16<<20)
-	sum := md5.Sum(data) //nolint:gosec // the image checksum type under test
-	raw := "raw"
-	return &metal3v1alpha1.Image{URL: r.inst.HTTPURL + "/" + name, Checksum: hex.EncodeToString(sum[:]), ChecksumType: metal3v1alpha1.MD5, DiskFormat: &raw}
+	return testenv.ServeDiskImage(r.t, r.inst, name, 16<<20, testenv.DiskImageOptions{}).HostImage(metal3v1alpha1.MD5)
 }
 
 // provision gives the host its data Secrets and the image.

@@ -2,11 +2,8 @@ package baremetalhost_test
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,9 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/airshipit/airship-go/internal/configdrive"
 	"github.com/airshipit/airship-go/internal/configdrive/configdrivetest"
-	"github.com/airshipit/airship-go/internal/metal3/metal3operator"
 	"github.com/airshipit/airship-go/internal/redfish/emulator"
 	"github.com/airshipit/airship-go/internal/test/testenv"
 )
@@ -32,14 +27,7 @@ import (
 // deprovisioned when its image goes, and, deleted, removed from Ironic.
 func TestIronicLifecycle(t *testing.T) {
 	inst := testenv.Ironic(t)
-	r := newRigWith(t, 1, emulator.Options{HeartbeatInterval: 2 * time.Second}, func(o *metal3operator.Options) {
-		o.IronicEndpoint, o.DeployISO = inst.APIURL, inst.DeployISOURL
-		// The agent downloads the image from the image server: with
-		// "local" the conductor serves it through a symlink that
-		// localironic's image server refuses.
-		o.IronicImageDownloadSource = "http"
-		o.ProvisionPollInterval = time.Second
-	})
+	r := newIronicRig(t, 1, inst)
 	want := emulator.Generate(1, 2)[0]
 	r.host(0, password, func(h *metal3v1alpha1.BareMetalHost) { h.Spec.BootMACAddress = want.NICs[0].MAC })
 	h := r.waitStateWithin("host-0000", metal3v1alpha1.StateAvailable, 6*time.Minute)
@@ -60,21 +48,14 @@ func TestIronicLifecycle(t *testing.T) {
 		return !ann && h.Status.Provisioning.State == metal3v1alpha1.StateAvailable && h.Status.OperationHistory.Inspect.End.After(inspected.Time)
 	})
 
-	image := configdrivetest.GPTImage(t, filepath.Join(inst.HTTPRoot, "bmh-image.raw"), 16<<20)
-	sum := sha256.Sum256(image)
+	image := testenv.ServeDiskImage(t, inst, "bmh-image.raw", 16<<20, testenv.DiskImageOptions{})
 	r.provisionOn("host-0000")
-	raw := "raw"
-	r.update("host-0000", func(h *metal3v1alpha1.BareMetalHost) {
-		h.Spec.Image = &metal3v1alpha1.Image{URL: inst.HTTPURL + "/bmh-image.raw", Checksum: hex.EncodeToString(sum[:]), ChecksumType: metal3v1alpha1.SHA256, DiskFormat: &raw}
-	})
+	r.update("host-0000", func(h *metal3v1alpha1.BareMetalHost) { h.Spec.Image = image.HostImage(metal3v1alpha1.SHA256) })
 	h = r.waitStateWithin("host-0000", metal3v1alpha1.StateProvisioned, 6*time.Minute)
-	if h.Status.Provisioning.Image.URL != inst.HTTPURL+"/bmh-image.raw" || !h.Status.PoweredOn {
+	if h.Status.Provisioning.Image.URL != image.URL || !h.Status.PoweredOn {
 		t.Errorf("provisioned status %+v poweredOn %v", h.Status.Provisioning, h.Status.PoweredOn)
 	}
-	d, err := configdrive.ReadFile(r.emu.DiskPath("host-0000", "sda"))
-	if err != nil {
-		t.Fatalf("the host's disk holds no config drive: %v", err)
-	}
+	d := configdrivetest.ProvisionedDisk(t, r.emu.DiskPath("host-0000", "sda"), image.Raw)
 	if string(d.UserData) != userData {
 		t.Errorf("config drive user-data %q, want the Secret's", d.UserData)
 	}

@@ -1,15 +1,11 @@
 package capm3_test
 
 import (
-	"bytes"
 	"context"
-	"crypto/md5" //nolint:gosec // the image's md5sum file, as a site gives one
-	"encoding/hex"
 	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -148,19 +144,14 @@ func startOperator(t *testing.T, env *testenv.Env, inst *localironic.Instance, m
 	})
 }
 
-// serveImage writes a raw disk image of 4 MiB with a GPT (one partition
-// of a known pattern) and its md5sum file (as a site gives one: "<sum>
-// <name>") into inst's image server, and returns it as a Metal3Machine
-// names it, the checksum given by value, with the image's bytes.
+// serveImage serves a raw disk image of 4 MiB with a GPT and its md5sum
+// file (as a site gives one: "<sum>  <name>") from inst's image server,
+// and returns it as a Metal3Machine names it, the md5 checksum given by
+// value, with the image's bytes.
 func serveImage(t *testing.T, inst *localironic.Instance, name string) (infrav1.Image, []byte) {
 	t.Helper()
-	data := configdrivetest.GPTImage(t, filepath.Join(inst.HTTPRoot, name), 4<<20)
-	sum := md5.Sum(data) //nolint:gosec // the image's md5sum file, as a site gives one
-	if err := os.WriteFile(filepath.Join(inst.HTTPRoot, name+".md5sum"), []byte(hex.EncodeToString(sum[:])+"  "+name+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	md5Type, raw := "md5", "raw"
-	return infrav1.Image{URL: inst.HTTPURL + "/" + name, Checksum: hex.EncodeToString(sum[:]), ChecksumType: &md5Type, DiskFormat: &raw}, data
+	d := testenv.ServeDiskImage(t, inst, name, 4<<20, testenv.DiskImageOptions{SumFile: metal3v1alpha1.MD5})
+	return d.MachineImage(metal3v1alpha1.MD5), d.Raw
 }
 
 // machineSpec is a Metal3Machine's spec naming the site's image.
@@ -168,45 +159,12 @@ func (s *site) machineSpec() infrav1.Metal3MachineSpec {
 	return infrav1.Metal3MachineSpec{Image: s.image}
 }
 
-// gptSignature is a GPT header's signature, at the disk's second sector.
-const gptSignature = "EFI PART"
-
 // provisionedDisk checks that Ironic wrote image (its bytes) to the
 // host's first disk, with a config drive partition, and returns the
 // config drive.
 func (s *site) provisionedDisk(host string, image []byte) configdrive.Data {
 	s.t.Helper()
-	path := s.emu.DiskPath(host, "sda")
-	f, err := os.Open(path)
-	if err != nil {
-		s.t.Fatalf("host %s's disk: %v", host, err)
-	}
-	defer func() { _ = f.Close() }()
-	// The image's partition (from 1 MiB) as written; its GPT gained the
-	// config drive's partition.
-	head := make([]byte, 2<<20)
-	if _, err := f.ReadAt(head, 0); err != nil {
-		s.t.Fatalf("reading host %s's disk: %v", host, err)
-	}
-	if string(head[512:520]) != gptSignature || !bytes.Equal(head[1<<20:], image[1<<20:2<<20]) {
-		s.t.Errorf("host %s's disk does not hold the image (GPT signature %q)", host, head[512:520])
-	}
-	st, err := f.Stat()
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	tbl, err := configdrive.ReadTable(f, st.Size())
-	if err != nil {
-		s.t.Fatalf("host %s's partition table: %v", host, err)
-	}
-	if !slices.ContainsFunc(tbl.Partitions, func(p configdrive.Partition) bool { return p.Name == configdrive.Label }) {
-		s.t.Errorf("host %s's disk has no config drive partition: %+v", host, tbl.Partitions)
-	}
-	d, err := configdrive.ReadDisk(f, st.Size())
-	if err != nil {
-		s.t.Fatalf("host %s's config drive: %v", host, err)
-	}
-	return d
+	return configdrivetest.ProvisionedDisk(s.t, s.emu.DiskPath(host, "sda"), image)
 }
 
 type testLog struct{ t *testing.T }

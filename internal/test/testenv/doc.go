@@ -23,7 +23,11 @@
 // Ironic starts a real Ironic (internal/localironic) for a test, in a
 // temporary state directory with its image server in the test process; it
 // needs Debian's Ironic (`bash hack/setup.sh`), with the same skip-or-fail
-// rule as the binaries below.
+// rule as the binaries below. ServeDiskImage serves a small GPT disk
+// image from an Ironic's image server (raw or qcow2, with its checksums
+// and, if asked, a checksum file) and names it as a BareMetalHost's or a
+// Metal3Machine's spec.image; configdrivetest.ProvisionedDisk checks a
+// host's disk once Ironic deployed it.
 //
 // Both modes need the binaries `make testbin` builds. When they are absent a test
 // is skipped with a message naming that command, unless
