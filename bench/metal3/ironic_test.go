@@ -3,8 +3,6 @@ package metal3
 import (
 	"bufio"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
@@ -21,11 +19,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/airshipit/airship-go/bench/internal/harness"
-	"github.com/airshipit/airship-go/internal/configdrive/configdrivetest"
 	"github.com/airshipit/airship-go/internal/localironic"
 	"github.com/airshipit/airship-go/internal/process"
 	"github.com/airshipit/airship-go/internal/test/testenv"
@@ -193,9 +189,7 @@ func startIronicRig(b *testing.B, bin string, args []string, n int) *ironicRig {
 	})
 	r.inst = testenv.Ironic(b, func(o *localironic.Options) { o.Tuning = ironicTuning(b, n) })
 	r.ironicPID = ironicPID(b, r.inst)
-	img := configdrivetest.GPTImage(b, filepath.Join(r.inst.HTTPRoot, "bench-host.raw"), benchImageSize)
-	sum := sha256.Sum256(img)
-	r.image = metal3v1alpha1.Image{URL: r.inst.HTTPURL + "/bench-host.raw", Checksum: hex.EncodeToString(sum[:]), ChecksumType: metal3v1alpha1.SHA256, DiskFormat: ptr.To("raw")}
+	r.image = *testenv.ServeDiskImage(b, r.inst, "bench-host.raw", benchImageSize, testenv.DiskImageOptions{}).HostImage(metal3v1alpha1.SHA256)
 
 	hb := ironicHeartbeat
 	if d, err := time.ParseDuration(os.Getenv("IRONIC_BENCH_HEARTBEAT")); err == nil && d > 0 {
