@@ -39,9 +39,6 @@ const (
 	emuHeartbeatEnv = "IRONIC_BENCH_EMU_HEARTBEAT"
 )
 
-// agentTimeout bounds each call of a deploy agent to Ironic's API.
-const agentTimeout = 5 * time.Minute
-
 // emuReady is the line the child prints once every BMC listens and the
 // manifests are written.
 const emuReady = "emulator ready"
@@ -72,12 +69,6 @@ func runEmulatorChild() error {
 		Hosts: emulator.Generate(n, max(1, n/hostsPerRack)),
 	}, emulator.Options{
 		StateDir: os.Getenv(emuStateDirEnv), HeartbeatInterval: hb, Log: os.Stderr,
-		// Patient agents: Ironic hands a node's agent token out once, so a
-		// look-up whose answer comes after the client gave up leaves the
-		// node waiting for an agent that never gets its token, until
-		// clean_callback_timeout (30 min). Under load (100 hosts, the
-		// machine shared) look-ups took over httplimit's default 30 s.
-		AgentClient: httplimit.NewClient(httplimit.ClientOptions{Timeout: agentTimeout}),
 	})
 	if err != nil {
 		return err

@@ -21,6 +21,27 @@ import (
 // Ironic release the protocol was read from (Zed).
 const Version = "9.0.0"
 
+// APITimeout bounds each call of NewAPIClient's client to Ironic's API.
+// It is long on purpose: Ironic hands a node's agent token out once, to
+// the first lookup it answers (later lookups get the token masked,
+// "******"), and an agent that gives up on an answer Ironic is still
+// working on has lost the token for good; Ironic then refuses its
+// heartbeats and the node waits out its callback timeout (30 minutes by
+// default). Under load (hundreds of hosts on one Ironic) a lookup's
+// answer has taken over 30 s.
+const APITimeout = 5 * time.Minute
+
+// maskedToken is the agent_token of a lookup's answer once Ironic handed
+// the token out to an earlier lookup.
+const maskedToken = "******"
+
+// NewAPIClient returns the default client of Ironic's API
+// (Config.HTTPClient): httplimit's, with APITimeout. A caller running many
+// agents shares one.
+func NewAPIClient() *http.Client {
+	return httplimit.NewClient(httplimit.ClientOptions{Timeout: APITimeout})
+}
+
 // apiVersion is the Ironic API microversion of lookup and heartbeat
 // requests: agent_token (1.62) and agent_verify_ca (1.68).
 const apiVersion = "1.68"
@@ -48,8 +69,9 @@ type Config struct {
 	MACs []string
 	// Disks are the host's disks.
 	Disks []Disk
-	// HTTPClient talks to Ironic's API; default: httplimit's client
-	// (30 s, 32 MiB).
+	// HTTPClient talks to Ironic's API; default: NewAPIClient's (5
+	// minutes, 32 MiB). A shorter timeout risks losing the agent token
+	// (see APITimeout).
 	HTTPClient *http.Client
 	// ImageClient downloads images and config drives; default: an
 	// httplimit client of one hour, capped at the largest disk's size.
@@ -140,7 +162,7 @@ func withDefaults(cfg Config) Config {
 		cfg.Listen = "127.0.0.1:0"
 	}
 	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = httplimit.NewClient(httplimit.ClientOptions{})
+		cfg.HTTPClient = NewAPIClient()
 	}
 	if cfg.ImageClient == nil {
 		maxSize := int64(0)
@@ -277,6 +299,13 @@ func (a *Agent) lookup() bool {
 	if ans.Node.UUID == "" {
 		a.cfg.Logf("lookup by %s: no node uuid in the answer", strings.Join(a.cfg.MACs, ","))
 		return false
+	}
+	if ans.Config.AgentToken == maskedToken {
+		// Looking up again cannot help: Ironic keeps the token it handed
+		// out until the node leaves this wait state. The mask is kept as
+		// the token, so the agent's API still refuses commands without
+		// the real one.
+		a.cfg.Logf("lookup by %s: Ironic handed node %s's agent token out before (to a lookup whose answer was lost, or to another agent): heartbeats will be refused until Ironic's callback timeout ends this wait", strings.Join(a.cfg.MACs, ","), ans.Node.UUID)
 	}
 	timeout := time.Duration(ans.Config.HeartbeatTimeout * float64(time.Second))
 	if timeout <= 0 {

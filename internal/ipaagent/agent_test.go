@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -435,5 +436,104 @@ func TestNoHeartbeatFault(t *testing.T) {
 		if b.CallbackURL == faulty.URL() {
 			t.Fatalf("heartbeat %+v from the agent told not to", b)
 		}
+	}
+}
+
+// TestSlowLookup: Ironic hands the agent token out once, to the lookup it
+// answers first, even when the answer comes after httplimit's default
+// timeout (30 s). The agent's default client waits for that answer: it
+// ends with the token and heartbeats. A client that gave up would have
+// looked up again and got the token masked, and every heartbeat refused.
+func TestSlowLookup(t *testing.T) {
+	t.Parallel()
+	ironic := ipaagenttest.New(t, mac)
+	ironic.TokenOnce()
+	release := make(chan struct{})
+	ironic.HoldLookups(release)
+	var once sync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(free) // before the double's server closes: it waits for held lookups
+	a, err := ipaagent.Start(t.Context(), ipaagent.Config{
+		APIURL: ironic.URL, MACs: []string{mac}, Disks: []ipaagent.Disk{{Name: "sda", Path: filepath.Join(t.TempDir(), "sda.img"), Size: 4 << 30}},
+		LookupInterval: 50 * time.Millisecond, HeartbeatInterval: 100 * time.Millisecond, Logf: t.Logf,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.Stop)
+	// The answer comes later than the old default's 30 s.
+	select {
+	case <-time.After(httplimit.DefaultTimeout + 2*time.Second):
+	case <-t.Context().Done():
+	}
+	free()
+	hb := ironic.WaitHeartbeat(t, 10*time.Second)
+	if hb.Token != ironic.Token || hb.CallbackURL != a.URL() {
+		t.Fatalf("heartbeat with token %t, callback %s (agent at %s)", hb.Token == ironic.Token, hb.CallbackURL, a.URL())
+	}
+	if answered, abandoned := ironic.Lookups(); answered != 1 || abandoned != 0 {
+		t.Errorf("%d lookups answered, %d of them given up by the agent; want one, waited for", answered, abandoned)
+	}
+	if refused := ironic.Refused(); len(refused) != 0 {
+		t.Errorf("heartbeats refused: %v", refused)
+	}
+}
+
+// TestMaskedToken: an agent whose lookup got the token masked (Ironic
+// handed it out before) says why its heartbeats will be refused, and its
+// API still refuses a command without a token.
+func TestMaskedToken(t *testing.T) {
+	ironic := ipaagenttest.New(t, mac)
+	ironic.TokenOnce()
+	disks := []ipaagent.Disk{{Name: "sda", Path: filepath.Join(t.TempDir(), "sda.img"), Size: 4 << 30}}
+	first, err := ipaagent.Start(t.Context(), ipaagent.Config{
+		APIURL: ironic.URL, MACs: []string{mac}, Disks: disks,
+		LookupInterval: 50 * time.Millisecond, HeartbeatInterval: 100 * time.Millisecond, Logf: t.Logf,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(first.Stop)
+	ironic.WaitHeartbeat(t, 10*time.Second)
+
+	var mu sync.Mutex
+	var logged []string
+	second, err := ipaagent.Start(t.Context(), ipaagent.Config{
+		APIURL: ironic.URL, MACs: []string{mac}, Disks: disks,
+		LookupInterval: 50 * time.Millisecond, HeartbeatInterval: 100 * time.Millisecond,
+		Logf: func(format string, args ...any) {
+			mu.Lock()
+			defer mu.Unlock()
+			logged = append(logged, fmt.Sprintf(format, args...))
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(second.Stop)
+	deadline := time.Now().Add(10 * time.Second)
+	for len(ironic.Refused()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if refused := ironic.Refused(); len(refused) == 0 || refused[0] != "Invalid or missing agent token received." {
+		t.Fatalf("heartbeats refused: %v, want the second agent's, for its token", refused)
+	}
+	mu.Lock()
+	log := strings.Join(logged, "\n")
+	mu.Unlock()
+	if !strings.Contains(log, "agent token out before") || strings.Contains(log, ironic.Token) {
+		t.Errorf("the log does not say why heartbeats are refused, or holds the token:\n%s", log)
+	}
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, second.URL()+"/v1/commands/?wait=true", strings.NewReader(`{"name": "standby.sync", "params": {}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := httplimit.NewClient(httplimit.ClientOptions{}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("a command without a token: %s, want 401", resp.Status)
 	}
 }

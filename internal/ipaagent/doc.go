@@ -13,6 +13,19 @@
 // heartbeat_timeout (Config.HeartbeatInterval overrides it), and at once
 // when an asynchronous command ends, as IPA does, so that Ironic goes on
 // at once; with the X-OpenStack-Ironic-API-Version header 1.68.
+//
+// Ironic hands a node's agent token out once, to the first lookup it
+// answers; a later lookup gets it masked ("******") until the node leaves
+// that wait state. So the default client (NewAPIClient) waits up to
+// APITimeout (5 minutes) for an answer: an agent giving up on a slow
+// lookup would retry, get the mask, and have every heartbeat refused
+// until Ironic's callback timeout (30 minutes by default) fails the step.
+// Nothing else gives the agent a fresh token: Ironic pregenerates one
+// (kernel parameter ipa-agent-token, which this agent does not read) only
+// for a deploy ISO it builds from a kernel and ramdisk or for a removable
+// disk, not for a prebuilt deploy_iso such as localironic's. An agent
+// that got the mask logs why and keeps it as its token, so its API still
+// refuses commands without a real one.
 // It stops heartbeating once a power-off or reboot command was run, or
 // when stopped (Heartbeating tells). With Config.NoHeartbeat it looks up
 // and never heartbeats (a fault, for the callers' timeouts).

@@ -43,6 +43,38 @@ type Ironic struct {
 	mu     sync.Mutex
 	beats  []Heartbeat
 	bad    []string
+	// once, handed: TokenOnce; hold: HoldLookups; lookups, abandoned:
+	// lookups answered, and those whose client had gone.
+	once, handed       bool
+	hold               <-chan struct{}
+	lookups, abandoned int
+}
+
+// TokenOnce makes the double hand the token out as Ironic's conductor
+// does: to the first lookup only; later lookups get it masked ("******").
+// Call it before an agent looks up.
+func (f *Ironic) TokenOnce() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.once = true
+}
+
+// HoldLookups holds the answer of each lookup until release is closed, as
+// a loaded Ironic that is slow to answer: the token is taken (TokenOnce)
+// when the lookup arrives, so a client that gives up before the answer
+// lost it. Call it before an agent looks up.
+func (f *Ironic) HoldLookups(release <-chan struct{}) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.hold = release
+}
+
+// Lookups returns how many lookups were answered, and how many of those
+// had been given up by their client before the answer.
+func (f *Ironic) Lookups() (answered, abandoned int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.lookups, f.abandoned
 }
 
 // New starts a double knowing one node with these MACs.
@@ -90,10 +122,27 @@ func (f *Ironic) lookup(w http.ResponseWriter, r *http.Request) {
 		ironicError(w, http.StatusNotFound, "Not Found")
 		return
 	}
+	f.mu.Lock()
+	token := f.Token
+	if f.once && f.handed {
+		token = "******"
+	}
+	f.handed = true
+	hold := f.hold
+	f.mu.Unlock()
+	if hold != nil {
+		<-hold
+	}
+	f.mu.Lock()
+	f.lookups++
+	if r.Context().Err() != nil {
+		f.abandoned++
+	}
+	f.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(map[string]any{
 		"node": map[string]any{"uuid": f.Node, "properties": map[string]any{}, "instance_info": map[string]any{}, "driver_internal_info": map[string]any{}},
-		"config": map[string]any{"heartbeat_timeout": f.HeartbeatTimeout, "agent_token": f.Token, "agent_token_required": true,
+		"config": map[string]any{"heartbeat_timeout": f.HeartbeatTimeout, "agent_token": token, "agent_token_required": true,
 			"metrics": map[string]any{"backend": "noop"}},
 	})
 }

@@ -67,7 +67,10 @@
 // host booting it runs a deploy agent
 // (package ipaagent) speaking IPA's protocol to the Ironic at URL, with the
 // host's MACs and disk files, until the host powers off or restarts
-// (HostState.Agent is its URL). The agent writes images and config drives
+// (HostState.Agent is its URL). The agents share one client of Ironic's
+// API (Options.AgentClient), patient by default (5 minutes a call): Ironic
+// hands a node's agent token out to its first lookup only, so an agent
+// that gave up on a slow answer would be left without it. The agent writes images and config drives
 // to the disk files and erases them as Ironic's deploy and cleaning steps
 // ask, and powers the host off when Ironic tells it to. Booting a deploy
 // ISO registers no Node.

@@ -44,8 +44,10 @@ type Options struct {
 	// HeartbeatInterval overrides the deploy agents' heartbeat interval
 	// (default: a third of Ironic's heartbeat_timeout).
 	HeartbeatInterval time.Duration
-	// AgentClient is the deploy agents' client of Ironic's API; default:
-	// httplimit's (30 s, 32 MiB).
+	// AgentClient is the deploy agents' client of Ironic's API, shared by
+	// them; default: ipaagent.NewAPIClient's (5 minutes, 32 MiB: a
+	// client that gives up on a slow lookup loses the agent token, see
+	// ipaagent.APITimeout).
 	AgentClient *http.Client
 }
 
@@ -208,7 +210,7 @@ func New(cfg Config, opts Options) (*Server, error) {
 	s.mediaClient = newMediaClient()
 	s.agentClient = opts.AgentClient
 	if s.agentClient == nil {
-		s.agentClient = httplimit.NewClient(httplimit.ClientOptions{})
+		s.agentClient = ipaagent.NewAPIClient()
 	}
 	s.logger.Printf("hosts' disk files under %s", s.state)
 	s.nodes = newNodeSyncer(s)
