@@ -6,10 +6,10 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"net"
 	"net/netip"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
@@ -133,9 +133,10 @@ func conductorConfig(p paths, addrs []string, i int) string {
 		conductorName(addrs, i), p.conductorLog(i), addrs[i])
 }
 
-// startConductors starts the extra conductors and waits until each
-// listens for JSON-RPC (an ironic-conductor registers in the database and
-// takes its share of the nodes before it listens).
+// startConductors starts the extra conductors and waits until each has
+// registered in the database, which it logs after its JSON-RPC listener
+// is up: the API then counts it in the hash ring it builds at its first
+// node request.
 func startConductors(ctx context.Context, o Options, p paths, st *State) error {
 	addrs, err := conductorAddrs(o.Host, o.Tuning.Conductors)
 	if err != nil {
@@ -165,11 +166,8 @@ func startConductors(ctx context.Context, o Options, p paths, st *State) error {
 	defer cancel()
 	for j, s := range started {
 		i := j + 1
-		addr := net.JoinHostPort(addrs[i], strconv.Itoa(st.RPCPort))
 		for {
-			c, err := (&net.Dialer{Timeout: time.Second}).DialContext(waitCtx, "tcp", addr)
-			if err == nil {
-				_ = c.Close() // a probe: nothing sent
+			if logged(p.conductorLog(i), logStarts[j], registeredLine) {
 				break
 			}
 			select {
@@ -179,12 +177,38 @@ func startConductors(ctx context.Context, o Options, p paths, st *State) error {
 				}
 				return fmt.Errorf("conductor %d exited: last lines of %s:\n%s", i+1, p.conductorLog(i), process.LogTail(p.conductorLog(i), 20))
 			case <-waitCtx.Done():
-				return fmt.Errorf("conductor %d did not listen on %s: %w\nlast lines of %s:\n%s", i+1, addr, err, p.conductorLog(i), process.LogTail(p.conductorLog(i), 20))
+				return fmt.Errorf("conductor %d did not register: %w\nlast lines of %s:\n%s", i+1, context.Cause(waitCtx), p.conductorLog(i), process.LogTail(p.conductorLog(i), 20))
 			case <-time.After(200 * time.Millisecond):
 			}
 		}
 	}
 	return nil
+}
+
+// registeredLine is what a conductor logs once it is registered and its
+// JSON-RPC listener runs (ironic/common/rpc_service.py).
+const registeredLine = "Created RPC server with json-rpc transport"
+
+// conductors counts the recorded conductors: the all-in-one process and
+// the extra ones.
+func (st *State) conductors() int {
+	n := 0
+	for _, r := range st.Processes {
+		if r.Component == ComponentIronic || strings.HasPrefix(r.Component, ComponentConductor) {
+			n++
+		}
+	}
+	return n
+}
+
+// conductorsAlive reports whether every recorded extra conductor runs.
+func (st *State) conductorsAlive() bool {
+	for _, r := range st.Processes {
+		if strings.HasPrefix(r.Component, ComponentConductor) && !r.Alive() {
+			return false
+		}
+	}
+	return true
 }
 
 func (p paths) rpcHTPasswd() string { return filepath.Join(p.root, "rpc-htpasswd") }

@@ -662,10 +662,42 @@ func TestConductorsShareNodes(t *testing.T) {
 	if resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("JSON-RPC without credentials: %s, want 401", resp.Status)
 	}
-	if err := inst.Stop(t.Context()); err != nil {
+	opts := Options{StateDir: state, ServeImagesInProcess: true, StopWithCaller: true, FakeHardware: true, Tuning: Tuning{Conductors: 2}}
+	// Another conductor count is refused while these run.
+	one := opts
+	one.Tuning.Conductors = 1
+	if _, err := Up(t.Context(), one); err == nil || !strings.Contains(err.Error(), "runs 2 conductors, not 1") {
+		t.Errorf("Up with one conductor while two run: %v", err)
+	}
+	// The second conductor killed: Up starts them all again, the nodes kept.
+	if err := syscall.Kill(second, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	waitProcessGone(t, second)
+	if err := inst.Stop(t.Context()); err != nil { // the image server of this process
+		t.Fatal(err)
+	}
+	again, err := Up(t.Context(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = again.Stop(context.Background()) })
+	if again.Resumed {
+		t.Error("Up resumed an Ironic whose conductor was gone")
+	}
+	if code, node := call(t, http.MethodGet, again.APIURL+"/v1/nodes/"+uuid+"?fields=provision_state", nil, nil); code != http.StatusOK || node["provision_state"] != "manageable" {
+		t.Errorf("node %s after the restart: %d %v", uuid, code, node)
+	}
+	if err := again.Stop(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	st, err = GetStatus(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Processes) != 0 {
+		t.Errorf("after Stop: %+v", st.Processes)
+	}
 }
 
 func readRPCPort(t *testing.T, stateDir string) int {

@@ -90,7 +90,13 @@ func Up(ctx context.Context, opts Options) (*Instance, error) {
 		return nil, err
 	}
 	if r, ok := prev.record(ComponentIronic); ok && r.Alive() {
-		return resume(ctx, o, p, prev)
+		if prev.conductorsAlive() {
+			return resume(ctx, o, p, prev)
+		}
+		// A conductor that died would leave its share of the nodes
+		// to the hash ring's next rebalance: start them all again (the
+		// nodes are in the database).
+		progressf(o.Progress, "a conductor of %s is gone: starting Ironic again", p.root)
 	}
 	if prev != nil {
 		// A background image server may outlive an Ironic that died.
@@ -287,6 +293,8 @@ func resume(ctx context.Context, o Options, p paths, st *State) (*Instance, erro
 		return nil, fmt.Errorf("the Ironic of %s runs with auth %s, not %s: run down first", p.root, st.Auth, o.Auth)
 	case o.Host != st.Host:
 		return nil, fmt.Errorf("the Ironic of %s listens on %s, not %s: run down first", p.root, st.Host, o.Host)
+	case o.Tuning.Conductors != st.conductors():
+		return nil, fmt.Errorf("the Ironic of %s runs %d conductors, not %d: run down first", p.root, st.conductors(), o.Tuning.Conductors)
 	}
 	inst := newInstance(p, st)
 	inst.Resumed = true
@@ -474,6 +482,12 @@ func fileSize(path string) int64 {
 // addrInUse reports whether the log, from offset on (what the process
 // just started wrote), says a listener's address was in use.
 func addrInUse(path string, offset int64) bool {
+	return logged(path, offset, "Address already in use")
+}
+
+// logged reports whether the log holds text after offset (in its first
+// MiB from there).
+func logged(path string, offset int64, text string) bool {
 	f, err := os.Open(path)
 	if err != nil {
 		return false
@@ -483,7 +497,7 @@ func addrInUse(path string, offset int64) bool {
 		return false
 	}
 	data, err := io.ReadAll(io.LimitReader(f, 1<<20))
-	return err == nil && bytes.Contains(data, []byte("Address already in use"))
+	return err == nil && bytes.Contains(data, []byte(text))
 }
 
 // stopAll stops every live recorded process, newest first.
