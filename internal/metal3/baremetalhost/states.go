@@ -570,7 +570,10 @@ func (s *hostScope) step(t metal3v1alpha1.ErrorType, doing string, res provision
 		if s.wait <= 0 {
 			s.wait = DefaultProvisionPollInterval
 		}
-		log.FromContext(s.ctx).V(1).Info("under way", "step", doing, "after", s.wait)
+		// Progress says how long the engine has been at it; once that is
+		// too long the provisioner answers an ErrorMessage instead, which
+		// the status shows.
+		log.FromContext(s.ctx).V(1).Info("under way", "step", doing, "after", s.wait, "progress", res.Progress)
 		return false, nil
 	}
 	return true, nil

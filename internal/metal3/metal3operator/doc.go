@@ -8,7 +8,8 @@
 // --ironic-endpoint (http_basic credentials from --ironic-credentials-file,
 // a private YAML file; without one, noauth, which only a loopback endpoint
 // may use; --ironic-ca-file, --deploy-iso, --ironic-image-download-source,
-// --provision-poll-interval), or,
+// --provision-poll-interval, --ironic-stuck-timeout and
+// --ironic-callback-timeout for nodes stuck in a transitional state), or,
 // without an endpoint, the direct one over the hosts' BMCs (Redfish,
 // --bmc-timeout). Options.Factory replaces both in tests.
 package metal3operator

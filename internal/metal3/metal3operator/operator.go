@@ -72,6 +72,13 @@ type Options struct {
 	// ProvisionPollInterval is when a step under way (Ironic working) is
 	// looked at again.
 	ProvisionPollInterval time.Duration
+	// IronicStuckTimeout is how long an Ironic node may sit in a
+	// transitional state Ironic does not time out (verifying, deploying,
+	// a power change, ...) before it is reported and taken out;
+	// IronicCallbackTimeout is the Ironic's own callback timeouts, past
+	// which (and IronicStuckTimeout more) a node waiting on its agent is.
+	// See ironic.Options.
+	IronicStuckTimeout, IronicCallbackTimeout time.Duration
 	// Controllers are the controllers to run, of Controllers.
 	Controllers []string
 	// MachineConcurrency is how many Metal3Machines are reconciled at once.
@@ -122,7 +129,8 @@ var kindsOf = map[string]map[string][]string{
 // need 16 s.
 func DefaultOptions() Options {
 	o := Options{Options: operatorkit.Defaults(), Concurrency: 20, PowerPollInterval: baremetalhost.DefaultPowerPollInterval, BMCTimeout: 30 * time.Second,
-		Controllers: slices.Clone(Controllers), MachineConcurrency: 20, ProvisionPollInterval: baremetalhost.DefaultProvisionPollInterval}
+		Controllers: slices.Clone(Controllers), MachineConcurrency: 20, ProvisionPollInterval: baremetalhost.DefaultProvisionPollInterval,
+		IronicStuckTimeout: ironic.DefaultStuckTimeout, IronicCallbackTimeout: ironic.DefaultCallbackTimeout}
 	o.QPS, o.Burst = 300, 600
 	return o
 }
@@ -151,6 +159,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.DeployRamdisk, "deploy-ramdisk", o.DeployRamdisk, "URL of the deploy agent's initramfs (with --deploy-kernel)")
 	fs.StringVar(&o.IronicImageDownloadSource, "ironic-image-download-source", o.IronicImageDownloadSource, "who downloads images for Ironic: http (the deploy agent) or local (the conductor); empty keeps Ironic's setting")
 	fs.DurationVar(&o.ProvisionPollInterval, "provision-poll-interval", o.ProvisionPollInterval, "how often a host whose provisioning step is under way (Ironic working) is looked at again")
+	fs.DurationVar(&o.IronicStuckTimeout, "ironic-stuck-timeout", o.IronicStuckTimeout, "how long an Ironic node may sit in verifying, inspecting, cleaning, deploying, deleting, adopting or a power change (unlocked) before it is reported stuck and taken out; negative: never")
+	fs.DurationVar(&o.IronicCallbackTimeout, "ironic-callback-timeout", o.IronicCallbackTimeout, "Ironic's [conductor] clean_callback_timeout, deploy_callback_timeout and inspect_wait_timeout: a node in clean wait, wait call-back or inspect wait is taken out only past it and --ironic-stuck-timeout more; negative: left to Ironic alone")
 }
 
 // runs reports whether the options select controller c.
@@ -375,6 +385,7 @@ func (o Options) provisionerFactory() (provisioner.Factory, error) {
 		return direct.New(redfish.New(redfishOptions(o))), nil
 	}
 	io := ironic.Options{Endpoint: o.IronicEndpoint, CAFile: o.IronicCAFile, DeployISO: o.DeployISO, DeployKernel: o.DeployKernel, DeployRamdisk: o.DeployRamdisk, ImageDownloadSource: o.IronicImageDownloadSource, PollInterval: o.ProvisionPollInterval,
+		StuckTimeout: o.IronicStuckTimeout, CallbackTimeout: o.IronicCallbackTimeout,
 		// NIC names and addresses, disks and firmware, which Ironic's redfish inspection leaves out.
 		BMCs: redfish.New(redfishOptions(o))}
 	if o.IronicCredentialsFile != "" {

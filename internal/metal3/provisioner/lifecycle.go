@@ -29,6 +29,11 @@ type Result struct {
 	// records it in status.errorMessage with the error type of the host's
 	// state and retries after a backoff. It never holds a password.
 	ErrorMessage string
+	// Progress, while Dirty, may say what the engine is doing and for how
+	// long (a node waiting on its agent for 12 minutes, and when the
+	// engine or the provisioner will give up on it), for the controller's
+	// log; "" says nothing more than Dirty. It never holds a password.
+	Progress string
 }
 
 // Host is what a Provisioner is told of one BareMetalHost when it is

@@ -40,6 +40,9 @@ type factory struct {
 	lastFailure  error
 	failedAt     time.Time
 	versionRetry time.Duration
+	// now is the clock stuck nodes are measured against Ironic's
+	// timestamps with (time.Now; tests set it).
+	now func() time.Time
 
 	// mu guards the memory of failures reported and inspections started.
 	mu        sync.Mutex
@@ -71,7 +74,7 @@ func newFactory(opts Options) (*factory, error) {
 		MaxResponseBytes: opts.MaxResponseBytes,
 		TLSClientConfig:  tlsConfig,
 	})
-	f := &factory{opts: opts, base: base, http: hc, versionRetry: versionRetry, reported: map[string]string{}, inspected: map[string]time.Time{},
+	f := &factory{opts: opts, base: base, http: hc, versionRetry: versionRetry, now: time.Now, reported: map[string]string{}, inspected: map[string]time.Time{},
 		creds: map[string][32]byte{}, prepared: map[string]string{}, power: map[string]string{}}
 	sc := &gophercloud.ServiceClient{
 		ProviderClient: &gophercloud.ProviderClient{HTTPClient: *hc},

@@ -66,7 +66,7 @@
 //	Prepare      manageable [→ cleaning (RAID)] → provide      cleaning, clean wait               clean failed; spec.firmware, software RAID
 //	             → cleaning (automated_clean) → available
 //	Provision    available → deploying → wait call-back        deploying, wait call-back,         deploy failed (names the image);
-//	             → active                                      cleaning                           Ironic's validation
+//	             → active                                      cleaning, deleting                 Ironic's validation
 //	Adopt        manageable → adopting → active                adopting                           adopt failed
 //	Deprovision  active → deleting → cleaning → available      deleting, cleaning, clean wait     error (tear down), clean failed
 //	Delete       DELETE (maintenance first where needed)       verifying, *ing states
@@ -99,12 +99,48 @@
 // RAID steps, and spec.firmware (deprecated upstream) vendor-specific BIOS
 // attribute names: both are an ErrorMessage naming the field.
 //
+// # Stuck nodes
+//
+// A node can stay in a transitional state for good: a conductor's write
+// that failed ("database is locked" on sqlite) leaves it verifying, an
+// agent that lost its token leaves it in clean wait or wait call-back.
+// Each Dirty answer in such a state carries a Progress saying for how
+// long the node has been there, measured from Ironic's
+// provision_updated_at, so a restarted operator measures the same. Past
+// the state's deadline the first call is an ErrorMessage naming the node,
+// its state, since when and what happens next (the controller records it
+// as the step's error type: registration, inspection, preparation,
+// provisioning), and the next call, the controller's retry after its
+// backoff, takes the node out:
+//
+//	state(s)                     Ironic times it out           deadline                  way out (Ironic 21.4's state machine)
+//	verifying, inspecting,       no (only a conductor          StuckTimeout (10 min)     no verb leaves them (manage is refused in
+//	cleaning, deploying,         restart fails them)                                     verifying): maintenance and DELETE, then
+//	deleting, adopting                                                                   Register enrolls the node again
+//	clean wait                   clean_callback_timeout        CallbackTimeout (30 min)  abort → clean failed, cleaned again
+//	inspect wait                 inspect_wait_timeout          + StuckTimeout            abort → inspect failed, inspected again
+//	wait call-back               deploy_callback_timeout                                 deleted (no abort there) → deleting →
+//	                                                                                     cleaning → available, deployed again
+//	target_power_state set       no                            StuckTimeout from         the power request sent again
+//	                                                           updated_at
+//
+// For the three wait states Ironic is the authority: until its callback
+// timeout and StuckTimeout more the provisioner only reports the wait,
+// acting only where Ironic clearly did not (its timeouts off, or the node
+// in maintenance, which its timeouts skip); a negative CallbackTimeout
+// leaves them to Ironic alone. A power change is measured from
+// updated_at, as provision_updated_at does not move for it. A node locked
+// by a conductor (reservation set) is being worked on and never stuck, as
+// Ironic's own timeouts skip locked nodes; nor is one Ironic holds in
+// maintenance for a power failure. Delete deletes a stuck node at once,
+// without a report first.
+//
 // Power goes through PUT states/power ("power on", "power off",
 // "soft power off", "rebooting", "soft rebooting"; soft with a 180 s
 // timeout, falling back to hard when the BMC refuses soft). While
 // target_power_state is set, or a provision state change holds the node,
 // the result is Dirty and nothing is sent again: one request per
-// transition.
+// transition (unless the change is stuck, above).
 //
 // # Hardware details
 //
@@ -129,8 +165,8 @@
 //
 // # Memory
 //
-// A factory remembers, per node and in memory only: the failures it
-// reported, the inspections it started for a Refresh (until one is
+// A factory remembers, per node and in memory only: the failures (and
+// stuck nodes) it reported, the inspections it started for a Refresh (until one is
 // answered done) and the RAID clean steps it started, the power
 // requests it sent and a hash of the credentials it sent. A restart
 // forgets them: at worst one failure is reported again, an inspection

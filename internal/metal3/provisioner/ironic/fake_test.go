@@ -151,13 +151,30 @@ func testHost() provisioner.Host {
 	}
 }
 
-// openFake opens a provisioner for testHost against the fake.
+// provisionUpdatedAt is node()'s provision_updated_at; fakeNow, the
+// clock of openFake's factory, is a minute after it (a node that has just
+// entered its state).
+var (
+	provisionUpdatedAt = time.Date(2026, 11, 27, 1, 0, 0, 0, time.UTC)
+	fakeNow            = provisionUpdatedAt.Add(time.Minute)
+)
+
+// openFake opens a provisioner for testHost against the fake, at fakeNow.
 func openFake(t *testing.T, url string) provisioner.Provisioner {
 	t.Helper()
-	f, err := New(Options{Endpoint: url, PollInterval: 5 * time.Second, HTTPTimeout: 5 * time.Second})
+	return openFakeAt(t, url, Options{}, func() time.Time { return fakeNow })
+}
+
+// openFakeAt opens a provisioner for testHost against the fake with o's
+// timeouts, its factory's clock now.
+func openFakeAt(t *testing.T, url string, o Options, now func() time.Time) provisioner.Provisioner {
+	t.Helper()
+	o.Endpoint, o.PollInterval, o.HTTPTimeout = url, 5*time.Second, 5*time.Second
+	f, err := newFactory(o)
 	if err != nil {
 		t.Fatal(err)
 	}
+	f.now = now
 	p, err := f.Open(context.Background(), testHost())
 	if err != nil {
 		t.Fatal(err)

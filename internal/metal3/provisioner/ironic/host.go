@@ -169,14 +169,18 @@ func failureKey(n *nodes.Node) string {
 // is reported as an ErrorMessage), or again (the controller's retry after
 // its backoff: start a new attempt).
 func (p *ironicHost) firstReport(n *nodes.Node) bool {
+	return p.firstReportOf(n.UUID, failureKey(n))
+}
+
+// firstReportOf is firstReport for any key naming one failure of a node.
+func (p *ironicHost) firstReportOf(uuid, key string) bool {
 	p.f.mu.Lock()
 	defer p.f.mu.Unlock()
-	k := failureKey(n)
-	if p.f.reported[n.UUID] == k {
-		delete(p.f.reported, n.UUID)
+	if p.f.reported[uuid] == key {
+		delete(p.f.reported, uuid)
 		return false
 	}
-	p.f.reported[n.UUID] = k
+	p.f.reported[uuid] = key
 	return true
 }
 

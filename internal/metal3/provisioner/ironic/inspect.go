@@ -33,7 +33,8 @@ func (p *ironicHost) Inspect(ctx context.Context, d provisioner.InspectData) (pr
 		res, err := p.setState(ctx, n, nodes.ProvisionStateOpts{Target: nodes.TargetManage})
 		return res, nil, err
 	case nodes.Inspecting, nodes.InspectWait, nodes.Enroll, nodes.Verifying:
-		return p.dirty(), nil, nil
+		res, err := p.wait(ctx, n)
+		return res, nil, err
 	case nodes.InspectFail:
 		if p.firstReport(n) {
 			return p.failed("inspection failed: " + lastError(n, "no reason given")), nil, nil

@@ -24,6 +24,14 @@ const (
 	// DefaultMaxResponseBytes caps one answer of Ironic (a node's inventory
 	// is the largest, well below it).
 	DefaultMaxResponseBytes = 8 << 20
+	// DefaultStuckTimeout is Options.StuckTimeout: Ironic's conductor
+	// moves a node through verifying, inspecting (out of band), adopting
+	// and deleting in seconds; ten minutes is far past any of them.
+	DefaultStuckTimeout = 10 * time.Minute
+	// DefaultCallbackTimeout is Options.CallbackTimeout: Ironic's own
+	// default of [conductor] clean_callback_timeout,
+	// deploy_callback_timeout and inspect_wait_timeout (1800 s).
+	DefaultCallbackTimeout = 30 * time.Minute
 )
 
 // AuthType is how the provisioner authenticates to Ironic.
@@ -84,6 +92,24 @@ type Options struct {
 	HTTPTimeout time.Duration
 	// MaxResponseBytes caps each answer. Default DefaultMaxResponseBytes.
 	MaxResponseBytes int64
+	// StuckTimeout is how long an unlocked node may sit in a state
+	// Ironic's conductor works through without a timeout of its own
+	// (verifying, inspecting, cleaning, deploying, deleting, adopting, a
+	// power change with target_power_state set) before the provisioner
+	// reports it stuck and takes it out (doc.go, "Stuck nodes"); it is
+	// also the margin past CallbackTimeout. Measured from Ironic's
+	// timestamps, so a restarted operator measures the same. Default
+	// DefaultStuckTimeout; negative never reports a node stuck.
+	StuckTimeout time.Duration
+	// CallbackTimeout is the Ironic's [conductor] clean_callback_timeout,
+	// deploy_callback_timeout and inspect_wait_timeout: Ironic fails a
+	// node in clean wait, wait call-back or inspect wait itself once it
+	// passed. The provisioner only reports the wait until CallbackTimeout
+	// plus StuckTimeout, when Ironic has clearly not acted (a node in
+	// maintenance, the timeouts off), and takes the node out then.
+	// Default DefaultCallbackTimeout; negative leaves these states to
+	// Ironic alone (reported as waiting, never acted on).
+	CallbackTimeout time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -95,6 +121,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxResponseBytes <= 0 {
 		o.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	if o.StuckTimeout == 0 {
+		o.StuckTimeout = DefaultStuckTimeout
+	}
+	if o.CallbackTimeout == 0 {
+		o.CallbackTimeout = DefaultCallbackTimeout
 	}
 	if o.Auth.Type == "" {
 		o.Auth.Type = NoAuth

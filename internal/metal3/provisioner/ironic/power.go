@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
@@ -31,11 +32,16 @@ func (p *ironicHost) Delete(ctx context.Context) (provisioner.Result, error) {
 	case nodes.Enroll, nodes.Manageable, nodes.Available:
 		return p.destroy(ctx, n)
 	case nodes.Verifying, nodes.Deploying, nodes.Cleaning, nodes.Inspecting, nodes.Deleting, nodes.Adopting:
-		return p.dirty(), nil
+		// Forgetting the node is what was asked: one stuck past its
+		// deadline goes at once, without a report first.
+		if o, ok := p.overdueOf(n); ok && o.past {
+			return p.maintenanceThenDestroy(ctx, n, fmt.Sprintf("stuck in %s for %s: deleted by metal3-operator", n.ProvisionState, o.elapsed))
+		}
+		return p.wait(ctx, n)
 	case nodes.InspectWait, nodes.CleanWait:
 		return p.setState(ctx, n, nodes.ProvisionStateOpts{Target: nodes.TargetAbort})
 	default:
-		return p.maintenanceThenDestroy(ctx, n)
+		return p.maintenanceThenDestroy(ctx, n, "deleted by metal3-operator")
 	}
 }
 
@@ -47,12 +53,15 @@ func (p *ironicHost) Detach(ctx context.Context) (provisioner.Result, error) {
 	if err != nil || n == nil {
 		return p.orBusy(err)
 	}
-	return p.maintenanceThenDestroy(ctx, n)
+	return p.maintenanceThenDestroy(ctx, n, "deleted by metal3-operator")
 }
 
-func (p *ironicHost) maintenanceThenDestroy(ctx context.Context, n *nodes.Node) (provisioner.Result, error) {
+// maintenanceThenDestroy deletes the node through maintenance (Ironic
+// deletes a node in maintenance in any state), with reason as the
+// maintenance reason.
+func (p *ironicHost) maintenanceThenDestroy(ctx context.Context, n *nodes.Node, reason string) (provisioner.Result, error) {
 	if !n.Maintenance {
-		err := nodes.SetMaintenance(ctx, p.f.client, n.UUID, nodes.MaintenanceOpts{Reason: "deleted by metal3-operator"}).ExtractErr()
+		err := nodes.SetMaintenance(ctx, p.f.client, n.UUID, nodes.MaintenanceOpts{Reason: reason}).ExtractErr()
 		if err = p.classify(err, p.what("set maintenance of")); err != nil {
 			return p.orBusy(err)
 		}
@@ -172,10 +181,21 @@ func (p *ironicHost) power(ctx context.Context, want nodes.TargetPowerState, end
 	if err != nil {
 		return p.orBusy(err)
 	}
+	if elapsed, stuck := p.powerOverdue(n); stuck {
+		if p.firstPowerReport(n) {
+			return p.failed(fmt.Sprintf("node %s: the power change to %q has been under way for %s (since %s) with no conductor working on it, past the %s deadline; the next attempt sends %q again",
+				nodeName(p.host), n.TargetPowerState, elapsed, n.UpdatedAt.UTC().Format(time.RFC3339), p.f.opts.StuckTimeout, want)), nil
+		}
+		return p.sendPower(ctx, n, want)
+	}
 	sent := p.f.powerSent(n.UUID)
 	switch decidePower(n, want, end, sent) {
 	case powerWait:
-		return p.dirty(), nil
+		res := p.dirty()
+		if n.TargetPowerState != "" && !n.UpdatedAt.IsZero() {
+			res.Progress = fmt.Sprintf("node %s: power change to %q under way for %s", nodeName(p.host), n.TargetPowerState, p.f.now().Sub(n.UpdatedAt).Truncate(time.Second))
+		}
+		return res, nil
 	case powerDone:
 		p.f.setPowerSent(n.UUID, "")
 		return provisioner.Result{}, nil

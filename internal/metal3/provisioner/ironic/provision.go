@@ -47,7 +47,7 @@ func (p *ironicHost) Prepare(ctx context.Context, d provisioner.PrepareData) (pr
 		}
 		return provisioner.Result{}, nil
 	case nodes.Cleaning, nodes.CleanWait, nodes.Enroll, nodes.Verifying, nodes.Inspecting, nodes.InspectWait:
-		return p.dirty(), nil
+		return p.wait(ctx, n)
 	case nodes.CleanFail:
 		p.f.setPrepared(n.UUID, "")
 		return p.retryCleanFail(ctx, n)
@@ -148,8 +148,10 @@ func (p *ironicHost) Provision(ctx context.Context, d provisioner.ProvisionData)
 		return p.setState(ctx, n, nodes.ProvisionStateOpts{Target: nodes.TargetProvide})
 	case nodes.CleanFail:
 		return p.retryCleanFail(ctx, n)
-	case nodes.Cleaning, nodes.CleanWait, nodes.Deploying, nodes.DeployWait, nodes.Enroll, nodes.Verifying:
-		return p.dirty(), nil
+	case nodes.Cleaning, nodes.CleanWait, nodes.Deploying, nodes.DeployWait, nodes.Enroll, nodes.Verifying,
+		// deleting: a deploy stuck in wait call-back undeployed (wait).
+		nodes.Deleting:
+		return p.wait(ctx, n)
 	default:
 		return p.failed(fmt.Sprintf("Ironic cannot provision node %s in provision state %q", nodeName(p.host), n.ProvisionState)), nil
 	}
@@ -232,7 +234,7 @@ func (p *ironicHost) Adopt(ctx context.Context, d provisioner.AdoptData) (provis
 	case nodes.InspectFail, nodes.CleanFail, nodes.DeployFail, nodes.Error:
 		return p.failed(fmt.Sprintf("Ironic cannot adopt node %s in provision state %q: %s", nodeName(p.host), n.ProvisionState, lastError(n, "no reason given"))), nil
 	default:
-		return p.dirty(), nil
+		return p.wait(ctx, n)
 	}
 }
 
@@ -282,7 +284,7 @@ func (p *ironicHost) Deprovision(ctx context.Context, d provisioner.DeprovisionD
 		}
 		return p.setState(ctx, n, nodes.ProvisionStateOpts{Target: nodes.TargetProvide})
 	case nodes.Deleting, nodes.Cleaning, nodes.CleanWait, nodes.Deploying, nodes.Enroll, nodes.Verifying, nodes.Adopting:
-		return p.dirty(), nil
+		return p.wait(ctx, n)
 	case nodes.CleanFail:
 		return p.retryCleanFail(ctx, n)
 	case nodes.Error:

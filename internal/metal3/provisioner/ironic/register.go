@@ -176,7 +176,7 @@ func (p *ironicHost) registerState(ctx context.Context, n *nodes.Node, credsNew 
 		}
 		return p.setState(ctx, n, nodes.ProvisionStateOpts{Target: nodes.TargetManage})
 	case nodes.Verifying:
-		return p.dirty(), nil
+		return p.wait(ctx, n)
 	default:
 		return provisioner.Result{}, nil
 	}
