@@ -2,7 +2,9 @@
 // (airshipctl, promenade, armada-operator, metal3-operator, sip-operator,
 // redfish-emulator) shares: IO streams, Run (the one way a root command is
 // executed: errors printed once, flag errors exit 2 with the usage), the
-// mapping of errors to exit codes, and the --timeout flag. Each noun has
+// mapping of errors to exit codes, the --timeout flag, and the --state-dir
+// flag of the commands that run a service on this machine (cluster local,
+// ironic local). Each noun has
 // its own package below it (cluster/local, phasecmd, plan, ...) with a NewCmd
 // constructor; the three operator binaries share one command,
 // operatorcmd, and differ only in the Spec their package gives it.

@@ -37,8 +37,7 @@ images and PID records live in the state directory; down keeps the database,
 so the next up restarts Ironic with its nodes.`,
 	}
 	var stateDir string
-	cmd.PersistentFlags().StringVar(&stateDir, "state-dir", localironic.DefaultStateDir(),
-		"directory holding Ironic's configuration, database, logs, images and PID records ($AIRSHIP_IRONIC_STATE_DIR)")
+	cli.AddStateDirFlag(cmd, &stateDir, localironic.DefaultStateDir(), "Ironic's configuration, database, logs, images and PID records", "AIRSHIP_IRONIC_STATE_DIR")
 	cmd.AddCommand(NewCmdUp(streams, &stateDir, nil), NewCmdDown(streams, &stateDir), NewCmdStatus(streams, &stateDir))
 	return cmd
 }
@@ -86,7 +85,7 @@ func NewCmdUp(streams cli.IOStreams, stateDir *string, runF func(context.Context
 	f.StringVar(&o.Auth, "auth", string(localironic.AuthNoAuth), "API authentication: noauth or http_basic (a generated user, its password in credentials.yaml of the state directory)")
 	f.BoolVar(&o.FakeHardware, "fake-hardware", false, "also enable Ironic's fake-hardware driver (nodes without a BMC)")
 	f.BoolVar(&o.Debug, "debug", false, "Ironic's debug logging")
-	f.DurationVar(&o.Timeout, "timeout", localironic.DefaultStartTimeout, "how long to wait for the API to answer")
+	cli.AddTimeoutFlag(f, &o.Timeout, localironic.DefaultStartTimeout, "how long to wait for the API to answer")
 	f.IntVar(&o.Tuning.ConductorWorkers, "conductor-workers", 0, "[conductor] workers_pool_size (0: Ironic's 100)")
 	f.DurationVar(&o.Tuning.SyncPowerStateInterval, "sync-power-state-interval", 0, "[conductor] sync_power_state_interval (0: 60s; negative disables)")
 	f.DurationVar(&o.Tuning.DeployCallbackTimeout, "deploy-callback-timeout", 0, "[conductor] deploy_callback_timeout (0: 30m)")
@@ -159,62 +158,43 @@ func NewCmdDown(streams cli.IOStreams, stateDir *string) *cobra.Command {
 	}
 }
 
-// StatusOptions are the flags and dependencies of `status`.
-type StatusOptions struct {
-	Streams  cli.IOStreams
-	StateDir *string
-	Output   string
-}
-
 // NewCmdStatus returns `ironic local status`.
 func NewCmdStatus(streams cli.IOStreams, stateDir *string) *cobra.Command {
-	o := &StatusOptions{Streams: streams, StateDir: stateDir}
-	cmd := &cobra.Command{
+	return output.StatusCmd(&cobra.Command{
 		Use:   "status",
 		Short: "Show the site's Ironic: its processes, URLs and log",
 		Long:  "Show the site's Ironic: its processes, URLs and log.\nExits 0 when Ironic runs, 1 otherwise.",
 		Example: `  airshipctl ironic local status
   airshipctl ironic local status -o json`,
-		Args: cobra.NoArgs,
-		RunE: func(_ *cobra.Command, _ []string) error {
-			if err := output.Validate(o.Output); err != nil {
-				return err
-			}
-			return runStatus(o)
-		},
-	}
-	output.AddFlag(cmd, &o.Output)
-	return cmd
+	}, streams.Out, func(context.Context) (*localironic.Status, error) {
+		st, err := localironic.GetStatus(*stateDir)
+		if err != nil {
+			return nil, fmt.Errorf("ironic local status: %w", err)
+		}
+		return st, nil
+	}, statusTable, func(st *localironic.Status) error {
+		if !st.Running {
+			return fmt.Errorf("no local Ironic runs in %s", st.StateDir)
+		}
+		return nil
+	})
 }
 
-func runStatus(o *StatusOptions) error {
-	st, err := localironic.GetStatus(*o.StateDir)
-	if err != nil {
-		return fmt.Errorf("ironic local status: %w", err)
+func statusTable(tw *tabwriter.Writer, st *localironic.Status) {
+	if !st.Recorded {
+		fmt.Fprintf(tw, "No local Ironic in %s: start one with `airshipctl ironic local up`.\n", st.StateDir)
+		return
 	}
-	err = output.Print(o.Streams.Out, o.Output, st, func(tw *tabwriter.Writer) {
-		if !st.Recorded {
-			fmt.Fprintf(tw, "No local Ironic in %s: start one with `airshipctl ironic local up`.\n", st.StateDir)
-			return
+	output.Row(tw, "COMPONENT", "PID", "STATUS")
+	for _, p := range st.Processes {
+		status := "running"
+		if !p.Alive {
+			status = "exited"
 		}
-		output.Row(tw, "COMPONENT", "PID", "STATUS")
-		for _, p := range st.Processes {
-			status := "running"
-			if !p.Alive {
-				status = "exited"
-			}
-			output.Row(tw, p.Component, p.PID, status)
-		}
-		fmt.Fprintln(tw)
-		printInstance(tw, st.APIURL, st.HTTPURL, "", st.DeployISOURL, st.CredentialsFile, st.Log)
-	})
-	if err != nil {
-		return err
+		output.Row(tw, p.Component, p.PID, status)
 	}
-	if !st.Running {
-		return &cli.ExitError{Code: 1, Err: fmt.Errorf("no local Ironic runs in %s", st.StateDir)}
-	}
-	return nil
+	fmt.Fprintln(tw)
+	printInstance(tw, st.APIURL, st.HTTPURL, "", st.DeployISOURL, st.CredentialsFile, st.Log)
 }
 
 // NewCmdServeHTTP returns the hidden `ironic serve-http`, the image server

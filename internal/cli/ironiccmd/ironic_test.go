@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -49,7 +50,7 @@ func TestCommands(t *testing.T) {
 		notOut   []string
 	}{
 		{"help lists local, hides serve-http", []string{"--help"}, 0, []string{"local"}, nil, []string{"serve-http"}},
-		{"up help", []string{"local", "up", "--help"}, 0, []string{"--api-port", "--http-port", "--auth", "--conductor-workers", "--state-dir"}, nil, nil},
+		{"up help", []string{"local", "up", "--help"}, 0, []string{"--api-port", "--http-port", "--auth", "--conductor-workers", "--state-dir", "$AIRSHIP_IRONIC_STATE_DIR", "--timeout"}, nil, []string{"--wait-timeout"}},
 		{"unknown flag", []string{"local", "up", "--bogus"}, cli.ExitUsage, nil, []string{"unknown flag: --bogus"}, nil},
 		{"bad port value", []string{"local", "up", "--api-port=x"}, cli.ExitUsage, nil, []string{"--api-port"}, nil},
 		{"unknown auth", []string{"local", "up", "--state-dir", state, "--auth=kerberos"}, 1, nil, []string{`Auth "kerberos"`}, nil},
@@ -58,6 +59,7 @@ func TestCommands(t *testing.T) {
 		{"down takes no args", []string{"local", "down", "extra"}, 1, nil, []string{"unknown command"}, nil},
 		{"down of nothing", []string{"local", "down", "--state-dir", state}, 0, []string{"No local Ironic process was running."}, nil, nil},
 		{"status of nothing", []string{"local", "status", "--state-dir", state}, 1, []string{"No local Ironic in", "airshipctl ironic local up"}, []string{"no local Ironic runs"}, nil},
+		{"status of nothing, json", []string{"local", "status", "--state-dir", state, "-o", "json"}, 1, []string{`"recorded": false`, `"running": false`}, []string{"no local Ironic runs"}, []string{"No local Ironic in"}},
 		{"status bad output", []string{"local", "status", "--state-dir", state, "-o", "xml"}, 1, nil, []string{"xml"}, nil},
 		{"serve-http needs its flags", []string{"serve-http"}, 1, nil, []string{"required flag", "listen", "root"}, nil},
 	}
@@ -165,5 +167,32 @@ func waitGone(t *testing.T, pid int) {
 			t.Fatalf("process %d still runs", pid)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestUpTimeout: --timeout, and --wait-timeout as every command takes it,
+// reach up's options.
+func TestUpTimeout(t *testing.T) {
+	tests := []struct {
+		args []string
+		want time.Duration
+	}{
+		{nil, localironic.DefaultStartTimeout},
+		{[]string{"--timeout=90s"}, 90 * time.Second},
+		{[]string{"--wait-timeout=3m"}, 3 * time.Minute},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			state := "/state"
+			var got *UpOptions
+			cmd := NewCmdUp(cli.IOStreams{Out: io.Discard, ErrOut: io.Discard}, &state, func(_ context.Context, o *UpOptions) error { got = o; return nil })
+			cmd.SetArgs(tt.args)
+			if err := cmd.Execute(); err != nil {
+				t.Fatal(err)
+			}
+			if got.Timeout != tt.want || *got.StateDir != state {
+				t.Errorf("timeout %s, state dir %s; want %s, %s", got.Timeout, *got.StateDir, tt.want, state)
+			}
+		})
 	}
 }

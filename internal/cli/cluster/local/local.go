@@ -25,8 +25,7 @@ kube-controller-manager, kube-scheduler and kwok (fake kubelets) as background
 processes on 127.0.0.1 with TLS, built from Go modules by ` + "`make testbin`.",
 	}
 	var stateDir string
-	cmd.PersistentFlags().StringVar(&stateDir, "state-dir", cluster.DefaultStateDir(),
-		"directory holding the cluster's PKI, kubeconfig, data, logs and PID records ($AIRSHIP_LOCAL_STATE_DIR)")
+	cli.AddStateDirFlag(cmd, &stateDir, cluster.DefaultStateDir(), "the cluster's PKI, kubeconfig, data, logs and PID records", "AIRSHIP_LOCAL_STATE_DIR")
 	cmd.AddCommand(NewCmdUp(streams, &stateDir, nil), NewCmdDown(streams, &stateDir), NewCmdStatus(streams, &stateDir))
 	return cmd
 }
@@ -154,60 +153,41 @@ func runDown(o *DownOptions) error {
 	return nil
 }
 
-// StatusOptions are the flags and dependencies of `status`.
-type StatusOptions struct {
-	Streams  cli.IOStreams
-	StateDir *string
-	Output   string
-}
-
 // NewCmdStatus returns `cluster local status`.
 func NewCmdStatus(streams cli.IOStreams, stateDir *string) *cobra.Command {
-	o := &StatusOptions{Streams: streams, StateDir: stateDir}
-	cmd := &cobra.Command{
+	return output.StatusCmd(&cobra.Command{
 		Use:   "status",
 		Short: "Show each component of the local control plane, its PID and health, and the nodes",
 		Example: `  airshipctl cluster local status
   airshipctl cluster local status -o json`,
 		Long: "Show each component of the local control plane, its PID and health, and the nodes.\nExits 0 when everything is healthy, 1 otherwise.",
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := output.Validate(o.Output); err != nil {
-				return err
-			}
-			return runStatus(cmd.Context(), o)
-		},
-	}
-	output.AddFlag(cmd, &o.Output)
-	return cmd
+	}, streams.Out, func(ctx context.Context) (*cluster.ClusterStatus, error) {
+		st, err := cluster.GetStatus(ctx, *stateDir)
+		if err != nil {
+			return nil, fmt.Errorf("cluster local status: %w", err)
+		}
+		return st, nil
+	}, statusTable, func(st *cluster.ClusterStatus) error {
+		if !st.Healthy {
+			return fmt.Errorf("local cluster in %s is not healthy", st.StateDir)
+		}
+		return nil
+	})
 }
 
-func runStatus(ctx context.Context, o *StatusOptions) error {
-	st, err := cluster.GetStatus(ctx, *o.StateDir)
-	if err != nil {
-		return fmt.Errorf("cluster local status: %w", err)
+func statusTable(tw *tabwriter.Writer, st *cluster.ClusterStatus) {
+	if !st.Running {
+		fmt.Fprintln(tw, st.Message)
+		return
 	}
-	err = output.Print(o.Streams.Out, o.Output, st, func(tw *tabwriter.Writer) {
-		if !st.Running {
-			fmt.Fprintln(tw, st.Message)
-			return
-		}
-		output.Row(tw, "COMPONENT", "PID", "STATUS", "ENDPOINT", "MESSAGE")
-		for _, c := range st.Components {
-			output.Row(tw, c.Name, c.PID, c.Status, c.Endpoint, c.Message)
-		}
-		fmt.Fprintln(tw)
-		fmt.Fprintf(tw, "Nodes: %d/%d Ready\n", st.NodesReady, st.Nodes)
-		fmt.Fprintf(tw, "Server: %s\nKubeconfig: %s\n", st.Server, st.Kubeconfig)
-		if st.Message != "" {
-			fmt.Fprintln(tw, st.Message)
-		}
-	})
-	if err != nil {
-		return err
+	output.Row(tw, "COMPONENT", "PID", "STATUS", "ENDPOINT", "MESSAGE")
+	for _, c := range st.Components {
+		output.Row(tw, c.Name, c.PID, c.Status, c.Endpoint, c.Message)
 	}
-	if !st.Healthy {
-		return &cli.ExitError{Code: 1, Err: fmt.Errorf("local cluster in %s is not healthy", st.StateDir)}
+	fmt.Fprintln(tw)
+	fmt.Fprintf(tw, "Nodes: %d/%d Ready\n", st.NodesReady, st.Nodes)
+	fmt.Fprintf(tw, "Server: %s\nKubeconfig: %s\n", st.Server, st.Kubeconfig)
+	if st.Message != "" {
+		fmt.Fprintln(tw, st.Message)
 	}
-	return nil
 }
