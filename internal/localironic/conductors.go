@@ -152,8 +152,8 @@ func startConductors(ctx context.Context, o Options, p paths, st *State) error {
 			return fmt.Errorf("writing %s: %w", p.conductorConfig(i), err)
 		}
 		s, err := process.Start(process.Spec{
-			Component: ComponentConductor + strconv.Itoa(i+1), Binary: o.ConductorBinary,
-			Args: []string{"--config-file", p.config(), "--config-file", p.conductorConfig(i)},
+			Component: ComponentConductor + strconv.Itoa(i+1), Binary: o.Python,
+			Args: []string{p.launcher(), o.ConductorBinary, "--config-file", p.config(), "--config-file", p.conductorConfig(i)},
 			Log:  p.conductorLog(i), Dir: p.root, StopWithParent: o.StopWithCaller,
 		})
 		if err != nil {

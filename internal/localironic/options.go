@@ -27,6 +27,7 @@ const (
 	DefaultHost           = "127.0.0.1"
 	DefaultIronicBinary   = "/usr/bin/ironic"
 	DefaultDBSyncBinary   = "/usr/bin/ironic-dbsync"
+	DefaultPython         = "/usr/bin/python3"
 	DefaultStartTimeout   = 2 * time.Minute
 	DefaultStopGrace      = 30 * time.Second
 	defaultImageServerCmd = "serve-http"
@@ -75,10 +76,13 @@ type Options struct {
 	ImageServerCommand []string
 	// IronicBinary, ConductorBinary and DBSyncBinary are Ironic's
 	// commands; defaults Debian's /usr/bin/ironic, /usr/bin/ironic-conductor
-	// (for Tuning.Conductors above 1) and /usr/bin/ironic-dbsync.
+	// (for Tuning.Conductors above 1) and /usr/bin/ironic-dbsync. The
+	// first two are Python scripts, run by Python through launch.py.
 	IronicBinary    string
 	ConductorBinary string
 	DBSyncBinary    string
+	// Python runs Ironic's scripts; default /usr/bin/python3.
+	Python string
 	// SchemaCacheDir holds the pristine database schema of each Ironic
 	// version; default os.UserCacheDir()/airship.
 	SchemaCacheDir string
@@ -168,6 +172,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.ConductorBinary == "" {
 		o.ConductorBinary = DefaultConductorBinary
+	}
+	if o.Python == "" {
+		o.Python = DefaultPython
 	}
 	if o.DBSyncBinary == "" {
 		o.DBSyncBinary = DefaultDBSyncBinary

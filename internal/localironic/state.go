@@ -38,6 +38,7 @@ const (
 type paths struct{ root string }
 
 func (p paths) config() string      { return filepath.Join(p.root, ConfigFileName) }
+func (p paths) launcher() string    { return filepath.Join(p.root, "launch.py") }
 func (p paths) database() string    { return filepath.Join(p.root, DatabaseFileName) }
 func (p paths) state() string       { return filepath.Join(p.root, StateFileName) }
 func (p paths) credentials() string { return filepath.Join(p.root, CredentialsFileName) }

@@ -3,6 +3,7 @@ package localironic
 import (
 	"bytes"
 	"context"
+	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,6 +21,11 @@ import (
 	"github.com/airshipit/airship-go/internal/httplimit"
 	"github.com/airshipit/airship-go/internal/process"
 )
+
+// launchScript runs Ironic's commands (launch.py says why).
+//
+//go:embed launch.py
+var launchScript []byte
 
 // Instance is a running Ironic of a state directory.
 type Instance struct {
@@ -164,7 +170,7 @@ func startOnce(ctx context.Context, o Options, p paths, prev *State) (*Instance,
 	progressf(o.Progress, "starting Ironic on %s (log %s)", st.APIURL, st.Log)
 	logStart := fileSize(p.log())
 	s, err := process.Start(process.Spec{
-		Component: ComponentIronic, Binary: o.IronicBinary, Args: []string{"--config-file", p.config()}, Log: p.log(), Dir: p.root,
+		Component: ComponentIronic, Binary: o.Python, Args: []string{p.launcher(), o.IronicBinary, "--config-file", p.config()}, Log: p.log(), Dir: p.root,
 		StopWithParent: o.StopWithCaller,
 	})
 	if err != nil {
@@ -266,6 +272,9 @@ func prepare(ctx context.Context, o Options, p paths, prev *State) (*State, erro
 	}
 	if err := enableWAL(ctx, p.database()); err != nil {
 		return nil, err
+	}
+	if err := fileutil.WriteAtomic(p.launcher(), launchScript, 0o600); err != nil {
+		return nil, fmt.Errorf("writing %s: %w", p.launcher(), err)
 	}
 	if err := WriteDeployISO(p.deployISO(), st.APIURL, p.tmp()); err != nil {
 		return nil, err
