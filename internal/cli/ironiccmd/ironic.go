@@ -86,6 +86,7 @@ func NewCmdUp(streams cli.IOStreams, stateDir *string, runF func(context.Context
 	f.BoolVar(&o.FakeHardware, "fake-hardware", false, "also enable Ironic's fake-hardware driver (nodes without a BMC)")
 	f.BoolVar(&o.Debug, "debug", false, "Ironic's debug logging")
 	cli.AddTimeoutFlag(f, &o.Timeout, localironic.DefaultStartTimeout, "how long to wait for the API to answer")
+	f.IntVar(&o.Tuning.Conductors, "conductors", 0, "conductor processes: the all-in-one one and N-1 ironic-conductor (0: 1; more need a 127.x --host, each conductor on the next loopback address)")
 	f.IntVar(&o.Tuning.ConductorWorkers, "conductor-workers", 0, "[conductor] workers_pool_size (0: Ironic's 100)")
 	f.DurationVar(&o.Tuning.SyncPowerStateInterval, "sync-power-state-interval", 0, "[conductor] sync_power_state_interval (0: 60s; negative disables)")
 	f.DurationVar(&o.Tuning.DeployCallbackTimeout, "deploy-callback-timeout", 0, "[conductor] deploy_callback_timeout (0: 30m)")

@@ -50,11 +50,12 @@ func TestCommands(t *testing.T) {
 		notOut   []string
 	}{
 		{"help lists local, hides serve-http", []string{"--help"}, 0, []string{"local"}, nil, []string{"serve-http"}},
-		{"up help", []string{"local", "up", "--help"}, 0, []string{"--api-port", "--http-port", "--auth", "--conductor-workers", "--state-dir", "$AIRSHIP_IRONIC_STATE_DIR", "--timeout"}, nil, []string{"--wait-timeout"}},
+		{"up help", []string{"local", "up", "--help"}, 0, []string{"--api-port", "--http-port", "--auth", "--conductors", "--conductor-workers", "--state-dir", "$AIRSHIP_IRONIC_STATE_DIR", "--timeout"}, nil, []string{"--wait-timeout"}},
 		{"unknown flag", []string{"local", "up", "--bogus"}, cli.ExitUsage, nil, []string{"unknown flag: --bogus"}, nil},
 		{"bad port value", []string{"local", "up", "--api-port=x"}, cli.ExitUsage, nil, []string{"--api-port"}, nil},
 		{"unknown auth", []string{"local", "up", "--state-dir", state, "--auth=kerberos"}, 1, nil, []string{`Auth "kerberos"`}, nil},
 		{"noauth off loopback", []string{"local", "up", "--state-dir", state, "--host=0.0.0.0"}, 1, nil, []string{"loopback", "http_basic"}, nil},
+		{"conductors off loopback", []string{"local", "up", "--state-dir", state, "--host", "::1", "--conductors=2"}, 1, nil, []string{"need an IPv4 loopback Host"}, nil},
 		{"too few workers", []string{"local", "up", "--state-dir", state, "--conductor-workers=1"}, 1, nil, []string{"workers_pool_size"}, nil},
 		{"down takes no args", []string{"local", "down", "extra"}, 1, nil, []string{"unknown command"}, nil},
 		{"down of nothing", []string{"local", "down", "--state-dir", state}, 0, []string{"No local Ironic process was running."}, nil, nil},
