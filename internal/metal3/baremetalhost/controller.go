@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
@@ -69,6 +70,11 @@ type BareMetalHostReconciler struct {
 	MaxBackoff time.Duration
 	// Concurrency is how many hosts are reconciled at once.
 	Concurrency int
+
+	// powerRequests holds, per host UID, the power-on or power-off a
+	// provisioner answered Dirty (under way), until a pass sees the power
+	// reach its target: its event is recorded then (power.go).
+	powerRequests sync.Map
 }
 
 // +kubebuilder:rbac:groups=metal3.io,resources=baremetalhosts,verbs=get;list;watch;update;patch

@@ -34,7 +34,9 @@
 // error fields). Reconcile then writes the status once, when it changed
 // (lastUpdated aside), with Update: upstream's status is one record of the
 // state machine with its own lastUpdated, not a set of conditions patched
-// apart. Events go out after the writes; the next pass comes soon after a
+// apart. Events go out after the writes (a PowerOn or PowerOff once per
+// transition, when the host is seen in the power state asked for, also
+// when the provisioner first answered the request Dirty); the next pass comes soon after a
 // state change, after a backoff counted by status.errorCount after a
 // failure, after the provisioner's wait while a step is under way, and
 // after the power poll interval for a settled host.

@@ -20,6 +20,19 @@ import (
 // under way (Dirty) is waited for, the host kept as it is; the next pass
 // asks for the same state again, which the provisioner answers without
 // sending another request while the first is in flight.
+//
+// A PowerOn or PowerOff event is recorded once per transition, when the
+// host is seen in the state asked for: at once when the provisioner
+// answers done, else (a request answered Dirty, as Ironic's always is) on
+// the first later pass that sees the power reach its target, whether that
+// pass reads it from the power state or gets done from the provisioner.
+// Not when the request is accepted: the event says the host is on or
+// off, and a request can still fail (that failure is the power management
+// error instead); nor on each Dirty pass. The request answered Dirty is
+// remembered in memory only (powerRequests): an operator restarted while
+// one is under way records no event for it, rather than a second one.
+// Reboot needs none of this: its annotation stays until the provisioner
+// answers done, which is when Rebooted is recorded.
 func (s *hostScope) managePower() error {
 	h := s.host
 	power, err := s.prov.PowerState(s.ctx)
@@ -27,6 +40,7 @@ func (s *hostScope) managePower() error {
 		return s.fail(metal3v1alpha1.PowerManagementError, "reading the power state", err)
 	}
 	h.Status.PoweredOn = power == provisioner.PowerOn
+	s.powerReached(power)
 	rebootNow, force, keepOff := s.rebootRequest()
 	want := h.Spec.Online && !keepOff
 	if rebootNow != "" && !keepOff && !h.Spec.Online {
@@ -40,6 +54,7 @@ func (s *hostScope) managePower() error {
 		doing, reason  string
 		message        string
 		poweredOnAfter bool
+		target         provisioner.PowerState
 	)
 	switch {
 	case rebootNow != "" && !keepOff:
@@ -48,13 +63,20 @@ func (s *hostScope) managePower() error {
 		message = "rebooted as the " + metal3v1alpha1.RebootAnnotationPrefix + " annotation asked"
 	case want && power != provisioner.PowerOn:
 		res, err = s.prov.PowerOn(s.ctx)
-		doing, reason, message, poweredOnAfter = "powering on", "PowerOn", "host powered on", true
+		doing, reason, message, poweredOnAfter, target = "powering on", "PowerOn", "host powered on", true, provisioner.PowerOn
 	case !want && power == provisioner.PowerOn:
 		res, err = s.prov.PowerOff(s.ctx, force)
-		doing, reason, message = "powering off", "PowerOff", "host powered off"
+		doing, reason, message, target = "powering off", "PowerOff", "host powered off", provisioner.PowerOff
 	}
 	if doing != "" {
-		if done, err := s.step(metal3v1alpha1.PowerManagementError, doing, res, err); !done {
+		done, err := s.step(metal3v1alpha1.PowerManagementError, doing, res, err)
+		// A new request (or a reboot) replaces the one remembered; a
+		// failed one is forgotten (its retry is a new request).
+		s.r.powerRequests.Delete(h.UID)
+		if !done {
+			if err == nil && res.Dirty && target != "" {
+				s.r.powerRequests.Store(h.UID, powerRequest{target: target, reason: reason, message: message})
+			}
 			return err
 		}
 		h.Status.PoweredOn = poweredOnAfter
@@ -68,6 +90,26 @@ func (s *hostScope) managePower() error {
 	}
 	s.poll = true
 	return nil
+}
+
+// powerRequest is a power-on or power-off under way: the state it goes
+// to and the event recorded when the host gets there.
+type powerRequest struct {
+	target          provisioner.PowerState
+	reason, message string
+}
+
+// powerReached records the event of the request under way once power is
+// its target.
+func (s *hostScope) powerReached(power provisioner.PowerState) {
+	v, ok := s.r.powerRequests.Load(s.host.UID)
+	if !ok {
+		return
+	}
+	if req := v.(powerRequest); req.target == power {
+		s.r.powerRequests.Delete(s.host.UID)
+		s.event(req.reason, req.message, false)
+	}
 }
 
 // rebootRequest reads the host's reboot annotations: rebootNow names the

@@ -314,3 +314,77 @@ func TestBootMediaMetaData(t *testing.T) {
 		})
 	}
 }
+
+// TestPowerEventOncePerTransition: a power-on or power-off records its
+// event once, whether the provisioner answers done at once (the direct
+// one), or Dirty first (Ironic: the request accepted and under way) and
+// the next pass already reads the new power state (no call then), or
+// Dirty and then done. Not on each Dirty pass, not when the request is
+// accepted, not for a request that failed, and not twice across a
+// restarted controller (a new reconciler, nothing remembered).
+func TestPowerEventOncePerTransition(t *testing.T) {
+	dirty := provisioner.Result{Dirty: true}
+	type pass struct {
+		restart bool
+		// power is what the provisioner reads at the start of the pass;
+		// res its answer to a power request.
+		power provisioner.PowerState
+		res   provisioner.Result
+	}
+	on, off := provisioner.PowerOn, provisioner.PowerOff
+	tests := []struct {
+		name       string
+		online     bool
+		passes     []pass
+		wantCalls  []string
+		wantEvents []string
+	}{
+		{name: "done at once", online: true, passes: []pass{{power: off}, {power: on}},
+			wantCalls: []string{"PowerOn"}, wantEvents: []string{"PowerOn"}},
+		{name: "Dirty, then the power state reads on", online: true, passes: []pass{{power: off, res: dirty}, {power: off, res: dirty}, {power: on}, {power: on}},
+			wantCalls: []string{"PowerOn", "PowerOn"}, wantEvents: []string{"PowerOn"}},
+		{name: "Dirty, then done", online: true, passes: []pass{{power: off, res: dirty}, {power: off}, {power: on}},
+			wantCalls: []string{"PowerOn", "PowerOn"}, wantEvents: []string{"PowerOn"}},
+		{name: "power off: Dirty, then off", online: false, passes: []pass{{power: on, res: dirty}, {power: off}},
+			wantCalls: []string{"PowerOff"}, wantEvents: []string{"PowerOff"}},
+		{name: "Dirty, then failed: the failure's event, then the retry's PowerOn", online: true,
+			passes:    []pass{{power: off, res: dirty}, {power: off, res: provisioner.Result{ErrorMessage: "power on failed"}}, {power: off, res: dirty}, {power: on}},
+			wantCalls: []string{"PowerOn", "PowerOn", "PowerOn"}, wantEvents: []string{"PowerManagementError", "PowerOn"}},
+		{name: "Dirty, restarted while still under way, then on", online: true, passes: []pass{{power: off, res: dirty}, {restart: true, power: off, res: dirty}, {power: on}},
+			wantCalls: []string{"PowerOn", "PowerOn"}, wantEvents: []string{"PowerOn"}},
+		{name: "on, off, on: one event each", online: true, passes: []pass{{power: off, res: dirty}, {power: on}, {power: off, res: dirty}, {power: on}},
+			wantCalls: []string{"PowerOn", "PowerOn"}, wantEvents: []string{"PowerOn", "PowerOn"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, f := lifecycleHost(t, metal3v1alpha1.StateAvailable, func(h *metal3v1alpha1.BareMetalHost) { h.Spec.Online = tt.online })
+			var events []string
+			for i, p := range tt.passes {
+				if p.restart {
+					old := s.r
+					s.r = &BareMetalHostReconciler{Client: old.Client, Factory: old.Factory, Clock: old.Clock, PowerPollInterval: old.PowerPollInterval, MaxBackoff: old.MaxBackoff}
+				}
+				f.power = p.power
+				f.results["PowerOn"], f.results["PowerOff"] = p.res, p.res
+				s = again(s)
+				_ = s.run(false) // the outcome is read from the calls and events below
+				if p.res.Dirty && s.wait <= 0 {
+					t.Errorf("pass %d: a Dirty power request is not waited for", i+1)
+				}
+				events = append(events, reasons(s.events)...)
+			}
+			var powerCalls []string
+			for _, c := range f.calls {
+				if c == "PowerOn" || c == "PowerOff" {
+					powerCalls = append(powerCalls, c)
+				}
+			}
+			if !slices.Equal(powerCalls, tt.wantCalls) {
+				t.Errorf("power calls %v, want %v", powerCalls, tt.wantCalls)
+			}
+			if !slices.Equal(events, tt.wantEvents) {
+				t.Errorf("events %v, want %v", events, tt.wantEvents)
+			}
+		})
+	}
+}
