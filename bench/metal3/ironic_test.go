@@ -126,6 +126,7 @@ func setTuning(t *localironic.Tuning, kv string) error {
 		"workers_pool_size": &t.ConductorWorkers, "periodic_max_workers": &t.PeriodicMaxWorkers,
 		"sync_power_state_workers": &t.SyncPowerStateWorkers, "max_concurrent_deploy": &t.MaxConcurrentDeploy,
 		"max_concurrent_clean": &t.MaxConcurrentClean, "node_locked_retry_attempts": &t.NodeLockedRetryAttempts,
+		"conductors": &t.Conductors,
 	}
 	durs := map[string]*time.Duration{
 		"sync_power_state_interval": &t.SyncPowerStateInterval, "check_provision_state_interval": &t.CheckProvisionStateInterval,
@@ -151,6 +152,8 @@ type ironicRun struct {
 	operatorCPU, ironicCPU, emulatorCPU float64
 	// ironicConf lists the tuned settings of ironic.conf.
 	ironicConf string
+	// conductors counts Ironic's processes (each a conductor).
+	conductors int
 }
 
 // ironicRig is one run's processes and clients.
@@ -159,7 +162,9 @@ type ironicRig struct {
 	c         client.Client
 	env       *testenv.Env
 	inst      *localironic.Instance
-	ironicPID int
+	// ironicPIDs are Ironic's processes: the all-in-one one, then the
+	// extra conductors.
+	ironicPIDs []int
 	emu       *emuProc
 	op        *exec.Cmd
 	opLog     string
@@ -188,7 +193,7 @@ func startIronicRig(b *testing.B, bin string, args []string, n int) *ironicRig {
 		}
 	})
 	r.inst = testenv.Ironic(b, func(o *localironic.Options) { o.Tuning = ironicTuning(b, n) })
-	r.ironicPID = ironicPID(b, r.inst)
+	r.ironicPIDs = ironicPIDs(b, r.inst)
 	r.image = *testenv.ServeDiskImage(b, r.inst, "bench-host.raw", benchImageSize, testenv.DiskImageOptions{}).HostImage(metal3v1alpha1.SHA256)
 
 	hb := ironicHeartbeat
@@ -219,20 +224,40 @@ func startIronicRig(b *testing.B, bin string, args []string, n int) *ironicRig {
 	return r
 }
 
-// ironicPID is the Ironic process's PID from the state directory.
-func ironicPID(b *testing.B, inst *localironic.Instance) int {
+// ironicPIDs are the PIDs of Ironic's processes from the state directory:
+// the all-in-one process first, then the extra conductors.
+func ironicPIDs(b *testing.B, inst *localironic.Instance) []int {
 	b.Helper()
 	st, err := localironic.GetStatus(inst.StateDir)
 	if err != nil {
 		b.Fatal(err)
 	}
+	var pids []int
 	for _, p := range st.Processes {
-		if p.Component == localironic.ComponentIronic && p.Alive {
-			return p.PID
+		if (p.Component == localironic.ComponentIronic || strings.HasPrefix(p.Component, localironic.ComponentConductor)) && p.Alive {
+			pids = append(pids, p.PID)
 		}
 	}
-	b.Fatalf("no running Ironic recorded in %s", inst.StateDir)
-	return 0
+	if len(pids) == 0 {
+		b.Fatalf("no running Ironic recorded in %s", inst.StateDir)
+	}
+	return pids
+}
+
+// ironicUsage sums the peak RSS and the CPU time of Ironic's processes.
+func (r *ironicRig) ironicUsage() (rss, cpu float64, err error) {
+	for _, pid := range r.ironicPIDs {
+		m, err := harness.VmHWMMiB(pid)
+		if err != nil {
+			return 0, 0, err
+		}
+		c, err := harness.CPUSeconds(pid)
+		if err != nil {
+			return 0, 0, err
+		}
+		rss, cpu = rss+m, cpu+c
+	}
+	return rss, cpu, nil
 }
 
 // createSecrets creates the namespace, every host's Secrets and a userData
@@ -317,10 +342,10 @@ func (r *ironicRig) run() ironicRun {
 		r.b.Fatal(err)
 	}
 	hosts := r.emu.Hosts
-	out := ironicRun{ironicConf: confSummary(r.inst.ConfigFile)}
+	out := ironicRun{ironicConf: confSummary(r.inst.ConfigFile), conductors: len(r.ironicPIDs)}
 	out.available = r.phase(tl, "created -> available", func(i int) error { return r.c.Create(ctx, hosts[i].DeepCopy()) },
 		metal3v1alpha1.StateAvailable, registeringToAvailable)
-	if cpu, err := harness.CPUSeconds(r.ironicPID); err == nil {
+	if _, cpu, err := r.ironicUsage(); err == nil {
 		r.b.Logf("Ironic CPU to available: %.0f s", cpu)
 	}
 	out.provisioned = r.phase(tl, "available -> provisioned", func(i int) error { return r.provision(ctx, hosts[i].Name) },
@@ -344,7 +369,6 @@ func (r *ironicRig) peaks(out *ironicRun) error {
 		rss, cpu *float64
 	}{
 		{"operator", r.op.Process.Pid, &out.operatorRSS, &out.operatorCPU},
-		{"Ironic", r.ironicPID, &out.ironicRSS, &out.ironicCPU},
 		{"emulator", r.emu.cmd.Process.Pid, &out.emulatorRSS, &out.emulatorCPU},
 	}
 	for _, p := range procs {
@@ -355,6 +379,10 @@ func (r *ironicRig) peaks(out *ironicRun) error {
 		if *p.cpu, err = harness.CPUSeconds(p.pid); err != nil {
 			return fmt.Errorf("%s: %w", p.name, err)
 		}
+	}
+	var err error
+	if out.ironicRSS, out.ironicCPU, err = r.ironicUsage(); err != nil {
+		return fmt.Errorf("Ironic: %w", err)
 	}
 	r.b.Logf("peak RSS / CPU: operator %.0f MiB / %.0f s, Ironic %.0f MiB / %.0f s, emulator %.0f MiB / %.0f s",
 		out.operatorRSS, out.operatorCPU, out.ironicRSS, out.ironicCPU, out.emulatorRSS, out.emulatorCPU)
@@ -506,7 +534,7 @@ func recordIronicRows(b *testing.B, n int, args []string, avail, prov harness.Ta
 	ours := fmt.Sprintf("metal3-operator + local Ironic 21.4 (each its own process; %s)", strings.Join(args, " "))
 	peer := fmt.Sprintf("published, not measured: upstream BMO's scalability run, 800 hosts enrolled in 328 s (%.0f hosts/min), scaled to %s", publishedHostsPerMinute, size)
 	peerSeconds := float64(n) / publishedHostsPerMinute * 60
-	parallelism := "operator --concurrency from the flags; Ironic one process (API + conductor, one core at most): " + last.ironicConf
+	parallelism := fmt.Sprintf("operator --concurrency from the flags; Ironic %d process(es), each a conductor using one core at most (the first also serves the API): %s", last.conductors, last.ironicConf)
 	cluster := "fresh API server, fresh Ironic (sqlite) and a fresh emulator per run"
 	peaks := fmt.Sprintf("peak RSS: operator %.0f MiB, Ironic %.0f MiB, emulator (BMCs, agents) %.0f MiB; CPU over both phases: operator %.0f s, Ironic %.0f s, emulator %.0f s",
 		last.operatorRSS, last.ironicRSS, last.emulatorRSS, last.operatorCPU, last.ironicCPU, last.emulatorCPU)
