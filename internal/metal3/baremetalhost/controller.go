@@ -155,6 +155,7 @@ func (r *BareMetalHostReconciler) Reconcile(ctx context.Context, req reconcile.R
 			return reconcile.Result{}, err
 		}
 		r.record(host, s.events)
+		r.powerRequests.Delete(host.UID) // the host is gone: nothing to report
 		return reconcile.Result{}, nil
 	}
 	if err := r.write(ctx, s, snap); err != nil {
