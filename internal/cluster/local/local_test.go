@@ -128,6 +128,24 @@ func TestComponentArgsStayOnLoopbackWithTLS(t *testing.T) {
 	}
 }
 
+// TestSetDefaultsKeepsNodes: Nodes is taken as given, zero included, so
+// `cluster local up --nodes 0` starts a cluster without kwok Nodes; the
+// default of 3 belongs to the --nodes flag.
+func TestSetDefaultsKeepsNodes(t *testing.T) {
+	for _, n := range []int{0, 1, 5} {
+		t.Run(strconv.Itoa(n), func(t *testing.T) {
+			o := Options{Nodes: n}
+			o.setDefaults()
+			if o.Nodes != n {
+				t.Errorf("Nodes %d after setDefaults, want %d", o.Nodes, n)
+			}
+			if o.Timeout != 2*time.Minute || o.StateDir == "" || o.BinDir == "" || o.Progress == nil {
+				t.Errorf("other defaults not set: %+v", o)
+			}
+		})
+	}
+}
+
 func TestUpWithoutBinariesFailsCleanly(t *testing.T) {
 	state := t.TempDir()
 	_, err := Up(context.Background(), Options{StateDir: state, BinDir: filepath.Join(t.TempDir(), "none")})

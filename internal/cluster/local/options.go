@@ -50,7 +50,11 @@ type Options struct {
 	BinDir string
 	// APIServerPort is the secure port of kube-apiserver on 127.0.0.1; 0 picks a free one.
 	APIServerPort int
-	// Nodes is how many kwok Nodes to create; the first is labelled control-plane, the rest worker.
+	// Nodes is how many kwok Nodes to create; the first is labelled
+	// control-plane, the rest worker. Zero creates none (for real kubelets
+	// to join), so it is not a "use the default" value: the CLI's --nodes
+	// flag carries the default of 3. kwok runs either way; it manages only
+	// Nodes annotated FakeNodeAnnotation, so it never touches a real one.
 	Nodes int
 	// Timeout bounds the whole start-up.
 	Timeout time.Duration
@@ -108,9 +112,6 @@ func (o *Options) setDefaults() {
 	}
 	if o.BinDir == "" {
 		o.BinDir = DefaultBinDir()
-	}
-	if o.Nodes == 0 {
-		o.Nodes = 3
 	}
 	if o.Timeout == 0 {
 		o.Timeout = 2 * time.Minute

@@ -54,6 +54,9 @@ func NewCmdUp(streams cli.IOStreams, stateDir *string, runF func(context.Context
   # A second one beside it, in its own state directory, on a fixed port
   airshipctl cluster local up --state-dir /tmp/cp2 --port 16443 --nodes 1 --timeout 3m
 
+  # No kwok Nodes at all, for real kubelets to join
+  airshipctl cluster local up --nodes 0
+
   # Signed by the site's cluster CA (here from promenade generate-certs)
   airshipctl cluster local up --ca-cert pki/ca-kubernetes.pem --ca-key pki/ca-kubernetes-key.pem`,
 		Args: cobra.NoArgs,
@@ -66,7 +69,7 @@ func NewCmdUp(streams cli.IOStreams, stateDir *string, runF func(context.Context
 	}
 	cmd.Flags().StringVar(&o.BinDir, "bin-dir", cluster.DefaultBinDir(), "directory holding the control-plane binaries ($AIRSHIP_TESTBIN_DIR)")
 	cmd.Flags().IntVar(&o.Port, "port", 0, "kube-apiserver port on 127.0.0.1 (0 picks a free one)")
-	cmd.Flags().IntVar(&o.Nodes, "nodes", 3, "number of kwok Nodes (the first is control-plane, the rest workers)")
+	cmd.Flags().IntVar(&o.Nodes, "nodes", 3, "number of kwok Nodes (the first is control-plane, the rest workers); 0 for none, e.g. for real kubelets to join")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", 2*time.Minute, "how long to wait for the cluster to be ready")
 	cmd.Flags().StringVar(&o.CACert, "ca-cert", "", "cluster CA certificate (PEM) to sign the cluster's certificates with, instead of a new CA (with --ca-key)")
 	cmd.Flags().StringVar(&o.CAKey, "ca-key", "", "private key (PEM) of --ca-cert")
@@ -85,15 +88,7 @@ func runUp(ctx context.Context, o *UpOptions) error {
 			return fmt.Errorf("cluster local up: --ca-cert/--ca-key: %w", err)
 		}
 	}
-	res, err := cluster.Up(ctx, cluster.Options{
-		CA:            ca,
-		StateDir:      *o.StateDir,
-		BinDir:        o.BinDir,
-		APIServerPort: o.Port,
-		Nodes:         o.Nodes,
-		Timeout:       o.Timeout,
-		Progress:      o.Streams.ErrOut,
-	})
+	res, err := cluster.Up(ctx, o.clusterOptions(ca))
 	if err != nil {
 		return fmt.Errorf("cluster local up: %w", err)
 	}
@@ -105,6 +100,20 @@ func runUp(ctx context.Context, o *UpOptions) error {
 	}
 	fmt.Fprintf(w, "Use it with:\n  export KUBECONFIG=%s\n  kubectl get nodes\n", res.State.Kubeconfig)
 	return nil
+}
+
+// clusterOptions is what runUp asks cluster.Up for; ca is the loaded
+// --ca-cert/--ca-key, nil for a new CA.
+func (o *UpOptions) clusterOptions(ca *pki.KeyPair) cluster.Options {
+	return cluster.Options{
+		CA:            ca,
+		StateDir:      *o.StateDir,
+		BinDir:        o.BinDir,
+		APIServerPort: o.Port,
+		Nodes:         o.Nodes,
+		Timeout:       o.Timeout,
+		Progress:      o.Streams.ErrOut,
+	}
 }
 
 // DownOptions are the flags and dependencies of `down`.

@@ -26,7 +26,9 @@ func TestUpFlags(t *testing.T) {
 		{"defaults", nil, UpOptions{Nodes: 3, Timeout: 2 * time.Minute}},
 		{"all flags", []string{"--port=7443", "--nodes=5", "--timeout=30s", "--bin-dir=/bins"},
 			UpOptions{Port: 7443, Nodes: 5, Timeout: 30 * time.Second, BinDir: "/bins"}},
+		// An explicit 0 is zero kwok Nodes, not the default.
 		{"zero nodes", []string{"--nodes=0"}, UpOptions{Nodes: 0, Timeout: 2 * time.Minute}},
+		{"five nodes", []string{"--nodes", "5"}, UpOptions{Nodes: 5, Timeout: 2 * time.Minute}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -46,6 +48,10 @@ func TestUpFlags(t *testing.T) {
 			}
 			if *got.StateDir != "/state" {
 				t.Errorf("state dir %q", *got.StateDir)
+			}
+			// What cluster.Up is asked for; cluster/local's own tests show it keeps Nodes as given.
+			if co := got.clusterOptions(nil); co.Nodes != tt.want.Nodes || co.APIServerPort != tt.want.Port || co.StateDir != "/state" {
+				t.Errorf("cluster options nodes=%d port=%d state=%q, want %d %d /state", co.Nodes, co.APIServerPort, co.StateDir, tt.want.Nodes, tt.want.Port)
 			}
 		})
 	}
