@@ -3,6 +3,9 @@ package baremetalhost_test
 import (
 	"context"
 	"net/http"
+	"os"
+	"path"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -11,7 +14,7 @@ import (
 	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/airshipit/airship-go/internal/configdrive"
+	"github.com/airshipit/airship-go/internal/configdrive/configdrivetest"
 	"github.com/airshipit/airship-go/internal/localironic"
 	"github.com/airshipit/airship-go/internal/metal3/provisioner"
 	"github.com/airshipit/airship-go/internal/redfish/emulator"
@@ -38,7 +41,8 @@ func TestIronicDownAndBack(t *testing.T) {
 	r := newFaultRig(t, 2, func(tu *localironic.Tuning) { tu.DeployCallbackTimeout = 90 * time.Second })
 	r.addHosts(2)
 	r.emu.SetFault("host-0001", emulator.Fault{Delay: 2 * time.Second})
-	r.provision("host-0001", r.image("down-and-back.raw"))
+	img := r.image("down-and-back.raw")
+	r.provision("host-0001", img)
 	r.waitAgent("host-0001")
 	before := map[string]*metal3v1alpha1.BareMetalHost{"host-0000": r.get("host-0000"), "host-0001": r.get("host-0001")}
 
@@ -69,7 +73,7 @@ func TestIronicDownAndBack(t *testing.T) {
 	if h.Status.Provisioning.ID != before["host-0001"].Status.Provisioning.ID {
 		t.Errorf("host-0001 registered again as %s, was %s", h.Status.Provisioning.ID, before["host-0001"].Status.Provisioning.ID)
 	}
-	r.checkConfigDrive("host-0001")
+	r.checkConfigDrive("host-0001", img)
 	if n, ok := r.node("host-0001"); !ok || n.ProvisionState != "active" {
 		t.Errorf("the Ironic node of host-0001: %+v (found %v), want active", n, ok)
 	}
@@ -97,7 +101,7 @@ func TestIronicBMCFailsMidDeploy(t *testing.T) {
 	}
 	r.emu.SetFault("host-0000", emulator.Fault{})
 	r.waitStateWithin("host-0000", metal3v1alpha1.StateProvisioned, ironicStep)
-	r.checkConfigDrive("host-0000")
+	r.checkConfigDrive("host-0000", img)
 }
 
 // TestIronicChecksumMismatch: an image whose checksum is wrong fails the
@@ -125,7 +129,7 @@ func TestIronicChecksumMismatch(t *testing.T) {
 	if h.Status.Provisioning.Image.Checksum != good {
 		t.Errorf("provisioned with checksum %q, want %q", h.Status.Provisioning.Image.Checksum, good)
 	}
-	r.checkConfigDrive("host-0000")
+	r.checkConfigDrive("host-0000", img)
 }
 
 // TestIronicAgentNeverHeartbeats: a deploy agent that looks its node up
@@ -144,7 +148,7 @@ func TestIronicAgentNeverHeartbeats(t *testing.T) {
 	}
 	r.emu.SetFault("host-0000", emulator.Fault{})
 	r.waitStateWithin("host-0000", metal3v1alpha1.StateProvisioned, ironicStep)
-	r.checkConfigDrive("host-0000")
+	r.checkConfigDrive("host-0000", img)
 }
 
 // TestIronicNodeDeletedBehindOurBack: the node of an available host
@@ -175,9 +179,10 @@ func TestIronicNodeDeletedBehindOurBack(t *testing.T) {
 	if code := ironic(t, r.inst, http.MethodGet, "/v1/nodes/"+old, nil, nil); code != http.StatusNotFound {
 		t.Errorf("GET the deleted node: %d, want 404", code)
 	}
-	r.provision("host-0000", r.image("after-delete.raw"))
+	img := r.image("after-delete.raw")
+	r.provision("host-0000", img)
 	r.waitStateWithin("host-0000", metal3v1alpha1.StateProvisioned, ironicStep)
-	r.checkConfigDrive("host-0000")
+	r.checkConfigDrive("host-0000", img)
 }
 
 // TestIronicPowerOncePerTransition: a slow BMC (a reset applied 8 s after
@@ -229,14 +234,18 @@ func (r *faultRig) waitAgent(name string) {
 	}
 }
 
-// checkConfigDrive checks the host's first disk holds the config drive
-// with the host's user-data.
-func (r *faultRig) checkConfigDrive(name string) {
+// checkConfigDrive checks the host's first disk holds img, as Ironic's
+// image server serves it, and the config drive with the host's user-data.
+func (r *faultRig) checkConfigDrive(name string, img *metal3v1alpha1.Image) {
 	r.t.Helper()
-	d, err := configdrive.ReadFile(r.emu.DiskPath(name, "sda"))
+	// r.image gives the spec only: the image's bytes are read back from
+	// Ironic's image server's directory, where it wrote the raw image.
+	served := filepath.Join(r.inst.HTTPRoot, path.Base(img.URL))
+	raw, err := os.ReadFile(served)
 	if err != nil {
-		r.t.Fatalf("%s's disk holds no config drive: %v", name, err)
+		r.t.Fatalf("reading the served image %s: %v", served, err)
 	}
+	d := configdrivetest.ProvisionedDisk(r.t, r.emu.DiskPath(name, "sda"), raw)
 	if string(d.UserData) != userData {
 		r.t.Errorf("%s's config drive user-data %q, want the Secret's", name, d.UserData)
 	}

@@ -15,8 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/airshipit/airship-go/internal/metal3/metal3operator"
-	"github.com/airshipit/airship-go/internal/redfish/emulator"
 	"github.com/airshipit/airship-go/internal/test/testenv"
 )
 
@@ -102,11 +100,7 @@ func TestPausedHostKeepsStatusAnnotation(t *testing.T) {
 // media, nothing written to its disk.
 func TestMovedHostAdoptedByIronic(t *testing.T) {
 	inst := testenv.Ironic(t)
-	r := newRigWith(t, 1, emulator.Options{HeartbeatInterval: 2 * time.Second}, func(o *metal3operator.Options) {
-		o.IronicEndpoint, o.DeployISO = inst.APIURL, inst.DeployISOURL
-		o.IronicImageDownloadSource = "http"
-		o.ProvisionPollInterval = time.Second
-	})
+	r := newIronicRig(t, 1, inst)
 	emuHost := r.emu.Hosts()[0]
 	img := metal3v1alpha1.Image{URL: inst.HTTPURL + "/node.img", Checksum: inst.HTTPURL + "/node.img.md5sum", ChecksumType: metal3v1alpha1.MD5}
 	moved := metal3v1alpha1.BareMetalHostStatus{

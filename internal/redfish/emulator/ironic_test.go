@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -130,13 +128,13 @@ func TestIronicDeploysWithTheAgent(t *testing.T) {
 		t.Errorf("cleaning ran no erase_devices_metadata on the host")
 	}
 
-	image := configdrivetest.GPTImage(t, filepath.Join(inst.HTTPRoot, "emu-image.raw"), 16<<20)
+	image := testenv.ServeDiskImage(t, inst, "emu-image.raw", 16<<20, testenv.DiskImageOptions{})
 	userData := "#cloud-config\nhostname: deployed-0\n"
 	api.call("PATCH", "/v1/nodes/"+node.UUID, []map[string]any{
-		{"op": "add", "path": "/instance_info/image_source", "value": inst.HTTPURL + "/emu-image.raw"},
+		{"op": "add", "path": "/instance_info/image_source", "value": image.URL},
 		{"op": "add", "path": "/instance_info/image_os_hash_algo", "value": "sha256"},
-		{"op": "add", "path": "/instance_info/image_os_hash_value", "value": sha256Hex(image)},
-		{"op": "add", "path": "/instance_info/image_disk_format", "value": "raw"},
+		{"op": "add", "path": "/instance_info/image_os_hash_value", "value": image.SHA256},
+		{"op": "add", "path": "/instance_info/image_disk_format", "value": image.Format},
 		// The agent downloads the image itself: with "local" the conductor
 		// serves it through a symlink under http_root into its cache,
 		// which localironic's image server (os.Root) refuses (404).
@@ -148,19 +146,7 @@ func TestIronicDeploysWithTheAgent(t *testing.T) {
 	}}, 5*time.Minute)
 
 	disk := s.DiskPath("host-0000", "sda")
-	f, err := os.Open(disk)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = f.Close() }()
-	got := make([]byte, 1<<20)
-	if _, err := f.ReadAt(got, 1<<20); err != nil || !bytes.Equal(got, image[1<<20:2<<20]) {
-		t.Fatalf("disk %s does not hold the image's partition (%v)", disk, err)
-	}
-	d, err := configdrive.ReadFile(disk)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := configdrivetest.ProvisionedDisk(t, disk, image.Raw)
 	if string(d.UserData) != userData || !strings.Contains(string(d.MetaData), node.UUID) {
 		t.Fatalf("config drive: meta-data %s, user-data %q", d.MetaData, d.UserData)
 	}

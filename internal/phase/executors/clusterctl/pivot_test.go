@@ -2,9 +2,7 @@ package clusterctl_test
 
 import (
 	"context"
-	"crypto/md5" //nolint:gosec // the image's md5sum file, as a site gives one
 	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -29,7 +27,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/airshipit/airship-go/internal/apply"
-	"github.com/airshipit/airship-go/internal/configdrive"
 	"github.com/airshipit/airship-go/internal/configdrive/configdrivetest"
 	"github.com/airshipit/airship-go/internal/localironic"
 	"github.com/airshipit/airship-go/internal/metal3/metal3operator"
@@ -302,11 +299,8 @@ func TestPivotProvisionedCluster(t *testing.T) {
 	step("Cluster API managers running for mgmt")
 
 	mgmtIronic := testenv.Ironic(t)
-	image := configdrivetest.GPTImage(t, filepath.Join(mgmtIronic.HTTPRoot, "node.img"), 4<<20)
-	sum := md5.Sum(image) //nolint:gosec // the image's md5sum file, as a site gives one
-	if err := os.WriteFile(filepath.Join(mgmtIronic.HTTPRoot, "node.img.md5sum"), []byte(hex.EncodeToString(sum[:])+"  node.img\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	// The site's Metal3MachineTemplate names IMAGES/node.img and its md5sum file.
+	image := testenv.ServeDiskImage(t, mgmtIronic, "node.img", 4<<20, testenv.DiskImageOptions{SumFile: metal3v1alpha1.MD5})
 	startMetal3(t, mgmt, mgmtIronic)
 	// One emulated host; it boots into the cluster its user-data names.
 	host := emulator.Generate(1, 1)[0]
@@ -360,8 +354,9 @@ func TestPivotProvisionedCluster(t *testing.T) {
 	before, _ := emu.State(hostName)
 	disk := emu.DiskPath(hostName, "sda")
 	diskBefore := diskState(t, disk)
-	if cd, err := configdrive.ReadFile(disk); err != nil || !strings.Contains(string(cd.UserData), "kubeadm") || before.NodeDisk != "sda" {
-		t.Fatalf("the host's disk holds no config drive with the kubeadm bootstrap data (%v), or the host did not boot from it (%+v)", err, before)
+	if cd := configdrivetest.ProvisionedDisk(t, disk, image.Raw); !strings.Contains(string(cd.UserData), "kubeadm") || before.NodeDisk != "sda" {
+		// The user-data is not printed: it holds the cluster's CA key.
+		t.Fatalf("the host's config drive holds no kubeadm bootstrap data, or the host did not boot from its disk (%+v)", before)
 	}
 	bmhBefore := obj("metal3.io/v1alpha1", "BareMetalHost", tenantNS, hostName)
 	if err := mgmt.Client.Get(ctx, client.ObjectKeyFromObject(bmhBefore), bmhBefore); err != nil {
