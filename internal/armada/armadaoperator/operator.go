@@ -95,7 +95,10 @@ func Scheme() (*runtime.Scheme, error) { return operatorkit.NewScheme(addToSchem
 // separately (config/armada/rbac/release_role.yaml), see that file.
 //
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// Leader election (client-go's resourcelock, through controller-runtime's
+// deprecated recorder) records core/v1 Events on the Lease, in the Lease's
+// namespace; the controllers' own Events are events.k8s.io.
+// +kubebuilder:rbac:groups="",namespace=armada-system,resources=events,verbs=create;patch
 // Helm keeps release records as Secrets (owner=helm) in each release namespace.
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch;delete
 // Installs create the release namespace when it is missing.

@@ -18,11 +18,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	armadav1 "github.com/airshipit/airship-go/api/armada/v1alpha1"
+	"github.com/airshipit/airship-go/internal/operatorkit/operatortest"
 	"github.com/airshipit/airship-go/internal/test/testenv"
 )
 
 func TestDefaultKustomizationBuilds(t *testing.T) {
-	testenv.ExpectKinds(t, "config/armada/default", map[string]int{"CustomResourceDefinition": 3, "ClusterRole": 2, "ClusterRoleBinding": 2, "ServiceAccount": 1, "Namespace": 1, "Deployment": 1, "Service": 1})
+	testenv.ExpectKinds(t, "config/armada/default", map[string]int{"CustomResourceDefinition": 3, "ClusterRole": 2, "ClusterRoleBinding": 2, "Role": 1, "RoleBinding": 1, "ServiceAccount": 1, "Namespace": 1, "Deployment": 1, "Service": 1})
 }
 
 // TestRBACIsEnough runs the operator as its ServiceAccount, with only the
@@ -75,6 +76,8 @@ func TestRBACIsEnough(t *testing.T) {
 	if !apimeta.IsStatusConditionTrue(got.Status.Conditions, armadav1.ReadyCondition) {
 		t.Fatalf("conditions %+v", got.Status.Conditions)
 	}
+	// Leader election's Event on its Lease needs core/v1 Events in armada-system.
+	operatortest.ExpectLeaderEvent(t, env.Client, client.ObjectKey{Namespace: "armada-system", Name: LeaderElectionID})
 	var values corev1.ConfigMap
 	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: "apps", Name: "rbac-web-config"}, &values); err != nil || values.Data["greeting"] != "from-secret" {
 		t.Fatalf("the release's ConfigMap: greeting %q (err %v), want the Secret's", values.Data["greeting"], err)

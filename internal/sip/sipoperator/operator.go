@@ -56,6 +56,10 @@ var addToScheme = []func(*runtime.Scheme) error{metal3v1alpha1.AddToScheme, sipv
 func Scheme() (*runtime.Scheme, error) { return operatorkit.NewScheme(addToScheme...) }
 
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
+// Leader election (client-go's resourcelock, through controller-runtime's
+// deprecated recorder) records core/v1 Events on the Lease, in the Lease's
+// namespace; the controllers' own Events are events.k8s.io.
+// +kubebuilder:rbac:groups="",namespace=sip-system,resources=events,verbs=create;patch
 
 // operator is the SIP operator process of o: the SIPCluster controller,
 // after the SIPCluster and BareMetalHost CRDs.
