@@ -17,7 +17,11 @@
 // NewManager sets controller-runtime's SkipNameValidation for the whole
 // manager from Options.SkipControllerNameValidation (tests that start
 // several managers in one process set it), so no reconciler takes a
-// setting of its own for it.
+// setting of its own for it. It also turns off controller-runtime's
+// priority queue (its default): that queue gives the objects of the
+// informer's first list a low priority their requeues keep, so while
+// other objects are requeued (polled hosts) they are never reconciled.
+// Every controller's queue is first in, first out.
 //
 // The metrics server (/metrics, no authentication, --metrics-bind-address,
 // default :8080) and the probe server (/healthz, /readyz,

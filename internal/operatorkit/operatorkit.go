@@ -231,7 +231,17 @@ func NewManager(cfg *rest.Config, scheme *runtime.Scheme, o Options, leaderElect
 		// after reconcilers return.
 		LeaderElectionReleaseOnCancel: true,
 		Logger:                        log,
-		Controller:                    config.Controller{SkipNameValidation: &o.SkipControllerNameValidation},
+		Controller: config.Controller{
+			SkipNameValidation: &o.SkipControllerNameValidation,
+			// controller-runtime's priority queue (its default) gives
+			// the objects of an informer's initial list a low priority
+			// that their requeues keep; while other objects requeue
+			// (a host polled every few seconds) the workers never reach
+			// them. At 1,000 BareMetalHosts, the 182 created while the
+			// operator started were never reconciled. A FIFO queue
+			// serves every object in turn.
+			UsePriorityQueue: new(false),
+		},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)

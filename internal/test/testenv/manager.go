@@ -48,7 +48,7 @@ func NewManager(t testing.TB, env *Env) ctrl.Manager {
 		Scheme:                 env.Scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
-		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
+		Controller:             config.Controller{SkipNameValidation: ptr.To(true), UsePriorityQueue: ptr.To(false)}, // as operatorkit.NewManager
 	})
 	if err != nil {
 		t.Fatal(err)
