@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/airshipit/airship-go/internal/pki"
 	"github.com/airshipit/airship-go/internal/process"
 	"github.com/airshipit/airship-go/internal/test/testtool"
@@ -292,5 +294,44 @@ func TestPKIWithGivenCA(t *testing.T) {
 		if _, err := LoadCA(filepath.Join(src, tc.cert), filepath.Join(src, tc.key)); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("LoadCA(%s, %s) = %v, want an error with %q", tc.cert, tc.key, err, tc.want)
 		}
+	}
+}
+
+// TestUpWithoutNodes: Nodes 0 (`cluster local up --nodes 0`) starts every
+// component, kwok included, creates no Node, and the cluster is healthy:
+// status expects the zero Nodes it recorded.
+func TestUpWithoutNodes(t *testing.T) {
+	bin := DefaultBinDir()
+	if missing := MissingBinaries(bin); len(missing) > 0 {
+		testtool.Missing(t, "%s missing from %s; %s", strings.Join(missing, ", "), bin, BuildHint)
+	}
+	state := filepath.Join(t.TempDir(), "state")
+	t.Cleanup(func() {
+		if _, err := Down(DownOptions{StateDir: state, Purge: true}); err != nil {
+			t.Errorf("down: %v", err)
+		}
+	})
+	ctx := context.Background()
+	res, err := Up(ctx, Options{StateDir: state, BinDir: bin, Nodes: 0, Timeout: 3 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.State.Nodes != 0 || len(res.State.Processes) != len(Components) {
+		t.Fatalf("state: %d nodes and %d processes, want 0 and %d", res.State.Nodes, len(res.State.Processes), len(Components))
+	}
+	cs, err := clientset(res.State.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil || len(nodes.Items) != 0 {
+		t.Fatalf("nodes: %d (err %v), want none", len(nodes.Items), err)
+	}
+	st, err := GetStatus(ctx, state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.Healthy || st.Nodes != 0 || st.NodesReady != 0 || len(st.Components) != len(Components) {
+		t.Fatalf("status %+v, want healthy, all components, no nodes", st)
 	}
 }
