@@ -548,7 +548,7 @@ func TestUpStartsAgainWhenAPortIsTaken(t *testing.T) {
 		if len(taken) > 0 {
 			return
 		}
-		ln, err := net.Listen("tcp", net.JoinHostPort(st.Host, strconv.Itoa(st.APIPort)))
+		ln, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", net.JoinHostPort(st.Host, strconv.Itoa(st.APIPort)))
 		if err != nil {
 			t.Errorf("taking the API port: %v", err)
 			return
@@ -654,7 +654,12 @@ func TestConductorsShareNodes(t *testing.T) {
 	}
 	// JSON-RPC without credentials is refused.
 	rpc := fmt.Sprintf("http://127.0.0.2:%d/", readRPCPort(t, state))
-	resp, err := testClient.Post(rpc, "application/json", strings.NewReader(`{"jsonrpc":"2.0","method":"get_conductor_info","params":{},"id":"1"}`))
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, rpc, strings.NewReader(`{"jsonrpc":"2.0","method":"get_conductor_info","params":{},"id":"1"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := testClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
