@@ -17,8 +17,8 @@ help: ## List targets.
 	@grep -hE '^[a-z][a-z-]*:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
 
 .PHONY: build
-build: ## Build airshipctl, promenade, armada-operator, metal3-operator, sip-operator and redfish-emulator into bin/.
-	$(GO) build -o $(BIN)/ ./cmd/airshipctl ./cmd/promenade ./cmd/armada-operator ./cmd/metal3-operator ./cmd/sip-operator ./cmd/redfish-emulator
+build: ## Build airshipctl, promenade, armada-operator, metal3-operator, sip-operator and redfish-emulator into bin/ (stripped, trimmed paths).
+	$(GO) build -trimpath -ldflags='-s -w' -o $(BIN)/ ./cmd/airshipctl ./cmd/promenade ./cmd/armada-operator ./cmd/metal3-operator ./cmd/sip-operator ./cmd/redfish-emulator
 
 .PHONY: setup
 setup: ## Check the system tools (shellcheck, openssl, gcc, make, git, ...) and install missing ones with apt-get when root.
