@@ -94,7 +94,9 @@ func Scheme() (*runtime.Scheme, error) { return operatorkit.NewScheme(addToSchem
 // The operator's own needs. What the charts it installs need is granted
 // separately (config/armada/rbac/release_role.yaml), see that file.
 //
-// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
+// Leader election holds its Lease in the operator's namespace: client-go's
+// LeaseLock only gets, creates and updates it.
+// +kubebuilder:rbac:groups=coordination.k8s.io,namespace=armada-system,resources=leases,verbs=get;create;update
 // Leader election (client-go's resourcelock, through controller-runtime's
 // deprecated recorder) records core/v1 Events on the Lease, in the Lease's
 // namespace; the controllers' own Events are events.k8s.io.

@@ -204,7 +204,9 @@ var addToScheme = []func(*runtime.Scheme) error{metal3v1alpha1.AddToScheme, infr
 // Scheme returns the kinds the operator reads and writes.
 func Scheme() (*runtime.Scheme, error) { return operatorkit.NewScheme(addToScheme...) }
 
-// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
+// Leader election holds its Lease in the operator's namespace: client-go's
+// LeaseLock only gets, creates and updates it.
+// +kubebuilder:rbac:groups=coordination.k8s.io,namespace=metal3-system,resources=leases,verbs=get;create;update
 // Leader election (client-go's resourcelock, through controller-runtime's
 // deprecated recorder) records core/v1 Events on the Lease, in the Lease's
 // namespace; the controllers' own Events are events.k8s.io.
