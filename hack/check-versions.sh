@@ -53,4 +53,24 @@ for pin in "${tool_pins[@]}"; do
     bad=1
   fi
 done
+# The testbin wrapper modules build what hack/testbin/versions.env names.
+# shellcheck disable=SC1091 # versions.env is in the repository
+source hack/testbin/versions.env
+testbin_pins=(
+  "kubernetes k8s.io/kubernetes ${KUBERNETES_VERSION}"
+  "etcd go.etcd.io/etcd/server/v3 ${ETCD_VERSION}"
+  "kwok sigs.k8s.io/kwok ${KWOK_VERSION}"
+  "capi sigs.k8s.io/cluster-api ${CAPI_VERSION}"
+  "containerd github.com/containerd/containerd/v2 ${CONTAINERD_VERSION}"
+  "runc github.com/opencontainers/runc ${RUNC_VERSION}"
+  "cni github.com/containernetworking/plugins ${CNI_PLUGINS_VERSION}"
+)
+for pin in "${testbin_pins[@]}"; do
+  read -r dir mod want <<<"${pin}"
+  have="$(GOWORK=off go -C "hack/testbin/${dir}" list -m -f '{{.Version}}' "${mod}" 2>/dev/null || true)"
+  if [[ "${have}" != "${want}" ]]; then
+    echo "hack/testbin/${dir}: ${mod} is at ${have:-nothing}; versions.env says ${want}"
+    bad=1
+  fi
+done
 exit "${bad}"

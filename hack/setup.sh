@@ -40,6 +40,12 @@ tools=(
   "/usr/bin/ironic-dbsync:ironic-common"
   "qemu-img:qemu-utils"
   "genisoimage:genisoimage"
+  # A real node (`cluster local up --real-nodes`, the demo's target cluster): runc is built with
+  # seccomp (cgo against libseccomp's header); the kubelet and kube-proxy program the host's
+  # packet filter with iptables (Debian's nftables-backed one) and clear conntrack entries.
+  "/usr/include/seccomp.h:libseccomp-dev"
+  "/usr/sbin/iptables:iptables"
+  "/usr/sbin/conntrack:conntrack"
 )
 
 if [[ "${1:-}" == "--list" ]]; then
@@ -50,7 +56,9 @@ fi
 missing=() pkgs=()
 for t in "${tools[@]}"; do
   cmd="${t%%:*}" pkg="${t#*:}"
-  if ! command -v "${cmd}" >/dev/null 2>&1; then
+  # A path names a file (a header need not be executable); a name, a command on PATH.
+  if [[ "${cmd}" == /* ]]; then have() { [[ -e "$1" ]]; }; else have() { command -v "$1" >/dev/null 2>&1; }; fi
+  if ! have "${cmd}"; then
     missing+=("${cmd}")
     [[ " ${pkgs[*]} " == *" ${pkg} "* ]] || pkgs+=("${pkg}")
   fi

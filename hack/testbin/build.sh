@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the local control-plane binaries (etcd, kube-apiserver,
-# kube-controller-manager, kube-scheduler, kwok) and the Cluster API managers
+# kube-controller-manager, kube-scheduler, kwok), a real node's (kubelet,
+# kube-proxy, containerd, runc, the CNI plugins) and the Cluster API managers
 # the clusterctl tests and the demo run (capi-manager,
 # capi-kubeadm-bootstrap-manager, capi-kubeadm-control-plane-manager) from Go
 # modules into a cache directory outside the repository, and links the
@@ -66,7 +67,7 @@ for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
   ld+=" -X ${pkg}.buildDate=1970-01-01T00:00:00Z"
 done
 
-k8s_bins=(kube-apiserver kube-controller-manager kube-scheduler)
+k8s_bins=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy)
 if fresh kubernetes "${k8s_bins[@]}"; then
   log "kubernetes ${KUBERNETES_VERSION}: up to date"
 else
@@ -85,6 +86,45 @@ else
   (cd "${here}/kwok" && go build -ldflags "-s -w" -o "${dir}/kwok" sigs.k8s.io/kwok/cmd/kwok)
   mark kwok kwok
   log "kwok: done"
+fi
+
+# A real node's runtime (`cluster local up --real-nodes`): containerd, its
+# runc shim and ctr (no btrfs: that snapshotter needs cgo headers), runc with
+# seccomp (cgo and libseccomp-dev, which hack/setup.sh installs), and the CNI
+# plugins the node's network configuration names.
+if fresh containerd containerd containerd-shim-runc-v2 ctr; then
+  log "containerd ${CONTAINERD_VERSION}: up to date"
+else
+  log "containerd ${CONTAINERD_VERSION}: building containerd, containerd-shim-runc-v2, ctr (about 4 minutes cold)"
+  (cd "${here}/containerd" && CGO_ENABLED=0 go build -tags no_btrfs \
+    -ldflags "-s -w -X github.com/containerd/containerd/v2/version.Version=${CONTAINERD_VERSION}" -o "${dir}/" \
+    github.com/containerd/containerd/v2/cmd/containerd \
+    github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2 \
+    github.com/containerd/containerd/v2/cmd/ctr)
+  mark containerd containerd containerd-shim-runc-v2 ctr
+  log "containerd: done"
+fi
+if fresh runc runc; then
+  log "runc ${RUNC_VERSION}: up to date"
+else
+  log "runc ${RUNC_VERSION}: building with seccomp (about 1 minute cold)"
+  (cd "${here}/runc" && CGO_ENABLED=1 go build -tags seccomp \
+    -ldflags "-s -w -X main.version=${RUNC_VERSION#v}" -o "${dir}/runc" github.com/opencontainers/runc)
+  mark runc runc
+  log "runc: done"
+fi
+cni_bins=(bridge host-local loopback portmap)
+if fresh cni "${cni_bins[@]}"; then
+  log "CNI plugins ${CNI_PLUGINS_VERSION}: up to date"
+else
+  log "CNI plugins ${CNI_PLUGINS_VERSION}: building ${cni_bins[*]} (about 1 minute cold)"
+  (cd "${here}/cni" && CGO_ENABLED=0 go build -ldflags "-s -w" -o "${dir}/" \
+    github.com/containernetworking/plugins/plugins/main/bridge \
+    github.com/containernetworking/plugins/plugins/ipam/host-local \
+    github.com/containernetworking/plugins/plugins/main/loopback \
+    github.com/containernetworking/plugins/plugins/meta/portmap)
+  mark cni "${cni_bins[@]}"
+  log "CNI plugins: done"
 fi
 
 # Cluster API managers for the clusterctl tests (core, kubeadm bootstrap,
