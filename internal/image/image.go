@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -46,6 +47,45 @@ type Spec struct {
 	CACertificates []byte
 	// Labels beyond the OCI ones Build sets (source, revision, version).
 	Source, Revision, Version string
+
+	// Path is where the binary sits in the image; default
+	// BinaryDir/Name.
+	Path string
+	// Entrypoint of the image; default [Path].
+	Entrypoint []string
+	// UID is the uid and gid the image runs as, named UserName in
+	// /etc/passwd and /etc/group; default User and "nonroot". Never root.
+	UID      int
+	UserName string
+	// Files adds, per platform, files to the binary's layer (a dynamic
+	// binary's shared libraries).
+	Files map[string][]File
+	// Labels are set on the config too, over the ones above.
+	Labels map[string]string
+}
+
+// File is a regular file of an image, at an absolute path.
+type File struct {
+	Path string
+	Mode int64
+	Data []byte
+}
+
+// withDefaults fills in the optional fields of spec.
+func (spec Spec) withDefaults() Spec {
+	if spec.Path == "" {
+		spec.Path = BinaryDir + "/" + spec.Name
+	}
+	if len(spec.Entrypoint) == 0 {
+		spec.Entrypoint = []string{spec.Path}
+	}
+	if spec.UID == 0 {
+		spec.UID = User
+	}
+	if spec.UserName == "" {
+		spec.UserName = "nonroot"
+	}
+	return spec
 }
 
 // Build returns the image index of spec: one image per platform, in the
@@ -54,7 +94,8 @@ func Build(spec Spec) (v1.ImageIndex, error) {
 	if spec.Name == "" || len(spec.Binaries) == 0 {
 		return nil, fmt.Errorf("image %q: a name and at least one binary are required", spec.Name)
 	}
-	base, err := baseLayer(spec.CACertificates)
+	spec = spec.withDefaults()
+	base, err := baseLayer(spec.CACertificates, spec.UID, spec.UserName)
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +124,11 @@ func platformImage(spec Spec, base v1.Layer, binary string, plat *v1.Platform) (
 	if err != nil {
 		return nil, err
 	}
-	bin, err := layer([]file{{path: strings.TrimPrefix(BinaryDir, "/") + "/" + spec.Name, mode: 0o755, data: data}})
+	files := []file{{path: strings.TrimPrefix(spec.Path, "/"), mode: 0o755, data: data}}
+	for _, f := range spec.Files[plat.String()] {
+		files = append(files, file{path: strings.TrimPrefix(f.Path, "/"), mode: f.Mode, data: f.Data})
+	}
+	bin, err := layer(files)
 	if err != nil {
 		return nil, err
 	}
@@ -101,8 +146,8 @@ func platformImage(spec Spec, base v1.Layer, binary string, plat *v1.Platform) (
 	cf.OS, cf.Architecture, cf.Variant = plat.OS, plat.Architecture, plat.Variant
 	cf.Created = v1.Time{Time: Epoch}
 	cf.Author = "airship-go"
-	cf.Config.Entrypoint = []string{BinaryDir + "/" + spec.Name}
-	cf.Config.User = fmt.Sprintf("%d:%d", User, User)
+	cf.Config.Entrypoint = spec.Entrypoint
+	cf.Config.User = fmt.Sprintf("%d:%d", spec.UID, spec.UID)
 	cf.Config.WorkingDir = "/"
 	cf.Config.Env = []string{"PATH=" + BinaryDir + ":/usr/bin:/bin", "SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt"}
 	cf.Config.Labels = map[string]string{
@@ -111,22 +156,25 @@ func platformImage(spec Spec, base v1.Layer, binary string, plat *v1.Platform) (
 		"org.opencontainers.image.revision": spec.Revision,
 		"org.opencontainers.image.version":  spec.Version,
 	}
+	for k, v := range spec.Labels {
+		cf.Config.Labels[k] = v
+	}
 	cf.History = nil
 	return mutate.ConfigFile(img, cf)
 }
 
 // baseLayer holds what every image needs besides its binary.
-func baseLayer(caCerts []byte) (v1.Layer, error) {
+func baseLayer(caCerts []byte, uid int, user string) (v1.Layer, error) {
 	if len(caCerts) == 0 {
 		return nil, fmt.Errorf("no CA certificates to install")
 	}
-	passwd := fmt.Sprintf("root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:%d:%d:nonroot:/home/nonroot:/sbin/nologin\n", User, User)
-	group := fmt.Sprintf("root:x:0:\nnonroot:x:%d:\n", User)
+	passwd := fmt.Sprintf("root:x:0:0:root:/root:/sbin/nologin\n%s:x:%d:%d:%s:/home/%s:/sbin/nologin\n", user, uid, uid, user, user)
+	group := fmt.Sprintf("root:x:0:\n%s:x:%d:\n", user, uid)
 	return layer([]file{
 		{path: "etc/group", mode: 0o644, data: []byte(group)},
 		{path: "etc/passwd", mode: 0o644, data: []byte(passwd)},
 		{path: "etc/ssl/certs/ca-certificates.crt", mode: 0o644, data: caCerts},
-		{path: "home/nonroot", mode: 0o700, dir: true, uid: User},
+		{path: "home/" + user, mode: 0o700, dir: true, uid: uid},
 		{path: "tmp", mode: 0o1777, dir: true},
 	})
 }
@@ -152,36 +200,41 @@ func layer(files []file) (v1.Layer, error) {
 			}
 		}
 	}
-	paths := make([]string, 0, len(entries))
-	for p := range entries {
-		paths = append(paths, p)
+	sorted := make([]file, 0, len(entries))
+	for _, f := range entries {
+		sorted = append(sorted, f)
 	}
-	sort.Strings(paths)
 	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	for _, p := range paths {
-		f := entries[p]
-		h := &tar.Header{Name: p, Mode: f.mode, ModTime: Epoch, Uid: f.uid, Gid: f.uid, Format: tar.FormatPAX}
-		if f.dir {
-			h.Typeflag, h.Name = tar.TypeDir, p+"/"
-		} else {
-			h.Typeflag, h.Size = tar.TypeReg, int64(len(f.data))
-		}
-		if err := tw.WriteHeader(h); err != nil {
-			return nil, err
-		}
-		if !f.dir {
-			if _, err := tw.Write(f.data); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if err := tw.Close(); err != nil {
+	if err := writeTar(&buf, sorted); err != nil {
 		return nil, err
 	}
 	data := buf.Bytes()
 	return tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil },
 		tarball.WithMediaType(types.OCILayer))
+}
+
+// writeTar writes files as a tar, sorted by path, every header with the
+// fixed time and root ownership unless the file says otherwise.
+func writeTar(w io.Writer, files []file) error {
+	sort.Slice(files, func(i, j int) bool { return files[i].path < files[j].path })
+	tw := tar.NewWriter(w)
+	for _, f := range files {
+		h := &tar.Header{Name: f.path, Mode: f.mode, ModTime: Epoch, Uid: f.uid, Gid: f.uid, Format: tar.FormatPAX}
+		if f.dir {
+			h.Typeflag, h.Name = tar.TypeDir, f.path+"/"
+		} else {
+			h.Typeflag, h.Size = tar.TypeReg, int64(len(f.data))
+		}
+		if err := tw.WriteHeader(h); err != nil {
+			return err
+		}
+		if !f.dir {
+			if _, err := tw.Write(f.data); err != nil {
+				return err
+			}
+		}
+	}
+	return tw.Close()
 }
 
 // WriteLayout writes the index as an OCI image layout in dir (created or
@@ -308,4 +361,120 @@ func Push(ctx context.Context, ref string, idx v1.ImageIndex, opts PushOptions) 
 		return v1.Hash{}, fmt.Errorf("pushing %s: %w", ref, err)
 	}
 	return idx.Digest()
+}
+
+// RefName is the reference WriteArchive names an image by, which
+// `ctr images import` stores it under: localhost/airship/<name>:latest.
+func RefName(name string) string { return "localhost/airship/" + name + ":latest" }
+
+// WriteArchive writes idx as an OCI archive at path: a tar of an OCI image
+// layout (oci-layout, index.json, blobs/sha256/...) whose index.json lists
+// the image index itself, once per reference in refs, each entry annotated
+// with that reference as org.opencontainers.image.ref.name and
+// io.containerd.image.name, the two annotations `ctr images import` names
+// images by. Entries are sorted, owned by root and stamped with Epoch, so
+// the same index gives the same archive.
+func WriteArchive(path string, idx v1.ImageIndex, refs ...string) error {
+	blobs, err := indexBlobs(idx)
+	if err != nil {
+		return fmt.Errorf("archive %s: %w", path, err)
+	}
+	digest, err := idx.Digest()
+	if err != nil {
+		return err
+	}
+	mt, err := idx.MediaType()
+	if err != nil {
+		return err
+	}
+	size, err := idx.Size()
+	if err != nil {
+		return err
+	}
+	top := v1.IndexManifest{SchemaVersion: 2, MediaType: types.OCIImageIndex}
+	for _, ref := range refs {
+		if _, err := name.ParseReference(ref, name.StrictValidation); err != nil {
+			return fmt.Errorf("archive %s: reference %q: %w", path, ref, err)
+		}
+		top.Manifests = append(top.Manifests, v1.Descriptor{MediaType: mt, Size: size, Digest: digest,
+			Annotations: map[string]string{"org.opencontainers.image.ref.name": ref, "io.containerd.image.name": ref}})
+	}
+	index, err := json.Marshal(top)
+	if err != nil {
+		return err
+	}
+	files := []file{
+		{path: "index.json", mode: 0o644, data: index},
+		{path: "oci-layout", mode: 0o644, data: []byte(`{"imageLayoutVersion":"1.0.0"}`)},
+		{path: "blobs", mode: 0o755, dir: true},
+	}
+	algs := map[string]bool{}
+	for h, data := range blobs {
+		if !algs[h.Algorithm] {
+			algs[h.Algorithm] = true
+			files = append(files, file{path: "blobs/" + h.Algorithm, mode: 0o755, dir: true})
+		}
+		files = append(files, file{path: "blobs/" + h.Algorithm + "/" + h.Hex, mode: 0o644, data: data})
+	}
+	var buf bytes.Buffer
+	if err := writeTar(&buf, files); err != nil {
+		return fmt.Errorf("archive %s: %w", path, err)
+	}
+	return os.WriteFile(path, buf.Bytes(), 0o644)
+}
+
+// indexBlobs reads every blob of idx, the index's own manifest included,
+// by digest.
+func indexBlobs(idx v1.ImageIndex) (map[v1.Hash][]byte, error) {
+	blobs := map[v1.Hash][]byte{}
+	raw, err := idx.RawManifest()
+	if err != nil {
+		return nil, err
+	}
+	d, err := idx.Digest()
+	if err != nil {
+		return nil, err
+	}
+	blobs[d] = raw
+	m, err := idx.IndexManifest()
+	if err != nil {
+		return nil, err
+	}
+	for _, desc := range m.Manifests {
+		img, err := idx.Image(desc.Digest)
+		if err != nil {
+			return nil, fmt.Errorf("image %s: %w", desc.Digest, err)
+		}
+		if blobs[desc.Digest], err = img.RawManifest(); err != nil {
+			return nil, err
+		}
+		cfgName, err := img.ConfigName()
+		if err != nil {
+			return nil, err
+		}
+		if blobs[cfgName], err = img.RawConfigFile(); err != nil {
+			return nil, err
+		}
+		layers, err := img.Layers()
+		if err != nil {
+			return nil, err
+		}
+		for _, l := range layers {
+			ld, err := l.Digest()
+			if err != nil {
+				return nil, err
+			}
+			rc, err := l.Compressed()
+			if err != nil {
+				return nil, err
+			}
+			data, err := io.ReadAll(rc)
+			_ = rc.Close() // only read: closing cannot lose data
+			if err != nil {
+				return nil, fmt.Errorf("layer %s: %w", ld, err)
+			}
+			blobs[ld] = data
+		}
+	}
+	return blobs, nil
 }
