@@ -5,13 +5,27 @@
 // machine's platform, a `docker load` tarball OUT/<name>.tar tagged
 // localhost/airship/<name>:latest. `make images` runs it.
 //
+// Among the binaries is pause (cmd/pause), the sandbox image of a kubelet
+// node: /pause, run as 65535. With --haproxy (the default) it also builds
+// the image of the installed HAProxy that SIP's load balancers run (see
+// internal/image/haproxy), for this machine's platform only.
+//
+// Every image is also written as an OCI archive OUT/<name>.oci.tar that
+// `ctr images import` takes: a tar of an OCI layout whose index.json lists
+// the image index twice, named (annotations org.opencontainers.image.ref.name
+// and io.containerd.image.name) localhost/airship/<name>:latest and
+// localhost/airship/<name>@<digest of the index>. `ctr -n k8s.io images
+// import OUT/<name>.oci.tar` (no --base-name) stores the image under both
+// names, so a pod naming either the tag or the digest of
+// OUT/kustomization.yaml finds it without a pull.
+//
 // With --push REGISTRY/REPOSITORY each image index is also pushed there as
 // <name>:latest, and the kustomization names the pushed images.
 //
 // A push is bounded: --push-timeout (10m) for each image index, a minute
 // for connecting and for each answer of the registry to come.
 //
-// Usage: images [--out bin/images] [--platforms linux/amd64,linux/arm64] [--binaries armada-operator,...] [--push REGISTRY/REPO] [--push-timeout 10m]
+// Usage: images [--out bin/images] [--platforms linux/amd64,linux/arm64] [--binaries armada-operator,...] [--haproxy=true] [--push REGISTRY/REPO] [--push-timeout 10m]
 package main
 
 import (
@@ -29,6 +43,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/airshipit/airship-go/internal/image"
+	"github.com/airshipit/airship-go/internal/image/haproxy"
 )
 
 func main() {
@@ -44,7 +59,7 @@ func main() {
 // options are the command's flags, and what every image is labelled with.
 type options struct {
 	out, platforms, binaries, source, push string
-	insecure                               bool
+	insecure, haproxy                      bool
 	pushTimeout                            time.Duration
 	ca                                     []byte
 	revision, version                      string
@@ -54,7 +69,8 @@ func run(ctx context.Context) error {
 	var o options
 	flag.StringVar(&o.out, "out", "bin/images", "output directory")
 	flag.StringVar(&o.platforms, "platforms", "linux/amd64,linux/arm64", "comma-separated platforms")
-	flag.StringVar(&o.binaries, "binaries", "armada-operator,metal3-operator,sip-operator,promenade", "comma-separated binaries of cmd/")
+	flag.StringVar(&o.binaries, "binaries", "armada-operator,metal3-operator,sip-operator,promenade,pause", "comma-separated binaries of cmd/")
+	flag.BoolVar(&o.haproxy, "haproxy", true, "build the image of the installed HAProxy too (for this machine's platform only)")
 	flag.StringVar(&o.source, "source", "https://github.com/airshipit/airship-go", "the org.opencontainers.image.source label")
 	flag.StringVar(&o.push, "push", "", "registry and repository to push to, e.g. registry.example:5000/airship (credentials from the Docker config)")
 	flag.BoolVar(&o.insecure, "insecure-registry", false, "push over plain HTTP")
@@ -79,34 +95,84 @@ func run(ctx context.Context) error {
 	}()
 	digests := map[string]v1.Hash{}
 	for _, name := range strings.Split(o.binaries, ",") {
-		if digests[name], err = buildImage(ctx, o, name, tmp); err != nil {
+		spec, err := binarySpec(ctx, o, name, tmp)
+		if err != nil {
+			return err
+		}
+		if digests[name], err = writeImage(ctx, o, spec); err != nil {
+			return err
+		}
+	}
+	if o.haproxy {
+		if digests[haproxy.Name], err = buildHAProxy(ctx, o); err != nil {
 			return err
 		}
 	}
 	return writeKustomization(o, digests)
 }
 
-// buildImage builds the image index of one binary for every platform,
-// writes it as an OCI layout (and, for the machine's platform, a tarball),
-// pushes it when asked, and returns its digest.
-func buildImage(ctx context.Context, o options, name, tmp string) (v1.Hash, error) {
-	start := time.Now()
-	spec := image.Spec{Name: name, Binaries: map[string]string{}, CACertificates: o.ca,
+// pause is the sandbox image's binary, which kubelet's own sandbox image
+// runs as /pause and as 65535.
+const (
+	pause    = "pause"
+	pauseUID = 65535
+)
+
+// baseSpec is what every image is labelled with.
+func baseSpec(o options, name string) image.Spec {
+	return image.Spec{Name: name, Binaries: map[string]string{}, CACertificates: o.ca,
 		Source: o.source, Revision: o.revision, Version: o.version}
+}
+
+// binarySpec builds one binary of cmd/ for every platform and describes
+// its image.
+func binarySpec(ctx context.Context, o options, name, tmp string) (image.Spec, error) {
+	spec := baseSpec(o, name)
+	if name == pause {
+		spec.Path, spec.UID, spec.UserName = "/"+pause, pauseUID, pause
+	}
 	for _, p := range strings.Split(o.platforms, ",") {
 		plat, err := v1.ParsePlatform(p)
 		if err != nil {
-			return v1.Hash{}, fmt.Errorf("--platforms %q: %w", p, err)
+			return image.Spec{}, fmt.Errorf("--platforms %q: %w", p, err)
 		}
 		bin := filepath.Join(tmp, plat.OS+"-"+plat.Architecture, name)
 		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w -buildid=", "-o", bin, "./cmd/"+name)
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+plat.OS, "GOARCH="+plat.Architecture)
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 		if err := cmd.Run(); err != nil {
-			return v1.Hash{}, fmt.Errorf("building %s for %s: %w", name, p, err)
+			return image.Spec{}, fmt.Errorf("building %s for %s: %w", name, p, err)
 		}
 		spec.Binaries[p] = bin
 	}
+	return spec, nil
+}
+
+// buildHAProxy writes the image of the installed HAProxy, for this
+// machine's platform whatever --platforms says.
+func buildHAProxy(ctx context.Context, o options) (v1.Hash, error) {
+	spec, err := haproxy.Spec(ctx, baseSpec(o, haproxy.Name))
+	if err != nil {
+		return v1.Hash{}, err
+	}
+	var skipped []string
+	for _, p := range strings.Split(o.platforms, ",") {
+		if p != haproxy.Platform {
+			skipped = append(skipped, p)
+		}
+	}
+	if len(skipped) > 0 {
+		fmt.Printf("%s: only for %s, from the installed Debian package %s; not for %s\n", haproxy.Name, haproxy.Platform, haproxy.Package, strings.Join(skipped, ", "))
+	}
+	return writeImage(ctx, o, spec)
+}
+
+// writeImage builds the image index of spec, writes it as an OCI layout
+// and an OCI archive (and, for the machine's platform, a tarball), pushes
+// it when asked, and returns its digest.
+func writeImage(ctx context.Context, o options, spec image.Spec) (v1.Hash, error) {
+	start := time.Now()
+	name := spec.Name
 	idx, err := image.Build(spec)
 	if err != nil {
 		return v1.Hash{}, err
@@ -118,7 +184,11 @@ func buildImage(ctx context.Context, o options, name, tmp string) (v1.Hash, erro
 	if err != nil {
 		return v1.Hash{}, err
 	}
-	line := fmt.Sprintf("%s: %s (%s)", name, digest, filepath.Join(o.out, name))
+	archive := filepath.Join(o.out, name+".oci.tar")
+	if err := image.WriteArchive(archive, idx, image.RefName(name), "localhost/airship/"+name+"@"+digest.String()); err != nil {
+		return v1.Hash{}, fmt.Errorf("writing the OCI archive of %s: %w", name, err)
+	}
+	line := fmt.Sprintf("%s: %s (%s, %s)", name, digest, filepath.Join(o.out, name), archive)
 	if o.push != "" {
 		ref := strings.TrimSuffix(o.push, "/") + "/" + name + ":latest"
 		if _, err := image.Push(ctx, ref, idx, image.PushOptions{Insecure: o.insecure, Timeout: o.pushTimeout}); err != nil {
@@ -129,7 +199,7 @@ func buildImage(ctx context.Context, o options, name, tmp string) (v1.Hash, erro
 	host := "linux/" + runtime.GOARCH
 	if _, ok := spec.Binaries[host]; ok {
 		tar := filepath.Join(o.out, name+".tar")
-		if err := image.WriteTarball(tar, "localhost/airship/"+name+":latest", host, idx); err != nil {
+		if err := image.WriteTarball(tar, image.RefName(name), host, idx); err != nil {
 			return v1.Hash{}, fmt.Errorf("writing the tarball of %s: %w", name, err)
 		}
 		line += ", " + tar
