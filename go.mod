@@ -72,6 +72,7 @@ require (
 	gopkg.in/warnings.v0 v0.1.2 // indirect
 	gotest.tools/v3 v3.5.2 // indirect
 	k8s.io/cluster-bootstrap v0.37.2 // indirect
+	k8s.io/cri-api v0.37.2 // indirect
 )
 
 require (

@@ -44,7 +44,7 @@ var cas = []string{"ca", "etcd-ca", "front-proxy-ca"}
 
 var leaves = []leaf{
 	{"apiserver", "ca", pki.Request{CommonName: APIServer, Server: true, Hosts: []string{
-		"127.0.0.1", "localhost", firstServiceIP, "kubernetes", "kubernetes.default",
+		"127.0.0.1", "localhost", nodeGateway, firstServiceIP, "kubernetes", "kubernetes.default",
 		"kubernetes.default.svc", "kubernetes.default.svc.cluster.local",
 	}}},
 	{"components-serving", "ca", pki.Request{CommonName: "local-components", Server: true, Hosts: []string{"127.0.0.1", "localhost"}}},
@@ -54,6 +54,8 @@ var leaves = []leaf{
 	{"kwok", "ca", pki.Request{CommonName: kwokUser, Client: true}},
 	{"etcd-server", "etcd-ca", pki.Request{CommonName: "etcd", Server: true, Client: true, Hosts: []string{"127.0.0.1", "localhost"}}},
 	{"apiserver-etcd-client", "etcd-ca", pki.Request{CommonName: "kube-apiserver-etcd-client", Client: true}},
+	// The API server's identity towards kubelets (logs, exec).
+	{"apiserver-kubelet-client", "ca", pki.Request{CommonName: kubeletClientUser, Client: true}},
 	{"front-proxy-client", "front-proxy-ca", pki.Request{CommonName: "front-proxy-client", Client: true}},
 }
 
@@ -124,12 +126,23 @@ func pkiUsable(dir string, clusterCA *pki.KeyPair) bool {
 	}
 	for _, l := range leaves {
 		kp, err := pki.Load(dir, l.base)
-		if err != nil || kp.Cert.NotAfter.Before(deadline) {
+		if err != nil || kp.Cert.NotAfter.Before(deadline) || !coversHosts(kp.Cert, l.req.Hosts) {
 			return false
 		}
 	}
 	for _, f := range []string{"sa.key", "sa.pub"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// coversHosts reports whether a certificate names every host (an earlier
+// version of the PKI may lack one added since).
+func coversHosts(c *x509.Certificate, hosts []string) bool {
+	for _, h := range hosts {
+		if c.VerifyHostname(h) != nil {
 			return false
 		}
 	}

@@ -1,10 +1,12 @@
 package local
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 )
 
@@ -53,18 +55,19 @@ func Down(opts DownOptions) (*DownResult, error) {
 		return nil, err
 	}
 	if st != nil {
-		for i := len(st.Processes) - 1; i >= 0; i-- {
-			r := st.Processes[i]
-			if !r.Alive() {
-				res.Stale = append(res.Stale, r.Component)
-				continue
+		for _, r := range st.Processes {
+			if r.Alive() {
+				res.Stopped = append([]string{r.Component}, res.Stopped...)
+			} else {
+				res.Stale = append([]string{r.Component}, res.Stale...)
 			}
-			progressf(opts.Progress, "stopping %s (pid %d)", r.Component, r.PID)
-			if err := r.Stop(stopGrace); err != nil {
-				unlock()
-				return res, err
-			}
-			res.Stopped = append(res.Stopped, r.Component)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		err := stopCluster(ctx, p, st, opts.Progress)
+		cancel()
+		if err != nil {
+			unlock()
+			return res, err
 		}
 		if err := os.Remove(p.state()); err != nil && !errors.Is(err, os.ErrNotExist) {
 			unlock()
@@ -81,14 +84,38 @@ func Down(opts DownOptions) (*DownResult, error) {
 	return res, nil
 }
 
-// stopAll stops every live recorded process, newest first.
-func stopAll(st *State, progress io.Writer) error {
+// stopCluster stops every live recorded process, newest first. With real
+// nodes the kubelets and kube-proxy stop first, then each node's pods are
+// stopped and removed through its containerd (containers do not end with
+// containerd), then the rest stops and the host is put back as it was.
+func stopCluster(ctx context.Context, p paths, st *State, progress io.Writer) error {
 	var errs []error
-	for i := len(st.Processes) - 1; i >= 0; i-- {
-		r := st.Processes[i]
+	stop := func(r ProcessRecord) {
 		if r.Alive() {
 			progressf(progress, "stopping %s (pid %d)", r.Component, r.PID)
 			errs = append(errs, r.Stop(stopGrace))
+		}
+	}
+	isNodeAgent := func(c string) bool { return c == KubeProxy || strings.HasPrefix(c, "kubelet/") }
+	for i := len(st.Processes) - 1; i >= 0; i-- {
+		if isNodeAgent(st.Processes[i].Component) {
+			stop(st.Processes[i])
+		}
+	}
+	for _, n := range st.RealNodes {
+		progressf(progress, "stopping the pods of %s", n.Name)
+		errs = append(errs, stopPodSandboxes(ctx, n))
+	}
+	for i := len(st.Processes) - 1; i >= 0; i-- {
+		if !isNodeAgent(st.Processes[i].Component) {
+			stop(st.Processes[i])
+		}
+	}
+	if len(st.RealNodes) > 0 || st.RealNodeCount > 0 {
+		if _, err := os.Stat(p.hostSnapshot()); err == nil {
+			progressf(progress, "restoring the host (mounts, iptables chains, bridge %s, cgroups, sysctls)", nodeBridge)
+			killLeftovers(p, st.RealNodes)
+			errs = append(errs, restoreHost(ctx, p, st.RealNodes))
 		}
 	}
 	return errors.Join(errs...)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -41,11 +42,22 @@ func (h *health) probe(ctx context.Context, component, url string) error {
 	if url == "" {
 		return fmt.Errorf("no health endpoint recorded")
 	}
+	if sock, ok := strings.CutPrefix(url, "unix://"); ok {
+		// containerd: healthy when its socket accepts a connection.
+		var d net.Dialer
+		conn, err := d.DialContext(ctx, "unix", sock)
+		if err != nil {
+			return err
+		}
+		return conn.Close()
+	}
 	c := h.cluster
-	switch component {
-	case Etcd:
+	switch {
+	case component == Etcd:
 		c = h.etcd
-	case Kwok:
+	case strings.HasPrefix(url, "http://"):
+		// kwok's, the kubelet's and kube-proxy's health endpoints are plain
+		// HTTP on loopback and carry no credentials.
 		c = h.plain
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)

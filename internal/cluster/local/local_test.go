@@ -52,13 +52,13 @@ func TestChoosePorts(t *testing.T) {
 	busyPort := busy.Addr().(*net.TCPAddr).Port
 
 	t.Run("requested port in use is an error naming it", func(t *testing.T) {
-		_, err := choosePorts(busyPort, nil)
+		_, err := choosePorts(busyPort, nil, 0)
 		if err == nil || !strings.Contains(err.Error(), strconv.Itoa(busyPort)) || !strings.Contains(err.Error(), "--port") {
 			t.Fatalf("got %v, want an error naming port %d and --port", err, busyPort)
 		}
 	})
 	t.Run("all ports distinct and free", func(t *testing.T) {
-		ports, err := choosePorts(0, nil)
+		ports, err := choosePorts(0, nil, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -80,7 +80,7 @@ func TestChoosePorts(t *testing.T) {
 			t.Fatal(err)
 		}
 		prev := &State{Ports: map[string]int{APIServer: free, Etcd + "-client": busyPort}}
-		ports, err := choosePorts(0, prev)
+		ports, err := choosePorts(0, prev, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -94,7 +94,7 @@ func TestChoosePorts(t *testing.T) {
 }
 
 func TestComponentArgsStayOnLoopbackWithTLS(t *testing.T) {
-	ports, err := choosePorts(0, nil)
+	ports, err := choosePorts(0, nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

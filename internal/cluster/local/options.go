@@ -56,6 +56,14 @@ type Options struct {
 	// flag carries the default of 3. kwok runs either way; it manages only
 	// Nodes annotated FakeNodeAnnotation, so it never touches a real one.
 	Nodes int
+	// RealNodes is how many real nodes (a kubelet, its containerd and the
+	// host's kube-proxy) join the cluster; they need root, the node binaries
+	// (MissingNodeBinaries) and ImagesDir. Zero keeps the cluster to
+	// processes on loopback.
+	RealNodes int
+	// ImagesDir holds the OCI archives (`make images`) real nodes import,
+	// the sandbox image among them.
+	ImagesDir string
 	// Timeout bounds the whole start-up.
 	Timeout time.Duration
 	// Progress receives one line per step; nil discards.
@@ -147,3 +155,4 @@ func (p paths) kubeconfig(user string) string {
 }
 func (p paths) kwokConfig() string { return filepath.Join(p.root, "kwok.yaml") }
 func (p paths) lock() string       { return filepath.Join(p.root, ".lock") }
+func (p paths) nodes() string      { return filepath.Join(p.root, "nodes") }

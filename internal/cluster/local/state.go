@@ -12,12 +12,17 @@ import (
 
 // State is what state.json records about a running cluster.
 type State struct {
-	// APIServerURL is https://127.0.0.1:<port>.
+	// APIServerURL is https://127.0.0.1:<port>, or the nodes' bridge
+	// address with real nodes.
 	APIServerURL string `json:"apiServerURL"`
 	// Kubeconfig is the admin kubeconfig for users.
 	Kubeconfig string `json:"kubeconfig"`
 	// Nodes is how many kwok Nodes were requested.
 	Nodes int `json:"nodes"`
+	// RealNodeCount is how many real nodes were requested.
+	RealNodeCount int `json:"realNodeCount,omitempty"`
+	// RealNodes are the real nodes started, in start order.
+	RealNodes []RealNode `json:"realNodes,omitempty"`
 	// Ports of every listener, by name.
 	Ports map[string]int `json:"ports"`
 	// Processes started, in start order.
@@ -48,4 +53,15 @@ func writeState(path string, s *State) error {
 		return fmt.Errorf("encoding state: %w", err)
 	}
 	return fileutil.WriteAtomic(path, append(data, '\n'), 0o600)
+}
+
+// wantProcesses is how many processes a finished start-up runs: the
+// control plane's, and per real node a containerd and a kubelet, plus the
+// host's kube-proxy.
+func (s *State) wantProcesses() int {
+	n := len(Components)
+	if s.RealNodeCount > 0 {
+		n += 2*s.RealNodeCount + 1
+	}
+	return n
 }

@@ -67,7 +67,7 @@ func GetStatus(ctx context.Context, stateDir string) (*ClusterStatus, error) {
 		}
 		cs.Components = append(cs.Components, c)
 	}
-	if len(st.Processes) < len(Components) {
+	if len(st.Processes) < st.wantProcesses() {
 		cs.Healthy = false
 		cs.Message = "start-up did not finish"
 	}
@@ -113,7 +113,7 @@ func inspect(ctx context.Context, p paths, st *State) (bool, []string) {
 		return false, []string{err.Error()}
 	}
 	var problems []string
-	if len(st.Processes) < len(Components) {
+	if len(st.Processes) < st.wantProcesses() {
 		problems = append(problems, "start-up did not finish")
 	}
 	for _, r := range st.Processes {

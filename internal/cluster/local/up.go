@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -39,6 +40,9 @@ func Up(ctx context.Context, opts Options) (*Result, error) {
 	begin := time.Now()
 	if opts.Nodes < 0 {
 		return nil, fmt.Errorf("--nodes must be zero or more, got %d", opts.Nodes)
+	}
+	if opts.RealNodes < 0 || opts.RealNodes > MaxRealNodes {
+		return nil, fmt.Errorf("--real-nodes must be between 0 and %d, got %d", MaxRealNodes, opts.RealNodes)
 	}
 	if opts.APIServerPort < 0 || opts.APIServerPort > 65535 {
 		return nil, fmt.Errorf("--port must be between 1 and 65535, got %d", opts.APIServerPort)
@@ -74,19 +78,39 @@ func Up(ctx context.Context, opts Options) (*Result, error) {
 		return nil, fmt.Errorf("control-plane binaries missing from %s: %s; %s",
 			opts.BinDir, strings.Join(missing, ", "), BuildHint)
 	}
+	if err := checkRealNodes(opts); err != nil {
+		return nil, err
+	}
 	ports, reused, err := prepare(p, opts, prev)
 	if err != nil {
 		return nil, err
 	}
 
-	st := &State{APIServerURL: apiServerURL(ports), Kubeconfig: p.adminKubeconfig(), Nodes: opts.Nodes, Ports: ports}
+	host := apiServerHost(opts.RealNodes)
+	st := &State{APIServerURL: apiServerURL(host, ports), Kubeconfig: p.adminKubeconfig(), Nodes: opts.Nodes, RealNodeCount: opts.RealNodes, Ports: ports}
 	ok := false
 	defer func() {
 		if !ok {
-			_ = stopAll(st, opts.Progress)
+			// A fresh context: ctx may be what ran out.
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Minute)
+			defer cancel()
+			if err := stopCluster(cctx, p, st, opts.Progress); err != nil {
+				progressf(opts.Progress, "cleaning up after the failed start: %v", err)
+			}
 			_ = os.Remove(p.state())
 		}
 	}()
+	if opts.RealNodes > 0 {
+		if err := writeState(p.state(), st); err != nil {
+			return nil, err
+		}
+		if err := takeHostSnapshot(ctx, p); err != nil {
+			return nil, err
+		}
+		if err := createBridge(ctx); err != nil {
+			return nil, err
+		}
+	}
 	if err := startComponents(ctx, p, opts, st); err != nil {
 		return nil, err
 	}
@@ -97,6 +121,11 @@ func Up(ctx context.Context, opts Options) (*Result, error) {
 			return nil, err
 		}
 		progressf(opts.Progress, "%d nodes Ready (%.1fs)", opts.Nodes, time.Since(t0).Seconds())
+	}
+	if opts.RealNodes > 0 {
+		if err := startRealNodes(ctx, p, opts, st); err != nil {
+			return nil, err
+		}
 	}
 	ok = true
 	return &Result{State: st, PKIReused: reused, Elapsed: time.Since(begin)}, nil
@@ -114,7 +143,7 @@ func keepOrClear(ctx context.Context, p paths, prev *State, opts Options) (bool,
 		return true, nil
 	}
 	progressf(opts.Progress, "found an earlier cluster that is not healthy (%s); stopping what is left of it", strings.Join(problems, "; "))
-	if err := stopAll(prev, opts.Progress); err != nil {
+	if err := stopCluster(ctx, p, prev, opts.Progress); err != nil {
 		return false, err
 	}
 	if err := os.Remove(p.state()); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -127,7 +156,7 @@ func keepOrClear(ctx context.Context, p paths, prev *State, opts Options) (bool,
 // or reuses the certificates, and writes the kubeconfigs and kwok's
 // configuration. reused says the certificates were kept.
 func prepare(p paths, opts Options, prev *State) (ports map[string]int, reused bool, err error) {
-	ports, err = choosePorts(opts.APIServerPort, prev)
+	ports, err = choosePorts(opts.APIServerPort, prev, opts.RealNodes)
 	if err != nil {
 		return nil, false, err
 	}
@@ -142,7 +171,7 @@ func prepare(p paths, opts Options, prev *State) (ports map[string]int, reused b
 	} else {
 		progressf(opts.Progress, "generated a CA and certificates in %s", p.pki())
 	}
-	if err := writeKubeconfigs(p, apiServerURL(ports)); err != nil {
+	if err := writeKubeconfigs(p, apiServerURL(apiServerHost(opts.RealNodes), ports)); err != nil {
 		return nil, false, err
 	}
 	if err := fileutil.WriteAtomic(p.kwokConfig(), kwokStages, 0o644); err != nil {
@@ -151,8 +180,8 @@ func prepare(p paths, opts Options, prev *State) (ports map[string]int, reused b
 	return ports, reused, nil
 }
 
-func apiServerURL(ports map[string]int) string {
-	return fmt.Sprintf("https://127.0.0.1:%d", ports[APIServer])
+func apiServerURL(host string, ports map[string]int) string {
+	return "https://" + net.JoinHostPort(host, strconv.Itoa(ports[APIServer]))
 }
 
 // startComponents starts the components in order, each once the one
@@ -175,7 +204,7 @@ func startComponents(ctx context.Context, p paths, opts Options, st *State) erro
 		if err != nil {
 			return err
 		}
-		s.Record.HealthURL = healthURL(c, st.Ports)
+		s.Record.HealthURL = healthURL(c, st.Ports, apiServerHost(opts.RealNodes))
 		st.Processes = append(st.Processes, s.Record)
 		if err := writeState(p.state(), st); err != nil {
 			return err
@@ -212,7 +241,7 @@ func componentArgs(c string, p paths, ports map[string]int, opts Options) []stri
 	case Etcd:
 		return etcdArgs(p, ports)
 	case APIServer:
-		return apiServerArgs(p, ports)
+		return apiServerArgs(p, ports, opts.RealNodes)
 	case ControllerManager:
 		return append(controllerManagerArgs(p, ports), opts.ExtraControllerManagerArgs...)
 	case Scheduler:
@@ -249,19 +278,34 @@ func etcdArgs(p paths, ports map[string]int) []string {
 	}
 }
 
-func apiServerArgs(p paths, ports map[string]int) []string {
+// apiServerArgs: the API server binds loopback, or with real nodes the
+// nodes' bridge address, which it then advertises: the kubernetes
+// Service's endpoint, which pods reach through kube-proxy. Kubelets are
+// authorized by the Node authorizer and NodeRestriction; the API server
+// calls them with its own client certificate and verifies theirs.
+func apiServerArgs(p paths, ports map[string]int, realNodes int) []string {
 	f, loop := p.pkiFile, loopback
+	host := apiServerHost(realNodes)
+	reconciler := "none" // a loopback address cannot be an endpoint
+	if realNodes > 0 {
+		reconciler = "lease"
+	}
 	return []string{
-		"--bind-address=127.0.0.1",
+		"--bind-address=" + host,
 		"--secure-port=" + strconv.Itoa(ports[APIServer]),
-		"--advertise-address=127.0.0.1",
-		"--endpoint-reconciler-type=none",
+		"--advertise-address=" + host,
+		"--endpoint-reconciler-type=" + reconciler,
+		"--kubelet-client-certificate=" + f("apiserver-kubelet-client.crt"),
+		"--kubelet-client-key=" + f("apiserver-kubelet-client.key"),
+		"--kubelet-certificate-authority=" + f("ca.crt"),
+		"--kubelet-preferred-address-types=InternalIP",
+		"--enable-admission-plugins=NodeRestriction",
 		"--etcd-servers=" + loop(ports["etcd-client"]),
 		"--etcd-cafile=" + f("etcd-ca.crt"),
 		"--etcd-certfile=" + f("apiserver-etcd-client.crt"), "--etcd-keyfile=" + f("apiserver-etcd-client.key"),
 		"--tls-cert-file=" + f("apiserver.crt"), "--tls-private-key-file=" + f("apiserver.key"),
 		"--client-ca-file=" + f("ca.crt"),
-		"--authorization-mode=RBAC",
+		"--authorization-mode=Node,RBAC",
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 		"--service-account-key-file=" + f("sa.pub"),
 		"--service-account-signing-key-file=" + f("sa.key"),
@@ -328,12 +372,12 @@ func kwokArgs(p paths, ports map[string]int) []string {
 	}
 }
 
-func healthURL(c string, ports map[string]int) string {
+func healthURL(c string, ports map[string]int, apiHost string) string {
 	switch c {
 	case Etcd:
 		return fmt.Sprintf("https://127.0.0.1:%d/health", ports["etcd-client"])
 	case APIServer:
-		return fmt.Sprintf("https://127.0.0.1:%d/readyz", ports[APIServer])
+		return "https://" + net.JoinHostPort(apiHost, strconv.Itoa(ports[APIServer])) + "/readyz"
 	case ControllerManager, Scheduler:
 		return fmt.Sprintf("https://127.0.0.1:%d/healthz", ports[c])
 	case Kwok:
@@ -348,7 +392,7 @@ var portNames = []string{"etcd-client", "etcd-peer", "etcd-metrics", APIServer, 
 // choosePorts takes the requested apiserver port (which must be free), else
 // the previous run's ports when they are free (so existing kubeconfigs keep
 // working), else free ones picked by the kernel.
-func choosePorts(apiPort int, prev *State) (map[string]int, error) {
+func choosePorts(apiPort int, prev *State, realNodes int) (map[string]int, error) {
 	ports := map[string]int{}
 	taken := map[int]bool{}
 	if apiPort != 0 {
@@ -358,7 +402,7 @@ func choosePorts(apiPort int, prev *State) (map[string]int, error) {
 		ports[APIServer] = apiPort
 		taken[apiPort] = true
 	}
-	for _, name := range portNames {
+	for _, name := range append(slices.Clone(portNames), nodePortNames(realNodes)...) {
 		if _, ok := ports[name]; ok {
 			continue
 		}

@@ -38,6 +38,9 @@ type UpOptions struct {
 	Port     int
 	Nodes    int
 	Timeout  time.Duration
+	// RealNodes is how many real nodes join; ImagesDir holds their images.
+	RealNodes int
+	ImagesDir string
 	// CACert and CAKey name the cluster CA to use instead of a new one.
 	CACert, CAKey string
 }
@@ -57,6 +60,10 @@ func NewCmdUp(streams cli.IOStreams, stateDir *string, runF func(context.Context
   # No kwok Nodes at all, for real kubelets to join
   airshipctl cluster local up --nodes 0
 
+  # One real node (a kubelet, containerd and kube-proxy on this host; needs root
+  # and the images of make images), besides the kwok ones
+  airshipctl cluster local up --real-nodes 1 --images bin/images
+
   # Signed by the site's cluster CA (here from promenade generate-certs)
   airshipctl cluster local up --ca-cert pki/ca-kubernetes.pem --ca-key pki/ca-kubernetes-key.pem`,
 		Args: cobra.NoArgs,
@@ -70,6 +77,8 @@ func NewCmdUp(streams cli.IOStreams, stateDir *string, runF func(context.Context
 	cmd.Flags().StringVar(&o.BinDir, "bin-dir", cluster.DefaultBinDir(), "directory holding the control-plane binaries ($AIRSHIP_TESTBIN_DIR)")
 	cmd.Flags().IntVar(&o.Port, "port", 0, "kube-apiserver port on 127.0.0.1 (0 picks a free one)")
 	cmd.Flags().IntVar(&o.Nodes, "nodes", 3, "number of kwok Nodes (the first is control-plane, the rest workers); 0 for none, e.g. for real kubelets to join")
+	cmd.Flags().IntVar(&o.RealNodes, "real-nodes", 0, fmt.Sprintf("number of real nodes: a kubelet with its own containerd each, and kube-proxy, on this host (root; at most %d; `cluster local down` puts the host back)", cluster.MaxRealNodes))
+	cmd.Flags().StringVar(&o.ImagesDir, "images", "bin/images", "directory of the OCI archives `make images` writes, imported into each real node (the sandbox image pause among them)")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", 2*time.Minute, "how long to wait for the cluster to be ready")
 	cmd.Flags().StringVar(&o.CACert, "ca-cert", "", "cluster CA certificate (PEM) to sign the cluster's certificates with, instead of a new CA (with --ca-key)")
 	cmd.Flags().StringVar(&o.CAKey, "ca-key", "", "private key (PEM) of --ca-cert")
@@ -96,7 +105,7 @@ func runUp(ctx context.Context, o *UpOptions) error {
 	if res.AlreadyRunning {
 		fmt.Fprintf(w, "A local cluster is already running at %s (state in %s).\n", res.State.APIServerURL, *o.StateDir)
 	} else {
-		fmt.Fprintf(w, "Local cluster is up at %s with %d nodes (%.1fs).\n", res.State.APIServerURL, res.State.Nodes, res.Elapsed.Seconds())
+		fmt.Fprintf(w, "Local cluster is up at %s with %d nodes (%d real) (%.1fs).\n", res.State.APIServerURL, res.State.Nodes+len(res.State.RealNodes), len(res.State.RealNodes), res.Elapsed.Seconds())
 	}
 	fmt.Fprintf(w, "Use it with:\n  export KUBECONFIG=%s\n  kubectl get nodes\n", res.State.Kubeconfig)
 	return nil
@@ -107,6 +116,8 @@ func runUp(ctx context.Context, o *UpOptions) error {
 func (o *UpOptions) clusterOptions(ca *pki.KeyPair) cluster.Options {
 	return cluster.Options{
 		CA:            ca,
+		RealNodes:     o.RealNodes,
+		ImagesDir:     o.ImagesDir,
 		StateDir:      *o.StateDir,
 		BinDir:        o.BinDir,
 		APIServerPort: o.Port,

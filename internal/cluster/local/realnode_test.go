@@ -1,0 +1,394 @@
+package local
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+
+	"github.com/airshipit/airship-go/internal/image"
+	"github.com/airshipit/airship-go/internal/pki"
+	"github.com/airshipit/airship-go/internal/test/testtool"
+)
+
+// requireRealNodes fails (AIRSHIP_REQUIRE_TESTBIN) or skips when this
+// machine cannot run a real node.
+func requireRealNodes(t *testing.T) string {
+	t.Helper()
+	bin := DefaultBinDir()
+	if missing := append(MissingBinaries(bin), MissingNodeBinaries(bin)...); len(missing) > 0 {
+		testtool.Missing(t, "%s missing from %s; %s", strings.Join(missing, ", "), bin, BuildHint)
+	}
+	if os.Geteuid() != 0 {
+		testtool.Missing(t, "real nodes need root")
+	}
+	for _, tool := range []string{"iptables", "ip6tables", "iptables-save", "ip6tables-save", "ip"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			testtool.Missing(t, "real nodes need %s (hack/setup.sh installs it)", tool)
+		}
+	}
+	return bin
+}
+
+// buildTestImages writes the OCI archives of pause and podprobe into a
+// new directory, as `make images` does for its images.
+func buildTestImages(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	// The images carry a CA bundle; these need none, so one of no consequence.
+	bundleCA, err := pki.NewCA("test-bundle", time.Hour, pki.ECDSAP256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range []struct{ name, pkg, path string }{
+		{"pause", "../../../cmd/pause", "/pause"},
+		{"podprobe", "./testdata/podprobe", ""},
+	} {
+		out := filepath.Join(t.TempDir(), b.name)
+		cmd := exec.CommandContext(t.Context(), "go", "build", "-trimpath", "-o", out, b.pkg)
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
+		if o, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("building %s: %v\n%s", b.pkg, err, o)
+		}
+		idx, err := image.Build(image.Spec{Name: b.name, Path: b.path, Binaries: map[string]string{"linux/amd64": out}, CACertificates: bundleCA.CertPEM()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		digest, err := idx.Digest()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := image.WriteArchive(filepath.Join(dir, b.name+ImageArchiveSuffix), idx,
+			image.RefName(b.name), "localhost/airship/"+b.name+"@"+digest.String()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// hostState describes what real nodes may change on the host, one line
+// per fact, sorted, for a before/after comparison. It is written apart
+// from the package's own snapshot, so that a change the package forgets to
+// record is still seen.
+func hostState(t *testing.T) []string {
+	t.Helper()
+	var lines []string
+	run := func(name string, args ...string) string {
+		out, err := exec.CommandContext(t.Context(), name, args...).Output()
+		if err != nil {
+			t.Fatalf("%s %s: %v", name, strings.Join(args, " "), err)
+		}
+		return string(out)
+	}
+	for _, l := range strings.Split(run("ip", "-o", "link"), "\n") {
+		if f := strings.Fields(l); len(f) > 1 {
+			lines = append(lines, "link "+f[1])
+		}
+	}
+	for _, l := range strings.Split(run("ip", "-o", "addr"), "\n") {
+		if f := strings.Fields(l); len(f) > 3 {
+			lines = append(lines, "addr "+f[1]+" "+f[3])
+		}
+	}
+	for _, cmd := range []string{"iptables-save", "ip6tables-save"} {
+		for _, l := range strings.Split(run(cmd), "\n") {
+			if l == "" || strings.HasPrefix(l, "#") {
+				continue
+			}
+			if i := strings.Index(l, " ["); strings.HasPrefix(l, ":") && i > 0 {
+				l = l[:i] // packet counters
+			}
+			lines = append(lines, cmd+" "+l)
+		}
+	}
+	mounts, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(mounts), "\n") {
+		if f := strings.Fields(l); len(f) > 4 {
+			lines = append(lines, "mount "+f[4])
+		}
+	}
+	sysctls := append(slices.Clone(hostSysctls), "net.ipv4.conf.default.forwarding", "net.ipv4.conf.all.rp_filter")
+	for _, s := range sysctls {
+		if b, err := os.ReadFile(sysctlPath(s)); err == nil {
+			lines = append(lines, "sysctl "+s+"="+strings.TrimSpace(string(b)))
+		}
+	}
+	for _, d := range []string{"/run/containerd", "/var/lib/containerd", "/etc/containerd", "/opt/containerd", "/var/lib/cni", "/etc/cni", "/opt/cni", "/run/netns", "/var/run/nri", "/var/lib/kubelet", "/etc/kubernetes"} {
+		if _, err := os.Lstat(d); err == nil {
+			lines = append(lines, "path "+d)
+		}
+	}
+	hier, err := cgroupMounts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hier {
+		entries, _ := os.ReadDir(h)
+		for _, e := range entries {
+			if e.IsDir() {
+				lines = append(lines, "cgroup "+filepath.Join(h, e.Name()))
+			}
+		}
+	}
+	procs, _ := filepath.Glob("/proc/[0-9]*/exe")
+	for _, p := range procs {
+		if exe, err := os.Readlink(p); err == nil && slices.Contains(NodeBinaries, filepath.Base(exe)) {
+			lines = append(lines, "process "+filepath.Base(exe))
+		}
+	}
+	slices.Sort(lines)
+	return lines
+}
+
+func diffLines(before, after []string) (gone, added []string) {
+	for _, l := range before {
+		if !slices.Contains(after, l) {
+			gone = append(gone, l)
+		}
+	}
+	for _, l := range after {
+		if !slices.Contains(before, l) {
+			added = append(added, l)
+		}
+	}
+	return gone, added
+}
+
+// TestRealNode joins one real kubelet (its own containerd, runc, the CNI
+// bridge, the host's kube-proxy) to a local control plane and checks what
+// a cluster's node must do: the Node is Ready with the pinned runtime; the
+// kubelet serves TLS and answers no one without a client certificate the
+// cluster CA signed; a pod pinned by digest gets its own network namespace
+// and address on the bridge, reaches the API server through the
+// kubernetes Service with its ServiceAccount token, runs non-root on a
+// read-only root file system, and its log comes back through the API
+// server (which calls the kubelet with its own certificate); a pod asking
+// for runAsNonRoot with uid 0 is refused. Down then leaves the host as it
+// found it: links, addresses, iptables, mounts, sysctls, directories,
+// cgroups, processes.
+func TestRealNode(t *testing.T) {
+	bin := requireRealNodes(t)
+	images := buildTestImages(t)
+	before := hostState(t)
+	state := filepath.Join(t.TempDir(), "state")
+	downDone := false
+	t.Cleanup(func() {
+		if !downDone {
+			if _, err := Down(DownOptions{StateDir: state, Purge: true}); err != nil {
+				t.Errorf("down: %v", err)
+			}
+		}
+	})
+	ctx := t.Context()
+	var progress bytes.Buffer
+	res, err := Up(ctx, Options{StateDir: state, BinDir: bin, RealNodes: 1, ImagesDir: images, Timeout: 3 * time.Minute, Progress: &progress})
+	if err != nil {
+		t.Fatalf("up: %v\n%s", err, progress.String())
+	}
+	t.Logf("up in %.1fs", res.Elapsed.Seconds())
+	if len(res.State.RealNodes) != 1 {
+		t.Fatalf("state records %d real nodes, want 1", len(res.State.RealNodes))
+	}
+	rn := res.State.RealNodes[0]
+	cs, err := clientset(res.State.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	node, err := cs.CoreV1().Nodes().Get(ctx, rn.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !nodeReady(node) || node.Status.NodeInfo.ContainerRuntimeVersion != "containerd://2.4.2" || node.Status.NodeInfo.KubeletVersion != KubernetesVersion {
+		t.Fatalf("node %s: ready %v, runtime %q, kubelet %q", rn.Name, nodeReady(node), node.Status.NodeInfo.ContainerRuntimeVersion, node.Status.NodeInfo.KubeletVersion)
+	}
+	if node.Annotations[FakeNodeAnnotation] != "" || node.Labels[RealNodeLabel] != "true" {
+		t.Errorf("node %s: annotations %v labels %v: want no kwok annotation and %s=true", rn.Name, node.Annotations, node.Labels, RealNodeLabel)
+	}
+
+	t.Run("kubelet requires a client certificate of the cluster CA", func(t *testing.T) {
+		url := fmt.Sprintf("https://%s/pods", net.JoinHostPort(rn.IP, fmt.Sprint(kubeletPort)))
+		p := paths{root: state}
+		admin, err := tlsConfig(p.pki(), "ca", "admin")
+		if err != nil {
+			t.Fatal(err)
+		}
+		other, err := pki.NewCA("not-the-cluster-ca", time.Hour, pki.ECDSAP256)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stranger, err := other.Issue(pki.Request{CommonName: "airship-admin", Organizations: []string{"system:masters"}, Client: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		strangerCert, err := tls.X509KeyPair(stranger.CertPEM(), mustKeyPEM(t, stranger))
+		if err != nil {
+			t.Fatal(err)
+		}
+		withCert := func(certs []tls.Certificate) *tls.Config {
+			c := admin.Clone()
+			c.Certificates = certs
+			c.ServerName = rn.IP // the serving certificate names the node's address
+			return c
+		}
+		for _, tc := range []struct {
+			name  string
+			certs []tls.Certificate
+			want  int
+		}{
+			{"no certificate", nil, http.StatusUnauthorized},
+			{"another CA's certificate", []tls.Certificate{strangerCert}, http.StatusUnauthorized},
+			{"the cluster admin", admin.Certificates, http.StatusOK},
+		} {
+			c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: withCert(tc.certs)}}
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+			resp, err := c.Do(req)
+			if err != nil {
+				// A client certificate the server cannot verify may end the handshake.
+				if tc.want != http.StatusOK {
+					continue
+				}
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+			_ = resp.Body.Close()
+			if resp.StatusCode != tc.want {
+				t.Errorf("%s: kubelet answered %d, want %d", tc.name, resp.StatusCode, tc.want)
+			}
+		}
+	})
+
+	t.Run("a pod reaches the API server through the kubernetes Service", func(t *testing.T) {
+		digest := archiveDigest(t, filepath.Join(images, "podprobe"+ImageArchiveSuffix))
+		pod := probePod("probe", "localhost/airship/podprobe@"+digest, 65532)
+		if _, err := cs.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		got := waitPod(t, cs, "probe", func(p *corev1.Pod) bool {
+			return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+		})
+		logs, err := cs.CoreV1().Pods("default").GetLogs("probe", &corev1.PodLogOptions{}).DoRaw(ctx)
+		if err != nil {
+			t.Fatalf("logs through the API server: %v", err)
+		}
+		if got.Status.Phase != corev1.PodSucceeded {
+			t.Fatalf("probe pod %s: %s", got.Status.Phase, logs)
+		}
+		for _, want := range []string{"user: system:serviceaccount:default:default", "rootfs: read-only"} {
+			if !strings.Contains(string(logs), want) {
+				t.Errorf("probe log %q lacks %q", logs, want)
+			}
+		}
+		_, podNet, _ := net.ParseCIDR(rn.PodCIDR)
+		if ip := net.ParseIP(got.Status.PodIP); ip == nil || !podNet.Contains(ip) {
+			t.Errorf("pod IP %q not in the node's pod range %s", got.Status.PodIP, rn.PodCIDR)
+		}
+		if got.Spec.HostNetwork {
+			t.Error("probe ran in the host's network")
+		}
+	})
+
+	t.Run("runAsNonRoot with uid 0 is refused", func(t *testing.T) {
+		digest := archiveDigest(t, filepath.Join(images, "podprobe"+ImageArchiveSuffix))
+		if _, err := cs.CoreV1().Pods("default").Create(ctx, probePod("root", "localhost/airship/podprobe@"+digest, 0), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		got := waitPod(t, cs, "root", func(p *corev1.Pod) bool {
+			for _, c := range p.Status.ContainerStatuses {
+				if c.State.Waiting != nil && c.State.Waiting.Reason == "CreateContainerConfigError" {
+					return true
+				}
+			}
+			return p.Status.Phase != corev1.PodPending
+		})
+		if got.Status.Phase != corev1.PodPending {
+			t.Fatalf("pod with runAsUser 0 and runAsNonRoot: phase %s, want refused", got.Status.Phase)
+		}
+	})
+
+	if _, err := Down(DownOptions{StateDir: state, Purge: true}); err != nil {
+		t.Fatalf("down: %v", err)
+	}
+	downDone = true
+	after := hostState(t)
+	if gone, added := diffLines(before, after); len(gone)+len(added) > 0 {
+		t.Errorf("the host differs after down:\ngone:\n  %s\nadded:\n  %s", strings.Join(gone, "\n  "), strings.Join(added, "\n  "))
+	}
+}
+
+func mustKeyPEM(t *testing.T, kp *pki.KeyPair) []byte {
+	t.Helper()
+	b, err := kp.KeyPEM()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func archiveDigest(t *testing.T, path string) string {
+	t.Helper()
+	_, digest, err := archiveImage(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return digest
+}
+
+// probePod runs podprobe once as uid, with the restrictions the operators'
+// Deployments ask for.
+func probePod(name, img string, uid int64) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever,
+			SecurityContext: &corev1.PodSecurityContext{
+				RunAsNonRoot:   ptr.To(true),
+				RunAsUser:      ptr.To(uid),
+				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+			},
+			Containers: []corev1.Container{{
+				Name: "probe", Image: img, ImagePullPolicy: corev1.PullNever,
+				SecurityContext: &corev1.SecurityContext{
+					ReadOnlyRootFilesystem:   ptr.To(true),
+					AllowPrivilegeEscalation: ptr.To(false),
+					Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+				},
+			}},
+		},
+	}
+}
+
+func waitPod(t *testing.T, cs kubernetes.Interface, name string, done func(*corev1.Pod) bool) *corev1.Pod {
+	t.Helper()
+	var last *corev1.Pod
+	err := wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		p, err := cs.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		last = p
+		return done(p), nil
+	})
+	if err != nil {
+		t.Fatalf("pod %s: %v; last status %+v", name, err, last)
+	}
+	return last
+}
