@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -48,7 +49,11 @@ var hostSysctls = []string{
 
 // ownedChainPrefixes name the iptables chains the kubelet, kube-proxy and
 // the CNI plugins create.
-var ownedChainPrefixes = []string{"KUBE-", "CNI-"}
+var ownedChainPrefixes = []string{"KUBE-", "CNI-", apiServerGuard}
+
+// apiServerGuard is the chain that keeps the API server, which binds every
+// address when real nodes run, to loopback and the nodes' bridge.
+const apiServerGuard = "AIRSHIP-APISERVER"
 
 // hostSnapshot is the host's state before real nodes started.
 type hostSnapshot struct {
@@ -242,6 +247,28 @@ func createBridge(ctx context.Context) error {
 	for _, s := range steps {
 		if out, err := exec.CommandContext(ctx, "ip", s...).CombinedOutput(); err != nil {
 			return fmt.Errorf("ip %s: %w: %s", strings.Join(s, " "), err, strings.TrimSpace(string(out)))
+		}
+	}
+	return nil
+}
+
+// guardAPIServer makes the API server's port answer only on loopback and
+// the nodes' bridge (IPv4 and IPv6): elsewhere a connection is reset at
+// once. Down removes the chain with the other owned ones.
+func guardAPIServer(ctx context.Context, port int) error {
+	for _, cmd := range []string{"iptables", "ip6tables"} {
+		steps := [][]string{
+			{"-N", apiServerGuard},
+			{"-A", apiServerGuard, "-i", "lo", "-j", "RETURN"},
+			{"-A", apiServerGuard, "-i", nodeBridge, "-j", "RETURN"},
+			{"-A", apiServerGuard, "-p", "tcp", "-j", "REJECT", "--reject-with", "tcp-reset"},
+			{"-I", "INPUT", "-p", "tcp", "--dport", strconv.Itoa(port), "-j", apiServerGuard},
+		}
+		for _, st := range steps {
+			args := append([]string{"-w", "5", "-t", "filter"}, st...)
+			if out, err := exec.CommandContext(ctx, cmd, args...).CombinedOutput(); err != nil {
+				return fmt.Errorf("%s %s: %w: %s", cmd, strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+			}
 		}
 	}
 	return nil

@@ -73,15 +73,6 @@ func realNode(p paths, i int) RealNode {
 	}
 }
 
-// apiServerHost is the address the API server binds: loopback, or the
-// nodes' bridge when real nodes must reach it from their pods.
-func apiServerHost(realNodes int) string {
-	if realNodes > 0 {
-		return nodeGateway
-	}
-	return "127.0.0.1"
-}
-
 // MissingNodeBinaries lists the real-node binaries absent from dir.
 func MissingNodeBinaries(dir string) []string {
 	var missing []string

@@ -276,6 +276,72 @@ func TestRealNode(t *testing.T) {
 		}
 	})
 
+	t.Run("the API server answers on loopback and the bridge only", func(t *testing.T) {
+		apiPort := res.State.Ports[APIServer]
+		// A host beside this one: a network namespace joined by a veth pair
+		// that is not on the bridge.
+		ns := exec.CommandContext(ctx, "unshare", "--net", "sleep", "300")
+		if err := ns.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = ns.Process.Kill(); _ = ns.Wait() })
+		pid := fmt.Sprint(ns.Process.Pid)
+		in := func(args ...string) error {
+			out, err := exec.CommandContext(ctx, "nsenter", append([]string{"-t", pid, "-n"}, args...)...).CombinedOutput()
+			if err != nil {
+				return fmt.Errorf("%s: %w: %s", strings.Join(args, " "), err, out)
+			}
+			return nil
+		}
+		// The namespace exists once its sleep runs; ip retries until then.
+		var err error
+		for range 50 {
+			if err = exec.CommandContext(ctx, "ip", "link", "add", "airtest0", "type", "veth", "peer", "name", "eth0", "netns", pid).Run(); err == nil {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if err != nil {
+			t.Fatalf("veth into the test namespace: %v", err)
+		}
+		for _, c := range [][]string{{"addr", "add", "10.99.0.1/30", "dev", "airtest0"}, {"link", "set", "airtest0", "up"}} {
+			if out, err := exec.CommandContext(ctx, "ip", c...).CombinedOutput(); err != nil {
+				t.Fatalf("ip %v: %v: %s", c, err, out)
+			}
+		}
+		for _, c := range [][]string{{"ip", "addr", "add", "10.99.0.2/30", "dev", "eth0"}, {"ip", "link", "set", "eth0", "up"}, {"ip", "link", "set", "lo", "up"}} {
+			if err := in(c...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// A listener on every address of the host answers the neighbour ...
+		l, err := new(net.ListenConfig).Listen(ctx, "tcp4", "0.0.0.0:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = l.Close() }()
+		go func() {
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					return
+				}
+				_ = c.Close()
+			}
+		}()
+		dial := func(port int) error {
+			return in("timeout", "10", "bash", "-c", fmt.Sprintf("exec 3<>/dev/tcp/10.99.0.1/%d", port))
+		}
+		if err := dial(l.Addr().(*net.TCPAddr).Port); err != nil {
+			t.Fatalf("the neighbour cannot reach a listener on every address: %v", err)
+		}
+		// ... the API server, bound to every address too, refuses it at once.
+		err = dial(apiPort)
+		if err == nil || !strings.Contains(err.Error(), "refused") {
+			t.Fatalf("the neighbour connecting to the API server's port %d: %v, want connection refused", apiPort, err)
+		}
+	})
+
 	t.Run("a pod reaches the API server through the kubernetes Service", func(t *testing.T) {
 		digest := archiveDigest(t, filepath.Join(images, "podprobe"+ImageArchiveSuffix))
 		pod := probePod("probe", "localhost/airship/podprobe@"+digest, 65532)

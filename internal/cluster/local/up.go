@@ -86,8 +86,7 @@ func Up(ctx context.Context, opts Options) (*Result, error) {
 		return nil, err
 	}
 
-	host := apiServerHost(opts.RealNodes)
-	st := &State{APIServerURL: apiServerURL(host, ports), Kubeconfig: p.adminKubeconfig(), Nodes: opts.Nodes, RealNodeCount: opts.RealNodes, Ports: ports}
+	st := &State{APIServerURL: apiServerURL(ports), Kubeconfig: p.adminKubeconfig(), Nodes: opts.Nodes, RealNodeCount: opts.RealNodes, Ports: ports}
 	ok := false
 	defer func() {
 		if !ok {
@@ -108,6 +107,9 @@ func Up(ctx context.Context, opts Options) (*Result, error) {
 			return nil, err
 		}
 		if err := createBridge(ctx); err != nil {
+			return nil, err
+		}
+		if err := guardAPIServer(ctx, ports[APIServer]); err != nil {
 			return nil, err
 		}
 	}
@@ -171,7 +173,7 @@ func prepare(p paths, opts Options, prev *State) (ports map[string]int, reused b
 	} else {
 		progressf(opts.Progress, "generated a CA and certificates in %s", p.pki())
 	}
-	if err := writeKubeconfigs(p, apiServerURL(apiServerHost(opts.RealNodes), ports)); err != nil {
+	if err := writeKubeconfigs(p, apiServerURL(ports)); err != nil {
 		return nil, false, err
 	}
 	if err := fileutil.WriteAtomic(p.kwokConfig(), kwokStages, 0o644); err != nil {
@@ -180,8 +182,8 @@ func prepare(p paths, opts Options, prev *State) (ports map[string]int, reused b
 	return ports, reused, nil
 }
 
-func apiServerURL(host string, ports map[string]int) string {
-	return "https://" + net.JoinHostPort(host, strconv.Itoa(ports[APIServer]))
+func apiServerURL(ports map[string]int) string {
+	return loopback(ports[APIServer])
 }
 
 // startComponents starts the components in order, each once the one
@@ -204,7 +206,7 @@ func startComponents(ctx context.Context, p paths, opts Options, st *State) erro
 		if err != nil {
 			return err
 		}
-		s.Record.HealthURL = healthURL(c, st.Ports, apiServerHost(opts.RealNodes))
+		s.Record.HealthURL = healthURL(c, st.Ports)
 		st.Processes = append(st.Processes, s.Record)
 		if err := writeState(p.state(), st); err != nil {
 			return err
@@ -278,22 +280,23 @@ func etcdArgs(p paths, ports map[string]int) []string {
 	}
 }
 
-// apiServerArgs: the API server binds loopback, or with real nodes the
-// nodes' bridge address, which it then advertises: the kubernetes
-// Service's endpoint, which pods reach through kube-proxy. Kubelets are
+// apiServerArgs: the API server binds loopback. With real nodes it binds
+// every address, so that pods reach it on the nodes' bridge address, which
+// it advertises: the kubernetes Service's endpoint, behind kube-proxy. A
+// packet filter chain (guardAPIServer), in place before it starts, refuses
+// its port on every interface but loopback and the bridge. Kubelets are
 // authorized by the Node authorizer and NodeRestriction; the API server
 // calls them with its own client certificate and verifies theirs.
 func apiServerArgs(p paths, ports map[string]int, realNodes int) []string {
 	f, loop := p.pkiFile, loopback
-	host := apiServerHost(realNodes)
-	reconciler := "none" // a loopback address cannot be an endpoint
+	bind, advertise, reconciler := "127.0.0.1", "127.0.0.1", "none" // a loopback address cannot be an endpoint
 	if realNodes > 0 {
-		reconciler = "lease"
+		bind, advertise, reconciler = "0.0.0.0", nodeGateway, "lease"
 	}
 	return []string{
-		"--bind-address=" + host,
+		"--bind-address=" + bind,
 		"--secure-port=" + strconv.Itoa(ports[APIServer]),
-		"--advertise-address=" + host,
+		"--advertise-address=" + advertise,
 		"--endpoint-reconciler-type=" + reconciler,
 		"--kubelet-client-certificate=" + f("apiserver-kubelet-client.crt"),
 		"--kubelet-client-key=" + f("apiserver-kubelet-client.key"),
@@ -372,12 +375,12 @@ func kwokArgs(p paths, ports map[string]int) []string {
 	}
 }
 
-func healthURL(c string, ports map[string]int, apiHost string) string {
+func healthURL(c string, ports map[string]int) string {
 	switch c {
 	case Etcd:
 		return fmt.Sprintf("https://127.0.0.1:%d/health", ports["etcd-client"])
 	case APIServer:
-		return "https://" + net.JoinHostPort(apiHost, strconv.Itoa(ports[APIServer])) + "/readyz"
+		return loopback(ports[APIServer]) + "/readyz"
 	case ControllerManager, Scheduler:
 		return fmt.Sprintf("https://127.0.0.1:%d/healthz", ports[c])
 	case Kwok:
