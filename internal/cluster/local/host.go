@@ -570,3 +570,37 @@ func restoreHost(ctx context.Context, p paths, nodes []RealNode) error {
 	}
 	return os.Remove(p.hostSnapshot())
 }
+
+// hostLockPath is the lock real-node clusters of one host take turns on.
+const hostLockPath = "/run/airship-real-nodes.lock"
+
+// LockRealNodeHost waits until no other holder of the host's real-node
+// lock is left and takes it, for a caller that brings a real-node cluster
+// up and down while it lives (tests running in parallel: one real-node
+// cluster per host). The lock goes with the process that holds it.
+func LockRealNodeHost(ctx context.Context) (unlock func(), err error) {
+	f, err := os.OpenFile(hostLockPath, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("opening %s: %w", hostLockPath, err)
+	}
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			_ = f.Close() // a lock file: no data in it
+			return nil, fmt.Errorf("locking %s: %w", hostLockPath, err)
+		}
+		select {
+		case <-ctx.Done():
+			_ = f.Close() // a lock file: no data in it
+			return nil, fmt.Errorf("waiting for the other real-node cluster of this host (%s): %w", hostLockPath, ctx.Err())
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+	return func() {
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		_ = f.Close() // a lock file: no data in it
+	}, nil
+}

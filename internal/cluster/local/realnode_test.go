@@ -188,6 +188,11 @@ func diffLines(before, after []string) (gone, added []string) {
 func TestRealNode(t *testing.T) {
 	bin := requireRealNodes(t)
 	images := buildTestImages(t)
+	unlock, err := LockRealNodeHost(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(unlock)
 	before := hostState(t)
 	state := filepath.Join(t.TempDir(), "state")
 	downDone := false
@@ -200,7 +205,8 @@ func TestRealNode(t *testing.T) {
 	})
 	ctx := t.Context()
 	var progress bytes.Buffer
-	res, err := Up(ctx, Options{StateDir: state, BinDir: bin, RealNodes: 1, ImagesDir: images, Timeout: 3 * time.Minute, Progress: &progress})
+	var res *Result
+	res, err = Up(ctx, Options{StateDir: state, BinDir: bin, RealNodes: 1, ImagesDir: images, Timeout: 3 * time.Minute, Progress: &progress})
 	if err != nil {
 		t.Fatalf("up: %v\n%s", err, progress.String())
 	}
