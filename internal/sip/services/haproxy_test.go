@@ -80,16 +80,19 @@ type backend struct {
 }
 
 // startBackends serves each host on its IP and one port common to all
-// (HAProxy reaches every server of a backend on the same port). Each is
-// stopped when the test ends.
-func startBackends(t *testing.T, hosts []Host, cert tls.Certificate) ([]*backend, int) {
+// (HAProxy reaches every server of a backend on the same port): want, or
+// with want 0 one free on every address. Each is stopped when the test
+// ends.
+func startBackends(t *testing.T, hosts []Host, cert tls.Certificate, want int) ([]*backend, int) {
 	t.Helper()
 	for attempt := 0; attempt < 20; attempt++ {
 		var lns []net.Listener
-		port := 0
+		var lerr error
+		port := want
 		for _, h := range hosts {
 			ln, err := new(net.ListenConfig).Listen(t.Context(), "tcp", net.JoinHostPort(h.IPs["oam-ipv4"], strconv.Itoa(port)))
 			if err != nil {
+				lerr = err
 				break
 			}
 			lns = append(lns, ln)
@@ -98,6 +101,9 @@ func startBackends(t *testing.T, hosts []Host, cert tls.Certificate) ([]*backend
 		if len(lns) < len(hosts) { // the port was taken on another address: try another
 			for _, ln := range lns {
 				_ = ln.Close()
+			}
+			if want != 0 {
+				t.Fatalf("serving the backends on port %d: %v", want, lerr)
 			}
 			continue
 		}
@@ -119,14 +125,14 @@ func startBackends(t *testing.T, hosts []Host, cert tls.Certificate) ([]*backend
 	return nil, 0
 }
 
-// selfSigned is a server certificate for 127.0.0.1, from the project's PKI.
-func selfSigned(t *testing.T) (tls.Certificate, *x509.CertPool) {
+// selfSigned is a server certificate for hosts, from the project's PKI.
+func selfSigned(t *testing.T, hosts ...string) (tls.Certificate, *x509.CertPool) {
 	t.Helper()
 	key, err := pki.NewKey(pki.ECDSAP256)
 	if err != nil {
 		t.Fatal(err)
 	}
-	kp, err := pki.Sign(pki.Spec{Subject: pkix.Name{CommonName: "api-server"}, Hosts: []string{"127.0.0.1"}, Server: true, Validity: time.Hour}, key, nil, pki.Env{})
+	kp, err := pki.Sign(pki.Spec{Subject: pkix.Name{CommonName: "api-server"}, Hosts: hosts, Server: true, Validity: time.Hour}, key, nil, pki.Env{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,14 +169,14 @@ func (s *syncBuffer) String() string {
 // on the other two.
 func TestHAProxyBalancesAndSkipsDeadBackend(t *testing.T) {
 	haproxy := haproxyPath(t)
-	cert, pool := selfSigned(t)
+	cert, pool := selfSigned(t, "127.0.0.1")
 	hosts := []Host{
 		{Name: "node01", Role: sipv1.RoleControlPlane, IPs: map[string]string{"oam-ipv4": "127.0.0.2"}},
 		{Name: "node02", Role: sipv1.RoleControlPlane, IPs: map[string]string{"oam-ipv4": "127.0.0.3"}},
 		{Name: "node03", Role: sipv1.RoleControlPlane, IPs: map[string]string{"oam-ipv4": "127.0.0.4"}},
 		{Name: "node04", Role: sipv1.RoleControlPlane, Standby: true, IPs: map[string]string{"oam-ipv4": "127.0.0.5"}},
 	}
-	backends, port := startBackends(t, hosts, cert)
+	backends, port := startBackends(t, hosts, cert, 0)
 
 	in := loadInputs(t, "minimal")
 	in.Hosts = hosts
