@@ -74,7 +74,7 @@ type hostSnapshot struct {
 // programs create whatever they are told: containerd's shims put their
 // sockets in /run/containerd/s (fixed for root). Down removes the ones it
 // created, once empty.
-var hostPaths = []string{"/run/containerd/s", "/run/containerd", "/var/lib/cni", "/run/netns", "/var/run/nri", "/opt/containerd", "/var/lib/kubelet"}
+var hostPaths = []string{nodeRoot, "/run/containerd/s", "/run/containerd", "/var/lib/cni", "/run/netns", "/var/run/nri", "/opt/containerd", "/var/lib/kubelet"}
 
 func (p paths) hostSnapshot() string { return filepath.Join(p.root, "nodes", "host-before.json") }
 
@@ -550,6 +550,17 @@ func restoreHost(ctx context.Context, p paths, nodes []RealNode) error {
 		errs = append(errs, removeCgroup(n.CgroupRoot))
 	}
 	errs = append(errs, removeCreatedTables(ctx, snap.Tables))
+	for _, n := range nodes {
+		// Its own directory, named by the state directory's hash: once
+		// nothing is mounted below it, it goes with what it holds.
+		if strings.HasPrefix(n.Dir, nodeRoot+"/") {
+			if err := unmountUnder(n.Dir); err != nil {
+				errs = append(errs, err)
+			} else {
+				errs = append(errs, os.RemoveAll(n.Dir))
+			}
+		}
+	}
 	for _, path := range snap.Absent {
 		// Empty once the shims and pods are gone; a non-empty one is
 		// reported, never emptied: it may be another program's now.

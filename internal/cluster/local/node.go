@@ -2,6 +2,8 @@ package local
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -25,7 +27,7 @@ import (
 const (
 	nodeBridge  = "airship0"
 	nodeNetwork = "10.88.0.0/16"
-	nodeGateway = "10.88.0.1"
+	nodeGateway = NodeGateway
 	// nodePrefix is the bridge's prefix length (nodeNetwork's).
 	nodePrefix = 16
 	// kubeletPort is where each kubelet serves, on its own node address.
@@ -53,25 +55,38 @@ type RealNode struct {
 	IP string `json:"ip"`
 	// PodCIDR is the range the node's pods take their addresses from.
 	PodCIDR string `json:"podCIDR"`
-	// Dir holds the node's containerd, kubelet, CNI configuration and certificates.
+	// Dir holds the node's containerd, kubelet, CNI configuration and
+	// certificates: a short path under nodeRoot named by a hash of the
+	// state directory, since a unix socket's path (containerd's, the
+	// kubelet's) is limited to about 100 bytes and a state directory may
+	// be deeper than that allows. Down removes it.
 	Dir string `json:"dir"`
 	// CgroupRoot is the cgroup (in every hierarchy) the node's pods live under.
 	CgroupRoot string `json:"cgroupRoot"`
 }
+
+// nodeRoot holds the nodes' directories.
+const nodeRoot = "/var/lib/airship-nodes"
 
 // Socket is the node's containerd (CRI) socket.
 func (n RealNode) Socket() string { return filepath.Join(n.Dir, "containerd", "containerd.sock") }
 
 func realNode(p paths, i int) RealNode {
 	name := RealNodeName(i)
+	sum := sha256.Sum256([]byte(filepath.Join(p.root, "nodes", name)))
+	dir := filepath.Join(nodeRoot, hex.EncodeToString(sum[:6]))
 	return RealNode{
 		Name:       name,
 		IP:         fmt.Sprintf("10.88.0.%d", 11+i),
 		PodCIDR:    fmt.Sprintf("10.88.%d.0/24", i+1),
-		Dir:        filepath.Join(p.root, "nodes", name),
+		Dir:        dir,
 		CgroupRoot: "/" + name,
 	}
 }
+
+// NodeGateway is this host's address on the nodes' bridge: a listener
+// there is reachable from every pod of a real node (and from this host).
+const NodeGateway = "10.88.0.1"
 
 // MissingNodeBinaries lists the real-node binaries absent from dir.
 func MissingNodeBinaries(dir string) []string {

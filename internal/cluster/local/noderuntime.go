@@ -212,7 +212,7 @@ func killLeftovers(p paths, nodes []RealNode) {
 		}
 		args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
 		for i, a := range args {
-			if a == "-address" && i+1 < len(args) && strings.HasPrefix(args[i+1], p.nodes()+"/") {
+			if a == "-address" && i+1 < len(args) && ownSocket(args[i+1], nodes) {
 				killPID(filepath.Base(filepath.Dir(f)))
 				break
 			}
@@ -240,4 +240,13 @@ func killPID(s string) {
 	if _, err := fmt.Sscan(s, &pid); err == nil && pid > 1 && pid != os.Getpid() {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
+}
+
+func ownSocket(addr string, nodes []RealNode) bool {
+	for _, n := range nodes {
+		if strings.TrimPrefix(addr, "unix://") == n.Socket() {
+			return true
+		}
+	}
+	return false
 }

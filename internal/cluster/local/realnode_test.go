@@ -132,7 +132,7 @@ func hostState(t *testing.T) []string {
 			lines = append(lines, "sysctl "+s+"="+strings.TrimSpace(string(b)))
 		}
 	}
-	for _, d := range []string{"/run/containerd", "/var/lib/containerd", "/etc/containerd", "/opt/containerd", "/var/lib/cni", "/etc/cni", "/opt/cni", "/run/netns", "/var/run/nri", "/var/lib/kubelet", "/etc/kubernetes"} {
+	for _, d := range []string{nodeRoot, "/run/containerd", "/var/lib/containerd", "/etc/containerd", "/opt/containerd", "/var/lib/cni", "/etc/cni", "/opt/cni", "/run/netns", "/var/run/nri", "/var/lib/kubelet", "/etc/kubernetes"} {
 		if _, err := os.Lstat(d); err == nil {
 			lines = append(lines, "path "+d)
 		}
