@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"slices"
@@ -186,16 +187,26 @@ func (op Operator) build(ctx context.Context, cfg *rest.Config, log logr.Logger)
 // Run runs the operator until ctx ends: it checks the options, waits for
 // the CRDs of its kinds (an operator started before they are installed, as
 // when the phase installing them runs after it, waits instead of exiting),
-// then builds and starts the manager.
+// then builds and starts the manager. While it waits, the probe address
+// answers /healthz (alive: a kubelet must not restart it) and not /readyz.
 func (op Operator) Run(ctx context.Context, cfg *rest.Config, log logr.Logger) error {
 	if err := op.validate(); err != nil {
 		return err
 	}
-	for _, gk := range op.Kinds {
-		if err := WaitForKinds(ctx, cfg, gk.GroupVersion, gk.Kinds, log); err != nil {
+	stop := func() {}
+	if len(op.Kinds) > 0 && enabled(op.Options.ProbeAddr) {
+		var err error
+		if stop, err = serveWaitingProbes(op.Options.ProbeAddr, op.Options.ServerTimeouts); err != nil {
 			return err
 		}
 	}
+	for _, gk := range op.Kinds {
+		if err := WaitForKinds(ctx, cfg, gk.GroupVersion, gk.Kinds, log); err != nil {
+			stop()
+			return err
+		}
+	}
+	stop() // the manager's probe server binds the address next
 	mgr, err := op.build(ctx, cfg, log)
 	if err != nil {
 		return err
@@ -289,6 +300,34 @@ func serve(mgr ctrl.Manager, name, addr string, h http.Handler, t httplimit.Serv
 		return fmt.Errorf("%s server: %w", name, err)
 	}
 	return nil
+}
+
+// serveWaitingProbes answers the probes of an operator waiting for its
+// CRDs on addr until stop returns: /healthz 200, /readyz 503.
+func serveWaitingProbes(addr string, t httplimit.ServerTimeouts) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr) //nolint:noctx // bound before the wait; stop closes it
+	if err != nil {
+		return nil, fmt.Errorf("health probe server: %w", err)
+	}
+	mux := http.NewServeMux()
+	for _, path := range []string{"/healthz", "/healthz/"} {
+		mux.HandleFunc(path, func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") })
+	}
+	for _, path := range []string{"/readyz", "/readyz/"} {
+		mux.HandleFunc(path, func(w http.ResponseWriter, _ *http.Request) {
+			http.Error(w, "waiting for the operator's CRDs", http.StatusServiceUnavailable)
+		})
+	}
+	srv := httplimit.NewServer(mux, t)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = srv.Serve(ln) // ends with Close below
+	}()
+	return func() {
+		_ = srv.Close() // closes the listener too
+		<-done
+	}, nil
 }
 
 // APIPollInterval is how often WaitForKinds looks again.

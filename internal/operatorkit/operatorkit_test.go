@@ -223,3 +223,68 @@ func TestOperatorRun(t *testing.T) {
 		t.Errorf("set up %v, want first, second", order)
 	}
 }
+
+// TestRunAnswersProbesWhileWaitingForCRDs: an operator waiting for its
+// CRDs is alive (/healthz 200, so a kubelet does not restart it) and not
+// ready (/readyz 503); once they are served, the manager's own probe
+// server takes the address over and becomes ready.
+func TestRunAnswersProbesWhileWaitingForCRDs(t *testing.T) {
+	env := testenv.StartAPI(t, testenv.Options{})
+	saved := APIPollInterval
+	APIPollInterval = 100 * time.Millisecond
+	t.Cleanup(func() { APIPollInterval = saved })
+	o := Defaults()
+	o.LeaderElection = false
+	o.SkipControllerNameValidation = true
+	o.MetricsAddr = "0"
+	o.ProbeAddr = testenv.FreeAddr(t)
+	get := func(ctx context.Context, path string) (int, string) {
+		return testenv.HTTPGet(ctx, "http://"+o.ProbeAddr+path)
+	}
+	poll := func(what string, cond func(ctx context.Context) bool) {
+		t.Helper()
+		if err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			return cond(ctx), nil
+		}); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+
+	// A kind no API server serves: Run waits until cancelled.
+	op := Operator{Name: "test-operator", Options: o, Kinds: []GroupKinds{{GroupVersion: "widgets.example.test/v1", Kinds: []string{"Widget"}}}}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- op.Run(ctx, env.Config, logr.Discard()) }()
+	poll("/healthz 200 and /readyz 503 while waiting", func(ctx context.Context) bool {
+		live, _ := get(ctx, "/healthz")
+		ready, body := get(ctx, "/readyz")
+		return live == http.StatusOK && ready == http.StatusServiceUnavailable && strings.Contains(body, "waiting for the operator's CRDs")
+	})
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run after cancel: %v, want context.Canceled", err)
+	}
+	if code, _ := get(context.Background(), "/healthz"); code != 0 {
+		t.Fatalf("the waiting probe server still answers (%d) after Run returned", code)
+	}
+
+	// Kinds the API server serves: the manager's probe server binds the
+	// same address and reports ready once its caches synced.
+	op.Kinds = []GroupKinds{{GroupVersion: "v1", Kinds: []string{"ConfigMap"}}}
+	op.Reconcilers = func(ctrl.Manager, logr.Logger) []Reconciler {
+		return []Reconciler{SetupFunc(func(_ context.Context, mgr ctrl.Manager) error {
+			return ctrl.NewControllerManagedBy(mgr).For(&corev1.ConfigMap{}).Named("probe-handover").
+				Complete(reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) { return reconcile.Result{}, nil }))
+		})}
+	}
+	ctx, cancel = context.WithCancel(context.Background())
+	go func() { done <- op.Run(ctx, env.Config, logr.Discard()) }()
+	poll("/readyz 200 from the manager", func(ctx context.Context) bool {
+		code, _ := get(ctx, "/readyz")
+		return code == http.StatusOK
+	})
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run after cancel: %v", err)
+	}
+}
