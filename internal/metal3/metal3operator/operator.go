@@ -54,7 +54,7 @@ type Options struct {
 	// (http(s)://host:6385); empty drives the hosts' BMCs directly.
 	IronicEndpoint string
 	// IronicCredentialsFile holds Ironic's http_basic username and
-	// password (YAML, mode 0600); empty is noauth, allowed only for a
+	// password (YAML, mode 0600 or 0640); empty is noauth, allowed only for a
 	// loopback endpoint.
 	IronicCredentialsFile string
 	// IronicCAFile is a PEM bundle verifying an https IronicEndpoint.
@@ -152,7 +152,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	})
 	fs.IntVar(&o.MachineConcurrency, "machine-concurrency", o.MachineConcurrency, "Metal3Machines reconciled at once")
 	fs.StringVar(&o.IronicEndpoint, "ironic-endpoint", o.IronicEndpoint, "Ironic API URL the BareMetalHost controller drives (empty: the hosts' BMCs directly over Redfish)")
-	fs.StringVar(&o.IronicCredentialsFile, "ironic-credentials-file", o.IronicCredentialsFile, "YAML file (mode 0600) with Ironic's http_basic username and password (empty: noauth, loopback endpoints only)")
+	fs.StringVar(&o.IronicCredentialsFile, "ironic-credentials-file", o.IronicCredentialsFile, "YAML file (mode 0600, or 0640 as a Secret volume with the pod's fsGroup) with Ironic's http_basic username and password (empty: noauth, loopback endpoints only)")
 	fs.StringVar(&o.IronicCAFile, "ironic-ca-file", o.IronicCAFile, "PEM bundle verifying an https --ironic-endpoint")
 	fs.StringVar(&o.DeployISO, "deploy-iso", o.DeployISO, "URL of the deploy agent's ISO Ironic boots hosts into")
 	fs.StringVar(&o.DeployKernel, "deploy-kernel", o.DeployKernel, "URL of the deploy agent's kernel, from which (with --deploy-ramdisk) Ironic builds the ISO hosts boot into")

@@ -1,6 +1,7 @@
 package ironic
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -272,15 +273,23 @@ func TestReadBasicAuthFile(t *testing.T) {
 	if err != nil || a != (Auth{Type: HTTPBasic, Username: "ironic", Password: "pa55word"}) {
 		t.Errorf("0600 file: %+v %v", a, err)
 	}
+	// A Secret volume with the pod's fsGroup: group-readable, read-only.
+	for _, mode := range []os.FileMode{0o640, 0o440, 0o400} {
+		if _, err := ReadBasicAuthFile(write(fmt.Sprintf("secret-%o", mode), "username: ironic\npassword: pa55word\n", mode)); err != nil {
+			t.Errorf("mode %04o: %v", mode, err)
+		}
+	}
 	for name, c := range map[string]struct {
 		content string
 		mode    os.FileMode
 		wantErr string
 	}{
-		"readable": {"username: ironic\npassword: pa55word\n", 0o644, "mode 0644"},
-		"no pass":  {"username: ironic\n", 0o600, "must both be set"},
-		"unknown":  {"username: ironic\npassword: pa55word\nuser: x\n", 0o600, "not YAML with the keys"},
-		"not yaml": {"pa55word: [", 0o600, "not YAML with the keys"},
+		"readable":       {"username: ironic\npassword: pa55word\n", 0o644, "mode 0644"},
+		"group-writable": {"username: ironic\npassword: pa55word\n", 0o660, "mode 0660"},
+		"others read":    {"username: ironic\npassword: pa55word\n", 0o604, "mode 0604"},
+		"no pass":        {"username: ironic\n", 0o600, "must both be set"},
+		"unknown":        {"username: ironic\npassword: pa55word\nuser: x\n", 0o600, "not YAML with the keys"},
+		"not yaml":       {"pa55word: [", 0o600, "not YAML with the keys"},
 	} {
 		_, err := ReadBasicAuthFile(write(name, c.content, c.mode))
 		if err == nil || !strings.Contains(err.Error(), c.wantErr) || strings.Contains(err.Error(), "pa55word") {

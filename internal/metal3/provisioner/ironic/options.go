@@ -214,16 +214,18 @@ type basicAuthFile struct {
 }
 
 // ReadBasicAuthFile reads http_basic credentials from a YAML file with the
-// keys username and password. The file must not be readable or writable
-// by group or others (mode 0600 or stricter). Errors name the file and
-// never quote its contents.
+// keys username and password. The file must not be writable by its group
+// nor open to others: 0600, or 0640/0440 as Kubernetes mounts a Secret
+// for a non-root container (the pod's fsGroup owns it, read-only, so the
+// container's user can read it at all). Errors name the file and never
+// quote its contents.
 func ReadBasicAuthFile(path string) (Auth, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return Auth{}, fmt.Errorf("ironic credentials file: %w", err)
 	}
-	if fi.Mode().Perm()&0o077 != 0 {
-		return Auth{}, fmt.Errorf("ironic credentials file %s has mode %04o: it holds a password, make it 0600 or stricter", path, fi.Mode().Perm())
+	if fi.Mode().Perm()&0o037 != 0 {
+		return Auth{}, fmt.Errorf("ironic credentials file %s has mode %04o: it holds a password, make it 0600 (or 0640 for a Secret volume's fsGroup) or stricter", path, fi.Mode().Perm())
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
