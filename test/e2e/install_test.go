@@ -4,43 +4,40 @@ package e2e
 
 import (
 	"archive/tar"
+	"bytes"
+	"compress/gzip"
 	"context"
-	"errors"
-	"io"
+	"encoding/json"
+	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	goruntime "runtime"
 	"strings"
 	"testing"
 	"time"
 
-	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/layout"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"helm.sh/helm/v4/pkg/action"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	"helm.sh/helm/v4/pkg/kube"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/yaml"
 
 	armadaop "github.com/airshipit/airship-go/internal/armada/armadaoperator"
-	"github.com/airshipit/airship-go/internal/cluster/kubeconfig"
 	"github.com/airshipit/airship-go/internal/cluster/local"
-	"github.com/airshipit/airship-go/internal/image"
 	"github.com/airshipit/airship-go/internal/installchart"
+	"github.com/airshipit/airship-go/internal/localironic"
 	metal3op "github.com/airshipit/airship-go/internal/metal3/metal3operator"
+	"github.com/airshipit/airship-go/internal/pki"
 	sipop "github.com/airshipit/airship-go/internal/sip/sipoperator"
 	"github.com/airshipit/airship-go/internal/test/capienv"
 	"github.com/airshipit/airship-go/internal/test/testenv"
-	"github.com/airshipit/airship-go/internal/test/testtool"
 )
 
 // TestInstallEveryOperator: `kubectl apply -k config/default` (server dry
@@ -60,10 +57,22 @@ func TestInstallEveryOperator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The operators' images as `make images` builds them, pause among
+	// them: a real node (a kubelet and containerd) runs them as pods.
+	images := testenv.BuildImages(t, []string{"armada-operator", "metal3-operator", "sip-operator", "pause"}, false)
+	unlock, err := local.LockRealNodeHost(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
 	home := t.TempDir()
 	env := []string{"HOME=" + home, "AIRSHIP_TESTBIN_DIR=" + local.DefaultBinDir(), "AIRSHIP_LOCAL_STATE_DIR="}
-	t.Cleanup(func() { runEnv(t, env, bin, "cluster", "local", "down", "--purge") })
-	if r := runEnv(t, env, bin, "cluster", "local", "up", "--nodes=1"); r.code != 0 {
+	t.Cleanup(func() {
+		defer unlock()
+		if r := runEnv(t, env, bin, "cluster", "local", "down", "--purge"); r.code != 0 {
+			t.Errorf("down: %s%s", r.stdout, r.stderr)
+		}
+	})
+	if r := runEnv(t, env, bin, "cluster", "local", "up", "--nodes=0", "--real-nodes=1", "--images="+images); r.code != 0 {
 		t.Fatalf("up: %s%s", r.stdout, r.stderr)
 	}
 	kubeconfig := filepath.Join(home, ".airship", "local", "kubeconfig")
@@ -135,22 +144,33 @@ func TestInstallEveryOperator(t *testing.T) {
 	// The Helm chart: a server dry run of its rendering with overrides,
 	// then a real install through the Helm SDK, whose CRDs and RBAC the
 	// operators below run with.
-	t.Run("helm chart", func(t *testing.T) { helmChart(t, kubectl, kubeconfig, root) })
+	ironic := prepareMetal3Pod(t, kubectl, kubeconfig)
+	t.Run("helm chart", func(t *testing.T) { helmChart(t, kubectl, kubeconfig, root, imageValues(t, images)) })
 	if t.Failed() {
 		return
 	}
-	// Each operator's binary, taken out of its image, runs against the
-	// cluster as its ServiceAccount from the chart (kwok runs no containers).
+	// What each operator needs beyond the chart (Cluster API's CRDs for
+	// metal3-operator's provider, as on a management cluster).
 	for _, op := range imageOperators {
-		t.Run("image of "+op.name, func(t *testing.T) { runImageOperator(t, kubectl, kubeconfig, root, op) })
+		if op.prepare != nil {
+			op.prepare(t, kubectl, kubeconfig)
+		}
+	}
+	pointMetal3AtIronic(t, kubectl, kubeconfig, ironic)
+	chartURL := serveChartArchive(t)
+	// Each operator runs as the chart's Deployment: a pod on the real
+	// node, with the chart's ServiceAccount, RBAC, probes and security
+	// settings, enforced by the kubelet and the runtime.
+	for _, op := range imageOperators {
+		t.Run("pod of "+op.name, func(t *testing.T) { runPodOperator(t, kubectl, kubeconfig, op, chartURL) })
 	}
 }
 
 // helmChart renders charts/airship-operators with overrides (one
 // namespace, images by digest from a registry) and applies it as a server
-// dry run, then installs it with its defaults through the Helm SDK as
-// `helm install` does.
-func helmChart(t *testing.T, kubectl, kubeconfig, root string) {
+// dry run, then installs it through the Helm SDK as `helm install` does,
+// with values (the local images by digest).
+func helmChart(t *testing.T, kubectl, kubeconfig, root string, values map[string]any) {
 	chart := filepath.Join(root, installchart.ChartDir)
 	const ns = "airship-helm"
 	digest := "sha256:" + strings.Repeat("ab", 32)
@@ -216,12 +236,12 @@ func helmChart(t *testing.T, kubectl, kubeconfig, root string) {
 	install.WaitStrategy = kube.HookOnlyStrategy
 	install.Timeout = 2 * time.Minute
 	start = time.Now()
-	if _, err := install.Run(ch, nil); err != nil {
+	if _, err := install.Run(ch, values); err != nil {
 		t.Fatalf("helm install: %v", err)
 	}
 	t.Logf("helm install in %s", time.Since(start).Round(time.Millisecond))
 	for _, obj := range []string{"crd/armadacharts.armada.airshipit.org", "crd/baremetalhosts.metal3.io", "-n=armada-system deployment/armada-operator",
-		"-n=sip-system serviceaccount/sip-operator", "clusterrolebinding/metal3-operator-manager", "-n=promenade-system service/promenade-api"} {
+		"-n=sip-system serviceaccount/sip-operator", "clusterrolebinding/metal3-operator-manager"} {
 		args := append([]string{"--kubeconfig", kubeconfig, "get", "-o", "jsonpath={.metadata.labels.app\\.kubernetes\\.io/managed-by}"}, strings.Fields(obj)...)
 		out, err := exec.CommandContext(t.Context(), kubectl, args...).CombinedOutput()
 		if err != nil || (!strings.HasPrefix(obj, "crd/") && string(out) != "Helm") {
@@ -237,9 +257,10 @@ type imageOperator struct {
 	args                     []string
 	// prepare installs what the operator needs beyond the chart.
 	prepare func(t *testing.T, kubectl, kubeconfig string)
-	// object is applied once the operator is ready; reconciled reports
-	// whether the operator acted on it.
-	object     func(t *testing.T, dir string) string
+	// object is applied once the operator is ready (given the URL of the
+	// test chart's archive); reconciled reports whether the operator acted
+	// on it.
+	object     func(t *testing.T, chartURL string) string
 	get        []string
 	reconciled func(obj *unstructured.Unstructured) bool
 }
@@ -247,13 +268,8 @@ type imageOperator struct {
 var imageOperators = []imageOperator{
 	{
 		name: "armada-operator", namespace: "armada-system", leaseID: armadaop.LeaderElectionID,
-		// The chart below is installed from --chart-root/charts/image-check.
-		object: func(t *testing.T, dir string) string {
-			chart := filepath.Join(dir, "charts", "image-check")
-			writeFiles(t, chart, map[string]string{
-				"Chart.yaml":            "apiVersion: v2\nname: image-check\nversion: 0.1.0\n",
-				"templates/config.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: image-check\ndata:\n  from: {{ .Values.from }}\n",
-			})
+		// The chart comes as an archive the test serves on the nodes' bridge.
+		object: func(t *testing.T, chartURL string) string {
 			return `apiVersion: armada.airshipit.org/v1alpha1
 kind: ArmadaChart
 metadata:
@@ -264,8 +280,8 @@ spec:
   release: image-check
   namespace: default
   source:
-    type: local
-    location: /charts/image-check
+    type: tar
+    location: ` + chartURL + `
   values:
     from: the-image
 `
@@ -362,92 +378,18 @@ func writeFiles(t *testing.T, dir string, files map[string]string) {
 	}
 }
 
-// runImageOperator builds op's image for this machine as make images
-// does, takes the binary out of the image's layer, and runs it with the
-// token of the ServiceAccount the chart made (so with the chart's RBAC):
-// it must answer /readyz, hold the leader Lease in its namespace and
-// reconcile an object.
-func runImageOperator(t *testing.T, kubectl, adminKubeconfig, root string, op imageOperator) {
-	dir := t.TempDir()
-	host := "linux/" + goruntime.GOARCH
-	began := time.Now()
-	bin := filepath.Join(dir, "build", op.name)
-	build := exec.CommandContext(t.Context(), "go", "build", "-trimpath", "-ldflags=-s -w -buildid=", "-o", bin, "./cmd/"+op.name)
-	build.Dir = root
-	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+goruntime.GOARCH)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building %s: %v\n%s", op.name, err, out)
+// runPodOperator checks op's Deployment from the chart on the real node:
+// Available, its pod Running there and ready (its probes pass) without a
+// restart, holding the leader Lease in its namespace, reconciling an
+// object, and never refused by the API server (the chart's RBAC is
+// enough); still no restart at the end.
+func runPodOperator(t *testing.T, kubectl, kubeconfig string, op imageOperator, chartURL string) {
+	k := func(args ...string) ([]byte, error) {
+		return exec.CommandContext(t.Context(), kubectl, append([]string{"--kubeconfig", kubeconfig}, args...)...).CombinedOutput()
 	}
-	built := time.Since(began)
-	ca, err := os.ReadFile("/etc/ssl/certs/ca-certificates.crt")
-	if err != nil {
-		testtool.Missing(t, "the CA bundle make images puts in the images: %v; %s", err, testtool.SetupHint)
-	}
-	idx, err := image.Build(image.Spec{Name: op.name, Binaries: map[string]string{host: bin}, CACertificates: ca, Source: "https://example.invalid/e2e", Revision: "e2e", Version: "e2e"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	layoutDir := filepath.Join(dir, "layout")
-	if err := image.WriteLayout(layoutDir, idx); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("%s: binary built in %s, image in %s", op.name, built.Round(time.Millisecond), (time.Since(began) - built).Round(time.Millisecond))
-
-	// Read the image back from its layout and take the entrypoint out of
-	// the flattened file system.
-	back, err := layout.ImageIndexFromPath(layoutDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err := image.Platform(back, host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cf, err := img.ConfigFile()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(cf.Config.Entrypoint) != 1 || cf.Config.Entrypoint[0] != image.BinaryDir+"/"+op.name {
-		t.Fatalf("entrypoint %v", cf.Config.Entrypoint)
-	}
-	extracted := filepath.Join(dir, "rootfs-"+op.name)
-	extractFile(t, img, strings.TrimPrefix(cf.Config.Entrypoint[0], "/"), extracted)
-
-	// A kubeconfig holding a token of the chart's ServiceAccount, its
-	// namespace as the context's (where the Lease goes, as in a pod).
-	token, err := exec.CommandContext(t.Context(), kubectl, "--kubeconfig", adminKubeconfig, "-n", op.namespace, "create", "token", op.name, "--duration=1h").Output()
-	if err != nil {
-		t.Fatalf("a token of ServiceAccount %s/%s: %v", op.namespace, op.name, err)
-	}
-	admin, err := clientcmd.LoadFromFile(adminKubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cluster := admin.Clusters[admin.Contexts[admin.CurrentContext].Cluster]
-	kc := clientcmdapi.NewConfig()
-	kc.Clusters["local"] = cluster
-	kc.AuthInfos[op.name] = &clientcmdapi.AuthInfo{Token: strings.TrimSpace(string(token))}
-	kc.Contexts[op.name] = &clientcmdapi.Context{Cluster: "local", AuthInfo: op.name, Namespace: op.namespace}
-	kc.CurrentContext = op.name
-	saKubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := kubeconfig.Write(saKubeconfig, kc); err != nil {
-		t.Fatal(err)
-	}
-
-	probe, metrics := testenv.FreeAddr(t), testenv.FreeAddr(t)
-	args := append([]string{"--kubeconfig", saKubeconfig, "--health-probe-bind-address=" + probe, "--metrics-bind-address=" + metrics}, op.args...)
-	if op.name == "armada-operator" {
-		args = append(args, "--chart-root", dir)
-	}
-	manifest := op.object(t, dir)
-	if op.prepare != nil {
-		op.prepare(t, kubectl, adminKubeconfig)
-	}
-	started := time.Now()
-	start(t, op.name+" (from the image)", "", extracted, args...)
-
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
+	started := time.Now()
 	poll := func(what string, cond func() (bool, string)) {
 		t.Helper()
 		last := ""
@@ -457,40 +399,52 @@ func runImageOperator(t *testing.T, kubectl, adminKubeconfig, root string, op im
 			return ok, nil
 		})
 		if err != nil {
-			t.Fatalf("%s: %s: %v; last seen: %s", op.name, what, err, last)
+			out, _ := k("-n", op.namespace, "describe", "pods", "-l", "app.kubernetes.io/name="+op.name)
+			logs, _ := k("-n", op.namespace, "logs", "deploy/"+op.name, "--tail=30")
+			t.Fatalf("%s: %s: %v; last seen: %s\n%s\n--- log ---\n%s", op.name, what, err, last, out, logs)
 		}
 	}
-	poll("/readyz answering 200", func() (bool, string) {
-		resp, err := httpGet(t, "http://"+probe+"/readyz")
+	var pod corev1.Pod
+	readPod := func() (bool, string) {
+		out, err := k("-n", op.namespace, "get", "pods", "-l", "app.kubernetes.io/name="+op.name, "-o", "json")
 		if err != nil {
-			return false, err.Error()
+			return false, string(out)
 		}
-		_ = resp.Body.Close() // only read: closing cannot lose data
-		return resp.StatusCode == http.StatusOK, resp.Status
-	})
-	poll("/metrics answering 200", func() (bool, string) {
-		resp, err := httpGet(t, "http://"+metrics+"/metrics")
-		if err != nil {
-			return false, err.Error()
+		var list corev1.PodList
+		if err := json.Unmarshal(out, &list); err != nil || len(list.Items) != 1 {
+			return false, fmt.Sprintf("%d pods (%v)", len(list.Items), err)
 		}
-		_ = resp.Body.Close() // only read: closing cannot lose data
-		return resp.StatusCode == http.StatusOK, resp.Status
+		pod = list.Items[0]
+		return true, ""
+	}
+	poll("the Deployment Available with a ready pod on the real node", func() (bool, string) {
+		if ok, state := readPod(); !ok {
+			return false, state
+		}
+		if pod.Status.Phase != corev1.PodRunning || len(pod.Status.ContainerStatuses) != 1 || !pod.Status.ContainerStatuses[0].Ready {
+			return false, fmt.Sprintf("pod %s %s %+v", pod.Name, pod.Status.Phase, pod.Status.ContainerStatuses)
+		}
+		out, err := k("-n", op.namespace, "get", "deploy", op.name, "-o", "jsonpath={.status.availableReplicas}")
+		return err == nil && string(out) == "1", "available replicas " + string(out)
 	})
+	if pod.Spec.NodeName != local.RealNodeName(0) || pod.Spec.HostNetwork || pod.Status.PodIP == "" || pod.Status.PodIP == pod.Status.HostIP {
+		t.Errorf("pod %s: node %q, hostNetwork %v, IP %s (host %s): want its own address on %s", pod.Name, pod.Spec.NodeName, pod.Spec.HostNetwork, pod.Status.PodIP, pod.Status.HostIP, local.RealNodeName(0))
+	}
 	poll("the leader Lease "+op.namespace+"/"+op.leaseID, func() (bool, string) {
-		out, err := exec.CommandContext(t.Context(), kubectl, "--kubeconfig", adminKubeconfig, "-n", op.namespace, "get", "lease", op.leaseID, "-o", "jsonpath={.spec.holderIdentity}").CombinedOutput()
-		return err == nil && len(out) > 0, string(out)
+		out, err := k("-n", op.namespace, "get", "lease", op.leaseID, "-o", "jsonpath={.spec.holderIdentity}")
+		return err == nil && strings.HasPrefix(string(out), pod.Name), string(out)
 	})
-	obj := filepath.Join(dir, "object.yaml")
-	if err := os.WriteFile(obj, []byte(manifest), 0o644); err != nil {
+	obj := filepath.Join(t.TempDir(), "object.yaml")
+	if err := os.WriteFile(obj, []byte(op.object(t, chartURL)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.CommandContext(t.Context(), kubectl, "--kubeconfig", adminKubeconfig, "apply", "-f", obj).CombinedOutput(); err != nil {
+	if out, err := k("apply", "-f", obj); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
 	poll("reconciling "+strings.Join(op.get, " "), func() (bool, string) {
-		out, err := exec.CommandContext(t.Context(), kubectl, append([]string{"--kubeconfig", adminKubeconfig, "get", "-o", "json"}, op.get...)...).Output()
+		out, err := k(append([]string{"get", "-o", "json"}, op.get...)...)
 		if err != nil {
-			return false, err.Error()
+			return false, string(out)
 		}
 		var u unstructured.Unstructured
 		if err := u.UnmarshalJSON(out); err != nil {
@@ -498,56 +452,144 @@ func runImageOperator(t *testing.T, kubectl, adminKubeconfig, root string, op im
 		}
 		return op.reconciled(&u), string(out)
 	})
-	t.Logf("%s: ready, leader and reconciled %s in %s", op.name, strings.Join(op.get, " "), time.Since(started).Round(time.Millisecond))
+	t.Logf("%s: a pod on %s, ready, leader and reconciled %s in %s", op.name, pod.Spec.NodeName, strings.Join(op.get, " "), time.Since(started).Round(time.Millisecond))
 	if op.name == "armada-operator" {
-		out, err := exec.CommandContext(t.Context(), kubectl, "--kubeconfig", adminKubeconfig, "-n", "default", "get", "configmap", "image-check", "-o", "jsonpath={.data.from}").CombinedOutput()
+		out, err := k("-n", "default", "get", "configmap", "image-check", "-o", "jsonpath={.data.from}")
 		if err != nil || string(out) != "the-image" {
 			t.Errorf("the chart's ConfigMap: %v %q", err, out)
 		}
 	}
-}
-
-// extractFile writes the file at path of img's flattened file system to
-// dst, executable.
-func extractFile(t *testing.T, img v1.Image, path, dst string) {
-	t.Helper()
-	rc := mutate.Extract(img)
-	defer func() { _ = rc.Close() }() // only read: closing cannot lose data
-	tr := tar.NewReader(rc)
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			t.Fatalf("%s not in the image", path)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if h.Name != path {
-			continue
-		}
-		if h.Mode&0o111 == 0 || h.Uid != 0 {
-			t.Errorf("%s: mode %o uid %d", path, h.Mode, h.Uid)
-		}
-		f, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := io.Copy(f, tr); err != nil {
-			t.Fatal(err)
-		}
-		if err := f.Close(); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-}
-
-// httpGet is http.Get with the tests' bounded client, under the test's
-// context.
-func httpGet(t *testing.T, url string) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+	logs, err := k("-n", op.namespace, "logs", pod.Name)
 	if err != nil {
-		return nil, err
+		t.Fatalf("the pod's log through the API server: %v: %s", err, logs)
 	}
-	return testenv.HTTPClient().Do(req)
+	if strings.Contains(string(logs), "forbidden") {
+		t.Errorf("%s was refused by the API server: the chart's RBAC is not enough:\n%s", op.name, logs)
+	}
+	if ok, state := readPod(); !ok || pod.Status.ContainerStatuses[0].RestartCount != 0 {
+		t.Errorf("%s restarted: %s %+v", op.name, state, pod.Status.ContainerStatuses)
+	}
+}
+
+// imageValues are the chart's values that run the images of dir (make
+// images' kustomization.yaml) by digest, and leave Promenade out: its API
+// waits for Secrets a site creates.
+func imageValues(t *testing.T, dir string) map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, "kustomization.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var k struct {
+		Images []struct {
+			Name   string `json:"name"`
+			Digest string `json:"digest"`
+		} `json:"images"`
+	}
+	if err := yaml.Unmarshal(data, &k); err != nil {
+		t.Fatal(err)
+	}
+	values := map[string]any{"install": map[string]any{"promenade": false}}
+	for key, name := range map[string]string{"armada": "armada-operator", "metal3": "metal3-operator", "sip": "sip-operator"} {
+		digest := ""
+		for _, i := range k.Images {
+			if i.Name == "localhost/airship/"+name {
+				digest = i.Digest
+			}
+		}
+		if digest == "" {
+			t.Fatalf("%s/kustomization.yaml pins no digest of %s", dir, name)
+		}
+		values[key] = map[string]any{"image": map[string]any{"digest": digest}}
+	}
+	return values
+}
+
+// prepareMetal3Pod starts the Ironic the metal3-operator pod drives: a
+// local process on the nodes' bridge, so that pods reach it, with HTTP
+// basic authentication; its credentials become the Secret the chart
+// mounts, with a CA bundle the chart mounts too.
+func prepareMetal3Pod(t *testing.T, kubectl, kubeconfig string) *localironic.Instance {
+	t.Helper()
+	inst := testenv.Ironic(t, func(o *localironic.Options) {
+		o.Host = local.NodeGateway
+		o.Auth = localironic.AuthHTTPBasic
+	})
+	creds, err := os.ReadFile(inst.CredentialsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, err := pki.NewCA("unused-ironic-ca", time.Hour, pki.ECDSAP256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"credentials.yaml": string(creds), "ca.crt": string(ca.CertPEM())})
+	for _, args := range [][]string{
+		{"-n", "metal3-system", "create", "secret", "generic", "ironic-credentials", "--from-file=credentials.yaml=" + filepath.Join(dir, "credentials.yaml")},
+		{"-n", "metal3-system", "create", "secret", "generic", "ironic-cacert", "--from-file=ca.crt=" + filepath.Join(dir, "ca.crt")},
+	} {
+		if out, err := exec.CommandContext(t.Context(), kubectl, append([]string{"--kubeconfig", kubeconfig}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("kubectl %v: %v: %s", args, err, out)
+		}
+	}
+	return inst
+}
+
+// pointMetal3AtIronic sets the chart's ironic-bmo-configmap to the local
+// Ironic and restarts metal3-operator to read it.
+func pointMetal3AtIronic(t *testing.T, kubectl, kubeconfig string, inst *localironic.Instance) {
+	t.Helper()
+	patch := fmt.Sprintf(`{"data":{"IRONIC_ENDPOINT":%q,"DEPLOY_KERNEL_URL":"","DEPLOY_RAMDISK_URL":""}}`, inst.APIURL+"/v1/")
+	for _, args := range [][]string{
+		{"-n", "metal3-system", "patch", "configmap", "ironic-bmo-configmap", "--type=merge", "-p", patch},
+		{"-n", "metal3-system", "rollout", "restart", "deployment/metal3-operator"},
+		{"-n", "metal3-system", "rollout", "status", "deployment/metal3-operator", "--timeout=2m"},
+	} {
+		if out, err := exec.CommandContext(t.Context(), kubectl, append([]string{"--kubeconfig", kubeconfig}, args...)...).CombinedOutput(); err != nil {
+			pods, _ := exec.CommandContext(t.Context(), kubectl, "--kubeconfig", kubeconfig, "-n", "metal3-system", "describe", "pods", "-l", "app.kubernetes.io/name=metal3-operator").CombinedOutput()
+			logs, _ := exec.CommandContext(t.Context(), kubectl, "--kubeconfig", kubeconfig, "-n", "metal3-system", "logs", "-l", "app.kubernetes.io/name=metal3-operator", "--tail=20", "--prefix").CombinedOutput()
+			t.Fatalf("kubectl %v: %v: %s\n%s\n--- logs ---\n%s", args, err, out, pods, logs)
+		}
+	}
+}
+
+// serveChartArchive serves the test chart image-check as a .tgz on the
+// nodes' bridge, where the armada-operator pod fetches it.
+func serveChartArchive(t *testing.T) string {
+	t.Helper()
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	for name, body := range map[string]string{
+		"image-check/Chart.yaml":            "apiVersion: v2\nname: image-check\nversion: 0.1.0\n",
+		"image-check/templates/config.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: image-check\ndata:\n  from: {{ .Values.from }}\n",
+	} {
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(body)), Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write([]byte(body)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := gz.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l, err := new(net.ListenConfig).Listen(t.Context(), "tcp", net.JoinHostPort(local.NodeGateway, "0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/image-check-0.1.0.tgz" {
+			http.NotFound(w, r)
+			return
+		}
+		_, _ = w.Write(buf.Bytes())
+	})}
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return "http://" + l.Addr().String() + "/image-check-0.1.0.tgz"
 }
