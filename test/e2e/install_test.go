@@ -254,7 +254,6 @@ func helmChart(t *testing.T, kubectl, kubeconfig, root string, values map[string
 // must do against the cluster to show it runs.
 type imageOperator struct {
 	name, namespace, leaseID string
-	args                     []string
 	// prepare installs what the operator needs beyond the chart.
 	prepare func(t *testing.T, kubectl, kubeconfig string)
 	// object is applied once the operator is ready (given the URL of the

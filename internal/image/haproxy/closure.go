@@ -46,7 +46,7 @@ func Closure(binary string) ([]Lib, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", binary, err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // only read
 	machine, class := f.Machine, f.Class
 	found := map[string]Lib{}
 	for _, p := range f.Progs {
@@ -107,7 +107,7 @@ func dynamic(file string) (needed, runpath []string, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // only read
 	if needed, err = f.DynString(elf.DT_NEEDED); err != nil {
 		return nil, nil, err
 	}

@@ -65,7 +65,7 @@ func BuildImages(t testing.TB, binaries []string, haproxy bool) string {
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), "images")
-	cmd := exec.Command("go", "run", "./hack/images", "--out", out, "--platforms", "linux/"+runtime.GOARCH,
+	cmd := exec.CommandContext(t.Context(), "go", "run", "./hack/images", "--out", out, "--platforms", "linux/"+runtime.GOARCH,
 		"--binaries", strings.Join(binaries, ","), fmt.Sprintf("--haproxy=%t", haproxy))
 	cmd.Dir = root
 	if o, err := cmd.CombinedOutput(); err != nil {
