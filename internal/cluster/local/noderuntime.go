@@ -197,6 +197,15 @@ func checkRealNodes(opts Options) error {
 			return fmt.Errorf("real nodes need %s on PATH (hack/setup.sh installs it): %w", tool, err)
 		}
 	}
+	archives, err := filepath.Glob(filepath.Join(opts.ImagesDir, "*"+ImageArchiveSuffix))
+	if err != nil {
+		return err
+	}
+	for _, a := range archives {
+		if _, _, err := archiveImage(a); err != nil {
+			return fmt.Errorf("--images: %w", err)
+		}
+	}
 	return nil
 }
 

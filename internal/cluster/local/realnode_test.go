@@ -1,9 +1,11 @@
 package local
 
 import (
+	"archive/tar"
 	"bytes"
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -463,4 +465,117 @@ func waitPod(t *testing.T, cs kubernetes.Interface, name string, done func(*core
 		t.Fatalf("pod %s: %v; last status %+v", name, err, last)
 	}
 	return last
+}
+
+// TestRealNodeConfiguration: what keeps a real node's listeners closed to
+// strangers and its files under its own directory, as written for the
+// kubelet, containerd and the API server.
+func TestRealNodeConfiguration(t *testing.T) {
+	p := paths{root: "/state"}
+	n := realNode(p, 0)
+	if !strings.HasPrefix(n.Dir, nodeRoot+"/") || len(n.Socket()+".ttrpc") > 100 {
+		t.Errorf("node directory %s, socket %s: want a short path under %s", n.Dir, n.Socket(), nodeRoot)
+	}
+	if other := realNode(paths{root: "/other"}, 0); other.Dir == n.Dir {
+		t.Errorf("two state directories share the node directory %s", n.Dir)
+	}
+	kubelet := kubeletConfig(n, 12345)
+	for _, want := range []string{
+		"readOnlyPort: 0", "anonymous:\n    enabled: false", "mode: Webhook", "address: \"" + n.IP + "\"",
+		"healthzBindAddress: 127.0.0.1", "tlsCertFile: \"" + n.Dir + "/pki/kubelet-serving.crt\"", "cgroupRoot: \"/" + n.Name + "\"",
+	} {
+		if !strings.Contains(kubelet, want) {
+			t.Errorf("kubelet configuration lacks %q:\n%s", want, kubelet)
+		}
+	}
+	ctrd := containerdConfig(n, "/bin")
+	for _, want := range []string{"restrict_oom_score_adj = true", `"io.containerd.nri.v1.nri"`, "netns_mounts_under_state_dir = true", "disable_tcp_service = true", "stream_server_address = '127.0.0.1'", "Root = \"" + n.Dir + "/containerd/runc\""} {
+		if !strings.Contains(ctrd, want) {
+			t.Errorf("containerd configuration lacks %q:\n%s", want, ctrd)
+		}
+	}
+	for _, tc := range []struct {
+		realNodes                   int
+		bind, advertise, reconciler string
+	}{
+		{0, "127.0.0.1", "127.0.0.1", "none"},
+		{1, "0.0.0.0", NodeGateway, "lease"},
+	} {
+		args := strings.Join(apiServerArgs(p, map[string]int{APIServer: 6443}, tc.realNodes), " ")
+		for _, want := range []string{"--bind-address=" + tc.bind + " ", "--advertise-address=" + tc.advertise + " ", "--endpoint-reconciler-type=" + tc.reconciler + " ",
+			"--kubelet-client-certificate=", "--kubelet-certificate-authority=", "--authorization-mode=Node,RBAC", "--enable-admission-plugins=NodeRestriction"} {
+			if !strings.Contains(args+" ", want) {
+				t.Errorf("%d real nodes: API server arguments lack %q: %s", tc.realNodes, want, args)
+			}
+		}
+	}
+	proxy := kubeProxyConfig("/kc", map[string]int{"kube-proxy-healthz": 1, "kube-proxy-metrics": 2})
+	for _, want := range []string{"bindAddress: 127.0.0.1", "healthzBindAddress: 127.0.0.1:1", "metricsBindAddress: 127.0.0.1:2", `nodePortAddresses: ["` + nodeNetwork + `"]`, "localhostNodePorts: false", "maxPerCore: 0"} {
+		if !strings.Contains(proxy, want) {
+			t.Errorf("kube-proxy configuration lacks %q:\n%s", want, proxy)
+		}
+	}
+}
+
+// TestRealNodeFailedStartLeavesHostClean: an archive that is no OCI
+// archive is refused before anything changes; a start that fails after the
+// host was changed (the bridge, the guard chain, containerd running: here
+// an archive whose index names a blob it lacks, which containerd refuses
+// to import) stops what it started and puts the host back.
+func TestRealNodeFailedStartLeavesHostClean(t *testing.T) {
+	bin := requireRealNodes(t)
+	images := buildTestImages(t)
+	unlock, err := LockRealNodeHost(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(unlock)
+	notTar := filepath.Join(images, "not-tar"+ImageArchiveSuffix)
+	if err := os.WriteFile(notTar, []byte("not a tar archive"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Up(t.Context(), Options{StateDir: filepath.Join(t.TempDir(), "refused"), BinDir: bin, RealNodes: 1, ImagesDir: images, Timeout: time.Minute})
+	if err == nil || !strings.Contains(err.Error(), "not-tar"+ImageArchiveSuffix) {
+		t.Fatalf("up with an archive that is not one: %v, want an error naming it", err)
+	}
+	if _, err := net.InterfaceByName(nodeBridge); err == nil {
+		t.Fatalf("the bridge %s exists after a start refused before any change", nodeBridge)
+	}
+	if err := os.Remove(notTar); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	index := `{"schemaVersion":2,"manifests":[{"mediaType":"application/vnd.oci.image.index.v1+json","digest":"sha256:` + strings.Repeat("0", 64) + `","size":100,"annotations":{"org.opencontainers.image.ref.name":"localhost/airship/broken:latest"}}]}`
+	for name, body := range map[string]string{"oci-layout": `{"imageLayoutVersion":"1.0.0"}`, "index.json": index} {
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(body)), Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write([]byte(body)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(images, "broken"+ImageArchiveSuffix), buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := hostState(t)
+	state := filepath.Join(t.TempDir(), "state")
+	var progress bytes.Buffer
+	_, err = Up(t.Context(), Options{StateDir: state, BinDir: bin, RealNodes: 1, ImagesDir: images, Timeout: 3 * time.Minute, Progress: &progress})
+	if err == nil || !strings.Contains(err.Error(), "broken"+ImageArchiveSuffix) {
+		t.Fatalf("up with a broken image archive: %v, want an error naming it", err)
+	}
+	if !strings.Contains(progress.String(), "restoring the host") {
+		t.Fatalf("the start failed before it changed the host, which this test is about:\n%s", progress.String())
+	}
+	if _, err := os.Stat(filepath.Join(state, "state.json")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("state.json after a failed start: %v", err)
+	}
+	after := hostState(t)
+	if gone, added := diffLines(before, after); len(gone)+len(added) > 0 {
+		t.Errorf("the host differs after a failed start:\ngone:\n  %s\nadded:\n  %s", strings.Join(gone, "\n  "), strings.Join(added, "\n  "))
+	}
 }
