@@ -26,13 +26,34 @@ type Operator struct {
 	Name string
 	// Namespace is the namespace config/default puts it in.
 	Namespace string
+	// Volumes are volumes of its pod whose source a site chooses in the
+	// chart's values (<Key>.<Value>); config/default's source is the
+	// default. A volume named here that config/default lacks stops the
+	// generator.
+	Volumes []ValueVolume
+}
+
+// ValueVolume is a pod volume whose source is a value of the chart.
+type ValueVolume struct {
+	// Name is the volume's name in the pod.
+	Name string
+	// Value is the key of its source under the operator's values.
+	Value string
+	// Doc says what the volume holds, for values.yaml and the schema.
+	Doc string
 }
 
 // Operators are the parts config/default installs, in the order of the
 // chart's values. An object of config/default that belongs to none of them
 // stops the generator, so a new part cannot be left out of the chart.
 var Operators = []Operator{
-	{Key: "armada", Name: "armada-operator", Namespace: "armada-system"},
+	{Key: "armada", Name: "armada-operator", Namespace: "armada-system", Volumes: []ValueVolume{{
+		Name:  "charts",
+		Value: "chartsVolume",
+		// A site serves its charts (Promenade's, say) from a hostPath or a
+		// PersistentVolumeClaim instead of an empty directory.
+		Doc: "The source of the volume charts, mounted read-only at /charts, from which --chart-mount=/charts=/charts reads chart locations: any Volume source (hostPath, persistentVolumeClaim, configMap, ...)",
+	}}},
 	{Key: "metal3", Name: "metal3-operator", Namespace: "metal3-system"},
 	{Key: "sip", Name: "sip-operator", Namespace: "sip-system"},
 	{Key: "promenade", Name: "promenade", Namespace: "promenade-system"},
@@ -177,6 +198,8 @@ type operatorValues struct {
 	Repository, Tag, Digest string
 	Replicas                int64
 	Resources               map[string]any
+	// Volumes are the sources of the operator's ValueVolumes, by Value.
+	Volumes map[string]map[string]any
 }
 
 func deepCopy(obj map[string]any) (map[string]any, error) {
@@ -228,7 +251,12 @@ type templater struct {
 	repl map[string]func(prefix, indent, key string) string
 }
 
-var placeholderLine = regexp.MustCompile(`^( *)(- )?([A-Za-z]+): (__AIRSHIP_CHART_[0-9]+__)$`)
+var (
+	placeholderLine = regexp.MustCompile(`^( *)(- )?([A-Za-z]+): (__AIRSHIP_CHART_[0-9]+__)$`)
+	// placeholderItem is a list's last item that stands for items the
+	// values append.
+	placeholderItem = regexp.MustCompile(`^( *)- (__AIRSHIP_CHART_[0-9]+__)$`)
+)
 
 func (t *templater) placeholder(f func(prefix, indent, key string) string) string {
 	id := fmt.Sprintf("__AIRSHIP_CHART_%d__", len(t.repl))
@@ -265,10 +293,45 @@ func (t *templater) optional(expr string, scalar bool) string {
 	})
 }
 
+// appended: the list as config/default has it, then the items of EXPR.
+// Without items in config/default the key is there only when EXPR has
+// some, so default values leave the object as it was.
+func (t *templater) appended(list any, expr string) (any, error) {
+	switch l := list.(type) {
+	case nil:
+		return t.optional(expr, false), nil
+	case []any:
+		if len(l) == 0 {
+			return nil, fmt.Errorf("an empty list, which the chart would render absent: leave it out")
+		}
+		item := t.placeholder(func(_, indent, _ string) string {
+			return fmt.Sprintf("%s{{- with %s }}\n%s{{- toYaml . | nindent %d }}\n%s{{- end }}", indent, expr, indent, len(indent), indent)
+		})
+		return append(l, item), nil
+	default:
+		return nil, fmt.Errorf("%T, not a list", list)
+	}
+}
+
+// merged: the keys of the object EXPR in place of key, beside the
+// object's other keys.
+func (t *templater) merged(expr string) string {
+	return t.placeholder(func(prefix, indent, key string) string {
+		if prefix != indent {
+			return "{{ merged field " + key + " starts a list item }}"
+		}
+		return fmt.Sprintf("%s{{- toYaml %s | nindent %d }}", indent, expr, len(indent))
+	})
+}
+
 func (t *templater) apply(data []byte) (string, error) {
 	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
 	for i, line := range lines {
 		if !strings.Contains(line, "__AIRSHIP_CHART_") {
+			continue
+		}
+		if m := placeholderItem.FindStringSubmatch(line); m != nil {
+			lines[i] = t.repl[m[2]](m[1], m[1], "")
 			continue
 		}
 		m := placeholderLine.FindStringSubmatch(line)
@@ -384,6 +447,45 @@ func templateDeployment(t *templater, obj map[string]any, op Operator) (*operato
 	pod["nodeSelector"] = t.optional(v+".nodeSelector", false)
 	pod["tolerations"] = t.optional(v+".tolerations", false)
 	pod["affinity"] = t.optional(v+".affinity", false)
+
+	// A ValueVolume keeps its name and takes its source from the values.
+	// The source's key is a placeholder sorting after "name", so the
+	// source's keys follow the name in the item.
+	vols, _ := pod["volumes"].([]any)
+	vals.Volumes = map[string]map[string]any{}
+	for _, vv := range op.Volumes {
+		var found map[string]any
+		for _, vol := range vols {
+			if vol, _ := vol.(map[string]any); vol["name"] == vv.Name {
+				found = vol
+			}
+		}
+		if found == nil {
+			return nil, fmt.Errorf("no volume %s, whose source the chart's value %s.%s sets", vv.Name, op.Key, vv.Value)
+		}
+		source := map[string]any{}
+		for k, val := range found {
+			if k != "name" {
+				source[k] = val
+				delete(found, k)
+			}
+		}
+		if len(source) != 1 {
+			return nil, fmt.Errorf("volume %s has %d sources, want one for the chart's value %s.%s", vv.Name, len(source), op.Key, vv.Value)
+		}
+		vals.Volumes[vv.Value] = source
+		found["source"] = t.merged(v + "." + vv.Value)
+	}
+	var err error
+	if c["args"], err = t.appended(c["args"], v+".extraArgs"); err != nil {
+		return nil, fmt.Errorf("container's args: %w", err)
+	}
+	if c["volumeMounts"], err = t.appended(c["volumeMounts"], v+".extraVolumeMounts"); err != nil {
+		return nil, fmt.Errorf("container's volumeMounts: %w", err)
+	}
+	if pod["volumes"], err = t.appended(pod["volumes"], v+".extraVolumes"); err != nil {
+		return nil, fmt.Errorf("pod's volumes: %w", err)
+	}
 	return vals, nil
 }
 
@@ -494,6 +596,14 @@ imagePullSecrets: []
 		if err != nil {
 			return nil, err
 		}
+		var extra strings.Builder
+		for _, vv := range op.Volumes {
+			src, err := yaml.Marshal(d.Volumes[vv.Value])
+			if err != nil {
+				return nil, err
+			}
+			fmt.Fprintf(&extra, "%s  %s:\n%s", comment(vv.Doc+"; config/default's by default.", "  "), vv.Value, indent(string(src), "    "))
+		}
 		fmt.Fprintf(&b, `
 # %s (namespace %s unless singleNamespace).
 %s:
@@ -509,9 +619,32 @@ imagePullSecrets: []
 %s  nodeSelector: {}
   tolerations: []
   affinity: {}
-`, op.Name, op.Namespace, op.Key, op.Name, op.Name, d.Repository, strconv.Quote(d.Tag), strconv.Quote(d.Digest), d.Replicas, indent(string(res), "    "))
+  # Strings appended to the container's args, after config/default's, as
+  # [--flag=value].
+  extraArgs: []
+  # Volumes appended to the pod's and mounts appended to the container's,
+  # as [{name: site, hostPath: {path: /srv/site}}] and
+  # [{name: site, mountPath: /site, readOnly: true}].
+  extraVolumes: []
+  extraVolumeMounts: []
+%s`, op.Name, op.Namespace, op.Key, op.Name, op.Name, d.Repository, strconv.Quote(d.Tag), strconv.Quote(d.Digest), d.Replicas, indent(string(res), "    "), extra.String())
 	}
 	return b.Bytes(), nil
+}
+
+// comment makes text YAML comment lines under prefix, at most 76 columns
+// wide where the words allow.
+func comment(text, prefix string) string {
+	var b strings.Builder
+	line := prefix + "#"
+	for _, w := range strings.Fields(text) {
+		if len(line)+1+len(w) > 76 && line != prefix+"#" {
+			b.WriteString(line + "\n")
+			line = prefix + "#"
+		}
+		line += " " + w
+	}
+	return b.String() + line + "\n"
 }
 
 func indent(s, prefix string) string {
@@ -545,7 +678,7 @@ func valuesSchema(defaults map[string]*operatorValues) ([]byte, error) {
 	for _, op := range Operators {
 		keys = append(keys, op.Key)
 		install[op.Key] = map[string]any{"type": "boolean", "description": "install " + op.Name}
-		props[op.Key] = obj(map[string]any{
+		opProps := map[string]any{
 			"image": obj(map[string]any{
 				"repository": map[string]any{"type": "string", "minLength": 1},
 				"tag":        map[string]any{"type": "string", "pattern": `^([A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?$`},
@@ -560,7 +693,30 @@ func valuesSchema(defaults map[string]*operatorValues) ([]byte, error) {
 			"nodeSelector": map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "string"}},
 			"tolerations":  map[string]any{"type": "array", "items": map[string]any{"type": "object"}},
 			"affinity":     map[string]any{"type": "object"},
-		}, "image", "replicas", "resources")
+			"extraArgs":    map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "description": "appended to the container's args"},
+			"extraVolumes": map[string]any{"type": "array", "description": "appended to the pod's volumes", "items": map[string]any{
+				"type": "object", "required": []string{"name"},
+				"properties": map[string]any{"name": map[string]any{"type": "string", "minLength": 1}},
+			}},
+			"extraVolumeMounts": map[string]any{"type": "array", "description": "appended to the container's volumeMounts", "items": map[string]any{
+				"type": "object", "required": []string{"mountPath", "name"},
+				"properties": map[string]any{
+					"name":      map[string]any{"type": "string", "minLength": 1},
+					"mountPath": map[string]any{"type": "string", "minLength": 1},
+				},
+			}},
+		}
+		required := []string{"image", "replicas", "resources"}
+		for _, vv := range op.Volumes {
+			// One source, without the name the template writes.
+			opProps[vv.Value] = map[string]any{
+				"type": "object", "minProperties": 1, "maxProperties": 1,
+				"propertyNames": map[string]any{"not": map[string]any{"const": "name"}},
+				"description":   vv.Doc,
+			}
+			required = append(required, vv.Value)
+		}
+		props[op.Key] = obj(opProps, required...)
 	}
 	props["install"] = obj(install, keys...)
 	schema := obj(props, append([]string{"install", "singleNamespace"}, keys...)...)
