@@ -79,7 +79,8 @@ func TestRunServesProbesMetricsAndElectsLeader(t *testing.T) {
 
 // TestRunWaitsForCRDs starts the operator on an API server without its CRDs
 // (as when the phase installing them runs after the operator starts): it
-// must wait, not exit, and come up once the CRDs are installed.
+// must wait, not exit, alive but not ready, and come up once the CRDs are
+// installed.
 func TestRunWaitsForCRDs(t *testing.T) {
 	env := testenv.StartAPI(t, testenv.Options{})
 	root, err := testenv.RepoRoot()
@@ -122,8 +123,12 @@ func TestRunWaitsForCRDs(t *testing.T) {
 		t.Fatalf("Run returned before the CRDs exist: %v", err)
 	default:
 	}
-	if code, _ := testenv.HTTPGet(t.Context(), "http://"+o.ProbeAddr+"/readyz"); code != 0 {
-		t.Fatalf("probes served before the CRDs exist: %d", code)
+	// Waiting, it is alive (a kubelet must not restart it) and not ready.
+	if code, _ := testenv.HTTPGet(t.Context(), "http://"+o.ProbeAddr+"/readyz"); code != http.StatusServiceUnavailable {
+		t.Fatalf("/readyz before the CRDs exist: %d, want 503", code)
+	}
+	if code, _ := testenv.HTTPGet(t.Context(), "http://"+o.ProbeAddr+"/healthz"); code != http.StatusOK {
+		t.Fatalf("/healthz while waiting for the CRDs: %d, want 200", code)
 	}
 
 	if _, err := envtest.InstallCRDs(env.Config, envtest.CRDInstallOptions{Paths: []string{filepath.Join(root, "config", "armada", "crd", "bases")}}); err != nil {
