@@ -8,9 +8,11 @@
 // the rendered chart equals the kustomize build object for object; values
 // change only what the chart parameterises: which operators are installed,
 // each one's image (repository, tag or digest), replicas, resources and
-// scheduling, the pull policy and pull secrets, and whether the objects
-// keep their own namespaces (armada-system, metal3-system, sip-system,
-// promenade-system, as config/default) or all go into the release's.
+// scheduling, args, volumes and mounts appended to config/default's, the
+// source of the volumes Operators name (the Armada operator's charts), the
+// pull policy and pull secrets, and whether the objects keep their own
+// namespaces (armada-system, metal3-system, sip-system, promenade-system,
+// as config/default) or all go into the release's.
 //
 // CustomResourceDefinitions go to the chart's crds/ directory: Helm
 // installs them before the templates, whichever operators are enabled

@@ -27,9 +27,9 @@ type Operator struct {
 	// Namespace is the namespace config/default puts it in.
 	Namespace string
 	// Volumes are volumes of its pod whose source a site chooses in the
-	// chart's values (<Key>.<Value>); config/default's source is the
-	// default. A volume named here that config/default lacks stops the
-	// generator.
+	// chart's values (<Key>.<Value>); left empty, the value keeps
+	// config/default's source. A volume named here that config/default
+	// lacks stops the generator.
 	Volumes []ValueVolume
 }
 
@@ -474,7 +474,14 @@ func templateDeployment(t *templater, obj map[string]any, op Operator) (*operato
 			return nil, fmt.Errorf("volume %s has %d sources, want one for the chart's value %s.%s", vv.Name, len(source), op.Key, vv.Value)
 		}
 		vals.Volumes[vv.Value] = source
-		found["source"] = t.merged(v + "." + vv.Value)
+		// The default source is in the template, not in values.yaml:
+		// Helm merges a site's map into the default one, so a hostPath
+		// given over a default emptyDir would make a volume of two sources.
+		def, err := json.Marshal(source)
+		if err != nil {
+			return nil, fmt.Errorf("volume %s: %w", vv.Name, err)
+		}
+		found["source"] = t.merged(fmt.Sprintf("(%s.%s | default (fromJson %s))", v, vv.Value, strconv.Quote(string(def))))
 	}
 	var err error
 	if c["args"], err = t.appended(c["args"], v+".extraArgs"); err != nil {
@@ -598,11 +605,11 @@ imagePullSecrets: []
 		}
 		var extra strings.Builder
 		for _, vv := range op.Volumes {
-			src, err := yaml.Marshal(d.Volumes[vv.Value])
+			src, err := json.Marshal(d.Volumes[vv.Value])
 			if err != nil {
 				return nil, err
 			}
-			fmt.Fprintf(&extra, "%s  %s:\n%s", comment(vv.Doc+"; config/default's by default.", "  "), vv.Value, indent(string(src), "    "))
+			fmt.Fprintf(&extra, "%s  %s: {}\n", comment(vv.Doc+". Empty: config/default's, "+string(src)+"; a source given here replaces it.", "  "), vv.Value)
 		}
 		fmt.Fprintf(&b, `
 # %s (namespace %s unless singleNamespace).
@@ -706,17 +713,16 @@ func valuesSchema(defaults map[string]*operatorValues) ([]byte, error) {
 				},
 			}},
 		}
-		required := []string{"image", "replicas", "resources"}
 		for _, vv := range op.Volumes {
-			// One source, without the name the template writes.
+			// One source (none: config/default's), without the name the
+			// template writes.
 			opProps[vv.Value] = map[string]any{
-				"type": "object", "minProperties": 1, "maxProperties": 1,
-				"propertyNames": map[string]any{"not": map[string]any{"const": "name"}},
-				"description":   vv.Doc,
+				"type": "object", "maxProperties": 1,
+				"not":         map[string]any{"required": []string{"name"}},
+				"description": vv.Doc,
 			}
-			required = append(required, vv.Value)
 		}
-		props[op.Key] = obj(opProps, required...)
+		props[op.Key] = obj(opProps, "image", "replicas", "resources")
 	}
 	props["install"] = obj(install, keys...)
 	schema := obj(props, append([]string{"install", "singleNamespace"}, keys...)...)

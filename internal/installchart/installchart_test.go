@@ -416,6 +416,15 @@ func TestSchemaRejectsBadValues(t *testing.T) {
 		{"imagePullPolicy: Sometimes", "imagePullPolicy"},
 		{"install: {armada: yes-please}", "armada"},
 		{"instal: {armada: false}", "instal"},
+		{"armada: {extraArg: [--x]}", "extraArg"},
+		{"metal3: {extraArgs: [2]}", "extraArgs"},
+		{"metal3: {extraArgs: --provision-poll-interval=2s}", "extraArgs"},
+		{"sip: {extraVolumes: [{emptyDir: {}}]}", "name"},
+		{"sip: {extraVolumeMounts: [{name: x}]}", "mountPath"},
+		{"sip: {extraVolume: []}", "extraVolume"},
+		{"sip: {chartsVolume: {emptyDir: {}}}", "chartsVolume"},
+		{"armada: {chartsVolume: {name: x}}", "chartsVolume"},
+		{"armada: {chartsVolume: {emptyDir: {}, hostPath: {path: /x}}}", "chartsVolume"},
 	} {
 		t.Run(tt.values, func(t *testing.T) {
 			_, err := Render(chart, "airship", "default", values(t, tt.values))
@@ -468,6 +477,20 @@ func TestGenerateRefuses(t *testing.T) {
 			name: "a node selector the values would override",
 			objs: []map[string]any{deployment(func(pod map[string]any) { pod["nodeSelector"] = map[string]any{"a": "b"} })},
 			want: "nodeSelector",
+		},
+		{
+			name: "an empty list the values would append to",
+			objs: []map[string]any{deployment(func(pod map[string]any) { pod["containers"].([]any)[0].(map[string]any)["args"] = []any{} })},
+			want: "Deployment/sip-system/sip-operator: container's args: an empty list",
+		},
+		{
+			name: "a volume of the values that config/default lacks",
+			objs: func() []map[string]any {
+				d := deployment(nil)
+				d["metadata"] = map[string]any{"name": "armada-operator", "namespace": "armada-system"}
+				return []map[string]any{d}
+			}(),
+			want: "Deployment/armada-system/armada-operator: no volume charts, whose source the chart's value armada.chartsVolume sets",
 		},
 		{
 			name: "an operator without a Deployment",
@@ -546,5 +569,140 @@ func TestIronicAsWritten(t *testing.T) {
 				t.Errorf("Ironic's container %s: security context %+v", c.Name, sc)
 			}
 		}
+	}
+}
+
+// configDeployments are the operators' Deployments of config/default.
+func configDeployments(t *testing.T) map[string]*appsv1.Deployment {
+	t.Helper()
+	out := map[string]*appsv1.Deployment{}
+	for _, o := range kustomized(t) {
+		if kindOf(o) != "Deployment" || nameOf(o) == "ironic" {
+			continue
+		}
+		var d appsv1.Deployment
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(normal(t, o), &d, true); err != nil {
+			t.Fatalf("Deployment %s: %v", nameOf(o), err)
+		}
+		out[d.Name] = &d
+	}
+	return out
+}
+
+// TestExtraArgsAndVolumes: extraArgs, extraVolumes and extraVolumeMounts
+// are appended, in order, after config/default's, and armada.chartsVolume
+// replaces the source of the volume charts; every other field of every
+// Deployment stays as config/default has it.
+func TestExtraArgsAndVolumes(t *testing.T) {
+	container := func(d *appsv1.Deployment) *corev1.Container { return &d.Spec.Template.Spec.Containers[0] }
+	hostPath := func(path string, typ corev1.HostPathType) corev1.VolumeSource {
+		return corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: path, Type: &typ}}
+	}
+	chartsSource := func(d *appsv1.Deployment, src corev1.VolumeSource) {
+		vols := d.Spec.Template.Spec.Volumes
+		for i := range vols {
+			if vols[i].Name == "charts" {
+				vols[i].VolumeSource = src
+			}
+		}
+	}
+	promenadeCharts := corev1.Volume{Name: "promenade-charts", VolumeSource: hostPath("/opt/promenade/charts", corev1.HostPathDirectory)}
+	promenadeMount := corev1.VolumeMount{Name: "promenade-charts", MountPath: "/promenade-charts", ReadOnly: true}
+	tests := []struct {
+		name, values string
+		// want turns config/default's Deployments into the expected ones.
+		want func(ds map[string]*appsv1.Deployment)
+	}{
+		{
+			name: "defaults",
+			want: func(map[string]*appsv1.Deployment) {},
+		},
+		{
+			name: "extra args appended in order",
+			values: `
+metal3: {extraArgs: [--deploy-iso=http://10.88.0.1:6181/deploy.iso, --provision-poll-interval=2s]}
+armada: {extraArgs: [--chart-mount=/opt/promenade/charts=/promenade-charts]}
+sip: {extraArgs: [--z, --a, "--with-space=a b"]}
+`,
+			want: func(ds map[string]*appsv1.Deployment) {
+				c := container(ds["metal3-operator"])
+				c.Args = append(c.Args, "--deploy-iso=http://10.88.0.1:6181/deploy.iso", "--provision-poll-interval=2s")
+				c = container(ds["armada-operator"])
+				c.Args = append(c.Args, "--chart-mount=/opt/promenade/charts=/promenade-charts")
+				c = container(ds["sip-operator"])
+				c.Args = append(c.Args, "--z", "--a", "--with-space=a b")
+			},
+		},
+		{
+			name: "extra volumes and mounts appended",
+			values: `
+armada:
+  extraVolumes: [{name: promenade-charts, hostPath: {path: /opt/promenade/charts, type: Directory}}]
+  extraVolumeMounts: [{name: promenade-charts, mountPath: /promenade-charts, readOnly: true}]
+sip:
+  extraVolumes: [{name: b, emptyDir: {}}, {name: a, configMap: {name: site}}]
+  extraVolumeMounts: [{name: b, mountPath: /b}, {name: a, mountPath: /a, readOnly: true}]
+`,
+			want: func(ds map[string]*appsv1.Deployment) {
+				a := &ds["armada-operator"].Spec.Template.Spec
+				a.Volumes = append(a.Volumes, promenadeCharts)
+				a.Containers[0].VolumeMounts = append(a.Containers[0].VolumeMounts, promenadeMount)
+				// config/default gives SIP no volume: the lists appear.
+				s := &ds["sip-operator"].Spec.Template.Spec
+				s.Volumes = append(s.Volumes,
+					corev1.Volume{Name: "b", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+					corev1.Volume{Name: "a", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "site"}}}})
+				s.Containers[0].VolumeMounts = append(s.Containers[0].VolumeMounts,
+					corev1.VolumeMount{Name: "b", MountPath: "/b"}, corev1.VolumeMount{Name: "a", MountPath: "/a", ReadOnly: true})
+			},
+		},
+		{
+			name:   "armada.chartsVolume hostPath replaces the emptyDir",
+			values: "armada: {chartsVolume: {hostPath: {path: /opt/promenade/charts, type: Directory}}}",
+			want: func(ds map[string]*appsv1.Deployment) {
+				chartsSource(ds["armada-operator"], hostPath("/opt/promenade/charts", corev1.HostPathDirectory))
+			},
+		},
+		{
+			name: "armada.chartsVolume as a claim, with extra args, volumes and mounts",
+			values: `
+armada:
+  chartsVolume: {persistentVolumeClaim: {claimName: charts, readOnly: true}}
+  extraArgs: [--chart-mount=/opt/promenade/charts=/promenade-charts]
+  extraVolumes: [{name: promenade-charts, hostPath: {path: /opt/promenade/charts, type: Directory}}]
+  extraVolumeMounts: [{name: promenade-charts, mountPath: /promenade-charts, readOnly: true}]
+`,
+			want: func(ds map[string]*appsv1.Deployment) {
+				a := ds["armada-operator"]
+				chartsSource(a, corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "charts", ReadOnly: true}})
+				pod := &a.Spec.Template.Spec
+				pod.Volumes = append(pod.Volumes, promenadeCharts)
+				pod.Containers[0].VolumeMounts = append(pod.Containers[0].VolumeMounts, promenadeMount)
+				pod.Containers[0].Args = append(pod.Containers[0].Args, "--chart-mount=/opt/promenade/charts=/promenade-charts")
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			want := configDeployments(t)
+			if len(want) != len(Operators) {
+				t.Fatalf("config/default has %d operator Deployments, want %d", len(want), len(Operators))
+			}
+			tt.want(want)
+			got := deployments(t, render(t, values(t, tt.values)))
+			if len(got) != len(want) {
+				t.Errorf("%d Deployments rendered, want %d", len(got), len(want))
+			}
+			for name, w := range want {
+				if got[name] == nil {
+					t.Errorf("no Deployment %s", name)
+					continue
+				}
+				if d := cmp.Diff(w, got[name]); d != "" {
+					t.Errorf("%s (-want +got):\n%s", name, d)
+				}
+				checkSecurity(t, got[name])
+			}
+		})
 	}
 }
