@@ -175,13 +175,13 @@ func diffLines(before, after []string) (gone, added []string) {
 	return gone, added
 }
 
-// TestRealNode joins one real kubelet (its own containerd, runc, the CNI
-// bridge, the host's kube-proxy) to a local control plane and checks what
-// a cluster's node must do: the Node is Ready with the pinned runtime; the
+// TestRealNode joins two real kubelets (each with its own containerd, runc
+// and CNI range; the host's kube-proxy) to a local control plane and checks
+// what a cluster's node must do: each Node is Ready with the pinned runtime; the
 // kubelet serves TLS and answers no one without a client certificate the
 // cluster CA signed; a pod pinned by digest gets its own network namespace
 // and address on the bridge, reaches the API server through the
-// kubernetes Service with its ServiceAccount token, runs non-root on a
+// kubernetes Service with its ServiceAccount token from either node, runs non-root on a
 // read-only root file system, and its log comes back through the API
 // server (which calls the kubelet with its own certificate); a pod asking
 // for runAsNonRoot with uid 0 is refused. Down then leaves the host as it
@@ -208,28 +208,30 @@ func TestRealNode(t *testing.T) {
 	ctx := t.Context()
 	var progress bytes.Buffer
 	var res *Result
-	res, err = Up(ctx, Options{StateDir: state, BinDir: bin, RealNodes: 1, ImagesDir: images, Timeout: 3 * time.Minute, Progress: &progress})
+	res, err = Up(ctx, Options{StateDir: state, BinDir: bin, RealNodes: 2, ImagesDir: images, Timeout: 3 * time.Minute, Progress: &progress})
 	if err != nil {
 		t.Fatalf("up: %v\n%s", err, progress.String())
 	}
 	t.Logf("up in %.1fs", res.Elapsed.Seconds())
-	if len(res.State.RealNodes) != 1 {
-		t.Fatalf("state records %d real nodes, want 1", len(res.State.RealNodes))
+	if len(res.State.RealNodes) != 2 {
+		t.Fatalf("state records %d real nodes, want 2", len(res.State.RealNodes))
 	}
 	rn := res.State.RealNodes[0]
 	cs, err := clientset(res.State.Kubeconfig)
 	if err != nil {
 		t.Fatal(err)
 	}
-	node, err := cs.CoreV1().Nodes().Get(ctx, rn.Name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !nodeReady(node) || node.Status.NodeInfo.ContainerRuntimeVersion != "containerd://2.4.2" || node.Status.NodeInfo.KubeletVersion != KubernetesVersion {
-		t.Fatalf("node %s: ready %v, runtime %q, kubelet %q", rn.Name, nodeReady(node), node.Status.NodeInfo.ContainerRuntimeVersion, node.Status.NodeInfo.KubeletVersion)
-	}
-	if node.Annotations[FakeNodeAnnotation] != "" || node.Labels[RealNodeLabel] != "true" {
-		t.Errorf("node %s: annotations %v labels %v: want no kwok annotation and %s=true", rn.Name, node.Annotations, node.Labels, RealNodeLabel)
+	for _, n := range res.State.RealNodes {
+		node, err := cs.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !nodeReady(node) || node.Status.NodeInfo.ContainerRuntimeVersion != "containerd://2.4.2" || node.Status.NodeInfo.KubeletVersion != KubernetesVersion {
+			t.Fatalf("node %s: ready %v, runtime %q, kubelet %q", n.Name, nodeReady(node), node.Status.NodeInfo.ContainerRuntimeVersion, node.Status.NodeInfo.KubeletVersion)
+		}
+		if node.Annotations[FakeNodeAnnotation] != "" || node.Labels[RealNodeLabel] != "true" {
+			t.Errorf("node %s: annotations %v labels %v: want no kwok annotation and %s=true", n.Name, node.Annotations, node.Labels, RealNodeLabel)
+		}
 	}
 
 	t.Run("kubelet requires a client certificate of the cluster CA", func(t *testing.T) {
@@ -350,35 +352,40 @@ func TestRealNode(t *testing.T) {
 		}
 	})
 
-	t.Run("a pod reaches the API server through the kubernetes Service", func(t *testing.T) {
-		digest := archiveDigest(t, filepath.Join(images, "podprobe"+ImageArchiveSuffix))
-		pod := probePod("probe", "localhost/airship/podprobe@"+digest, 65532)
-		if _, err := cs.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		got := waitPod(t, cs, "probe", func(p *corev1.Pod) bool {
-			return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
-		})
-		logs, err := cs.CoreV1().Pods("default").GetLogs("probe", &corev1.PodLogOptions{}).DoRaw(ctx)
-		if err != nil {
-			t.Fatalf("logs through the API server: %v", err)
-		}
-		if got.Status.Phase != corev1.PodSucceeded {
-			t.Fatalf("probe pod %s: %s", got.Status.Phase, logs)
-		}
-		for _, want := range []string{"user: system:serviceaccount:default:default", "rootfs: read-only"} {
-			if !strings.Contains(string(logs), want) {
-				t.Errorf("probe log %q lacks %q", logs, want)
+	// On each node, its own containerd and address range.
+	for _, n := range res.State.RealNodes {
+		t.Run("a pod on "+n.Name+" reaches the API server through the kubernetes Service", func(t *testing.T) {
+			digest := archiveDigest(t, filepath.Join(images, "podprobe"+ImageArchiveSuffix))
+			name := "probe-" + n.Name
+			pod := probePod(name, "localhost/airship/podprobe@"+digest, 65532)
+			pod.Spec.NodeName = n.Name
+			if _, err := cs.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
 			}
-		}
-		_, podNet, _ := net.ParseCIDR(rn.PodCIDR)
-		if ip := net.ParseIP(got.Status.PodIP); ip == nil || !podNet.Contains(ip) {
-			t.Errorf("pod IP %q not in the node's pod range %s", got.Status.PodIP, rn.PodCIDR)
-		}
-		if got.Spec.HostNetwork {
-			t.Error("probe ran in the host's network")
-		}
-	})
+			got := waitPod(t, cs, name, func(p *corev1.Pod) bool {
+				return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+			})
+			logs, err := cs.CoreV1().Pods("default").GetLogs(name, &corev1.PodLogOptions{}).DoRaw(ctx)
+			if err != nil {
+				t.Fatalf("logs through the API server: %v", err)
+			}
+			if got.Status.Phase != corev1.PodSucceeded {
+				t.Fatalf("probe pod %s: %s", got.Status.Phase, logs)
+			}
+			for _, want := range []string{"user: system:serviceaccount:default:default", "rootfs: read-only"} {
+				if !strings.Contains(string(logs), want) {
+					t.Errorf("probe log %q lacks %q", logs, want)
+				}
+			}
+			_, podNet, _ := net.ParseCIDR(n.PodCIDR)
+			if ip := net.ParseIP(got.Status.PodIP); ip == nil || !podNet.Contains(ip) {
+				t.Errorf("pod IP %q not in %s's pod range %s", got.Status.PodIP, n.Name, n.PodCIDR)
+			}
+			if got.Spec.HostNetwork {
+				t.Error("probe ran in the host's network")
+			}
+		})
+	}
 
 	t.Run("runAsNonRoot with uid 0 is refused", func(t *testing.T) {
 		digest := archiveDigest(t, filepath.Join(images, "podprobe"+ImageArchiveSuffix))
