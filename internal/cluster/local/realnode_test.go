@@ -352,6 +352,14 @@ func TestRealNode(t *testing.T) {
 		}
 	})
 
+	st, err := GetStatus(ctx, state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.Healthy || len(st.Components) != len(Components)+2*2+1 || st.NodesReady != 2 {
+		t.Errorf("status with two real nodes: healthy %v, %d components, %d nodes ready: %+v", st.Healthy, len(st.Components), st.NodesReady, st)
+	}
+
 	// On each node, its own containerd and address range.
 	for _, n := range res.State.RealNodes {
 		t.Run("a pod on "+n.Name+" reaches the API server through the kubernetes Service", func(t *testing.T) {
