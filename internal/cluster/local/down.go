@@ -111,7 +111,7 @@ func stopCluster(ctx context.Context, p paths, st *State, progress io.Writer) er
 			stop(st.Processes[i])
 		}
 	}
-	if len(st.RealNodes) > 0 || st.RealNodeCount > 0 {
+	if st.HostChanged {
 		if _, err := os.Stat(p.hostSnapshot()); err == nil {
 			progressf(progress, "restoring the host (mounts, iptables chains, bridge %s, cgroups, sysctls)", nodeBridge)
 			killLeftovers(p, st.RealNodes)

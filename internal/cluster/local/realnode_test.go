@@ -360,6 +360,33 @@ func TestRealNode(t *testing.T) {
 		t.Errorf("status with two real nodes: healthy %v, %d components, %d nodes ready: %+v", st.Healthy, len(st.Components), st.NodesReady, st)
 	}
 
+	t.Run("a second real-node cluster is refused and leaves the first alone", func(t *testing.T) {
+		other := filepath.Join(t.TempDir(), "other")
+		// A host record left by an earlier failed start of the other
+		// cluster: a refused start must not "restore" from it.
+		snap, err := os.ReadFile(paths{root: state}.hostSnapshot())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Join(other, "nodes"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(paths{root: other}.hostSnapshot(), snap, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err = Up(ctx, Options{StateDir: other, BinDir: bin, RealNodes: 1, ImagesDir: images, Timeout: time.Minute})
+		if err == nil || !strings.Contains(err.Error(), "another local cluster with real nodes") {
+			t.Fatalf("a second real-node cluster: %v, want refused", err)
+		}
+		if _, err := net.InterfaceByName(nodeBridge); err != nil {
+			t.Fatalf("the first cluster's bridge is gone after the refused start: %v", err)
+		}
+		st, err := GetStatus(ctx, state)
+		if err != nil || !st.Healthy {
+			t.Fatalf("the first cluster after the refused start: %v %+v", err, st)
+		}
+	})
+
 	// On each node, its own containerd and address range.
 	for _, n := range res.State.RealNodes {
 		t.Run("a pod on "+n.Name+" reaches the API server through the kubernetes Service", func(t *testing.T) {

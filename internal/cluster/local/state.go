@@ -21,6 +21,11 @@ type State struct {
 	Nodes int `json:"nodes"`
 	// RealNodeCount is how many real nodes were requested.
 	RealNodeCount int `json:"realNodeCount,omitempty"`
+	// HostChanged is set once Up recorded the host (nodes/host-before.json)
+	// and began to change it for real nodes: only then does stopping the
+	// cluster put the host back (a start refused because another cluster
+	// owns the bridge must not touch it).
+	HostChanged bool `json:"hostChanged,omitempty"`
 	// RealNodes are the real nodes started, in start order.
 	RealNodes []RealNode `json:"realNodes,omitempty"`
 	// Ports of every listener, by name.

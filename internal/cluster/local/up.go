@@ -106,6 +106,10 @@ func Up(ctx context.Context, opts Options) (*Result, error) {
 		if err := takeHostSnapshot(ctx, p); err != nil {
 			return nil, err
 		}
+		st.HostChanged = true
+		if err := writeState(p.state(), st); err != nil {
+			return nil, err
+		}
 		if err := createBridge(ctx); err != nil {
 			return nil, err
 		}
