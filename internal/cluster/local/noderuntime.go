@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -83,7 +84,7 @@ func importImages(ctx context.Context, binDir string, n RealNode, dir string, pr
 		if err != nil {
 			return err
 		}
-		if err := ctr("images", "import", "--platform", "linux/amd64", a); err != nil {
+		if err := ctr("images", "import", "--platform", "linux/"+runtime.GOARCH, a); err != nil {
 			return fmt.Errorf("importing %s: %w", a, err)
 		}
 		if name == PauseImage {

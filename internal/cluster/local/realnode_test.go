@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -64,11 +65,11 @@ func buildTestImages(t *testing.T) string {
 	} {
 		out := filepath.Join(t.TempDir(), b.name)
 		cmd := exec.CommandContext(t.Context(), "go", "build", "-trimpath", "-o", out, b.pkg)
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+runtime.GOARCH)
 		if o, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("building %s: %v\n%s", b.pkg, err, o)
 		}
-		idx, err := image.Build(image.Spec{Name: b.name, Path: b.path, Binaries: map[string]string{"linux/amd64": out}, CACertificates: bundleCA.CertPEM()})
+		idx, err := image.Build(image.Spec{Name: b.name, Path: b.path, Binaries: map[string]string{"linux/" + runtime.GOARCH: out}, CACertificates: bundleCA.CertPEM()})
 		if err != nil {
 			t.Fatal(err)
 		}
