@@ -114,7 +114,7 @@ func stopCluster(ctx context.Context, p paths, st *State, progress io.Writer) er
 	if st.HostChanged {
 		if _, err := os.Stat(p.hostSnapshot()); err == nil {
 			progressf(progress, "restoring the host (mounts, iptables chains, bridge %s, cgroups, sysctls)", nodeBridge)
-			killLeftovers(p, st.RealNodes)
+			killLeftovers(st.RealNodes)
 			errs = append(errs, restoreHost(ctx, p, st.RealNodes))
 		}
 	}

@@ -57,12 +57,9 @@ const ImageArchiveSuffix = ".oci.tar"
 // importImages imports every OCI archive of dir into the node's containerd
 // (namespace k8s.io, where the CRI plugin looks). Each archive names its
 // image index twice (image.WriteArchive): name:latest and name@sha256:…,
-// so a pod can pin the image by digest. The sandbox image must be among
-// them.
+// so a pod can pin the image by digest. checkRealNodes has read every
+// archive and found the sandbox image among them.
 func importImages(ctx context.Context, binDir string, n RealNode, dir string, progress io.Writer) error {
-	if dir == "" {
-		return fmt.Errorf("no images directory: real nodes need at least %s (run `make images`)", PauseImage)
-	}
 	archives, err := filepath.Glob(filepath.Join(dir, "*"+ImageArchiveSuffix))
 	if err != nil {
 		return err
@@ -77,22 +74,11 @@ func importImages(ctx context.Context, binDir string, n RealNode, dir string, pr
 		}
 		return nil
 	}
-	havePause := false
 	t0 := time.Now()
 	for _, a := range archives {
-		name, _, err := archiveImage(a)
-		if err != nil {
-			return err
-		}
 		if err := ctr("images", "import", "--platform", "linux/"+runtime.GOARCH, a); err != nil {
 			return fmt.Errorf("importing %s: %w", a, err)
 		}
-		if name == PauseImage {
-			havePause = true
-		}
-	}
-	if !havePause {
-		return fmt.Errorf("%s has no %s%s: real nodes need the sandbox image %s (run `make images`)", dir, "pause", ImageArchiveSuffix, PauseImage)
 	}
 	progressf(progress, "imported %d images into %s (%.1fs)", len(archives), n.Name, time.Since(t0).Seconds())
 	return nil
@@ -203,8 +189,12 @@ func checkRealNodes(opts Options) error {
 		return err
 	}
 	for _, a := range archives {
-		if _, _, err := archiveImage(a); err != nil {
+		name, _, err := archiveImage(a)
+		if err != nil {
 			return fmt.Errorf("--images: %w", err)
+		}
+		if a == pause && name != PauseImage {
+			return fmt.Errorf("--images: %s names %s, not the sandbox image %s", a, name, PauseImage)
 		}
 	}
 	return nil
@@ -213,7 +203,7 @@ func checkRealNodes(opts Options) error {
 // killLeftovers kills what could outlive containerd: a container shim
 // serving one of the nodes' sockets, and any task still in a node's
 // cgroup. After stopPodSandboxes there is normally none.
-func killLeftovers(p paths, nodes []RealNode) {
+func killLeftovers(nodes []RealNode) {
 	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 	for _, f := range procs {
 		b, err := os.ReadFile(f)

@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/airshipit/airship-go/internal/test/testtool"
 )
 
 // TestClosure follows the libraries of the installed HAProxy, and checks
@@ -14,7 +16,7 @@ func TestClosure(t *testing.T) {
 	bin, want := Binary, []string{"/lib64/ld-linux-x86-64.so.2", "/lib/x86_64-linux-gnu/libc.so.6", "/lib/x86_64-linux-gnu/libssl.so.3",
 		"/lib/x86_64-linux-gnu/libcrypto.so.3", "/lib/x86_64-linux-gnu/libgpg-error.so.0"} // the last needed only through libsystemd and libgcrypt
 	if _, err := os.Stat(Binary); err != nil {
-		need(t, false, Binary+" is not installed (hack/setup.sh installs it)")
+		testtool.Missing(t, "%s is not installed: %v; %s", Binary, err, testtool.SetupHint)
 	}
 	libs, err := Closure(bin)
 	if err != nil {

@@ -20,25 +20,13 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/airshipit/airship-go/internal/image"
+	"github.com/airshipit/airship-go/internal/test/testtool"
 )
 
 const testCA = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
 
 // deadline only fails a test that would otherwise hang.
 const deadline = time.Minute
-
-// need skips, or fails when AIRSHIP_REQUIRE_TESTBIN is set, a test whose
-// prerequisite is missing.
-func need(t *testing.T, ok bool, why string) {
-	t.Helper()
-	if ok {
-		return
-	}
-	if os.Getenv("AIRSHIP_REQUIRE_TESTBIN") != "" {
-		t.Fatalf("%s, and AIRSHIP_REQUIRE_TESTBIN is set", why)
-	}
-	t.Skip(why)
-}
 
 // extract writes the layers of img, in order, into dir: the image has
 // only directories and regular files.
@@ -103,8 +91,12 @@ func modeBits(m int64) os.FileMode {
 // listener: only a complete set of libraries runs.
 func TestImageRunsHAProxy(t *testing.T) {
 	_, err := os.Stat(Binary)
-	need(t, err == nil, Binary+" is not installed (hack/setup.sh installs it)")
-	need(t, os.Geteuid() == 0, "chroot needs root")
+	if err != nil {
+		testtool.Missing(t, "%s is not installed: %v; %s", Binary, err, testtool.SetupHint)
+	}
+	if os.Geteuid() != 0 {
+		testtool.Missing(t, "chroot needs root")
+	}
 	spec, err := Spec(t.Context(), image.Spec{CACertificates: []byte(testCA), Source: "https://example.invalid/src", Revision: "abc"})
 	if err != nil {
 		t.Fatal(err)
@@ -146,7 +138,9 @@ func TestImageRunsHAProxy(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = syscall.Mknod(filepath.Join(root, "dev/null"), syscall.S_IFCHR|0o666, 1<<8|3)
-	need(t, err == nil, fmt.Sprintf("making /dev/null in the chroot: %v", err))
+	if err != nil {
+		testtool.Missing(t, "making /dev/null in the chroot: %v", err)
+	}
 	if err := os.Chmod(filepath.Join(root, "dev/null"), 0o666); err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +186,7 @@ backend b
 	}
 	out, err := chrooted(Binary, "-c", "-f", ConfigPath).CombinedOutput()
 	if errors.Is(err, syscall.EPERM) {
-		need(t, false, "chroot is not permitted here: "+err.Error())
+		testtool.Missing(t, "chroot is not permitted here: %v", err)
 	}
 	if err != nil {
 		t.Fatalf("haproxy -c in the image: %v\n%s", err, out)
