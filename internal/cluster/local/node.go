@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/airshipit/airship-go/internal/fileutil"
@@ -142,7 +143,7 @@ func startRealNodes(ctx context.Context, p paths, opts Options, st *State) error
 		if err := importImages(ctx, opts.BinDir, n, opts.ImagesDir, opts.Progress); err != nil {
 			return fmt.Errorf("node %s: %w", n.Name, err)
 		}
-		if err := startNodeProcess(ctx, p, st, h, "kubelet/"+n.Name, opts.BinDir, "kubelet", kubeletArgs(n),
+		if err := startNodeProcess(ctx, p, st, h, "kubelet/"+n.Name, opts.BinDir, "kubelet", kubeletArgs(n, opts.RealNodeTaints),
 			fmt.Sprintf("http://127.0.0.1:%d/healthz", st.Ports["kubelet-healthz-"+n.Name])); err != nil {
 			return err
 		}
@@ -399,8 +400,8 @@ shutdownGracePeriod: 0s
 		"unix://"+n.Socket(), n.CgroupRoot)
 }
 
-func kubeletArgs(n RealNode) []string {
-	return []string{
+func kubeletArgs(n RealNode, taints []string) []string {
+	args := []string{
 		"--config=" + filepath.Join(n.Dir, "kubelet.yaml"),
 		"--kubeconfig=" + filepath.Join(n.Dir, "kubelet.kubeconfig"),
 		"--root-dir=" + filepath.Join(n.Dir, "kubelet"),
@@ -410,6 +411,36 @@ func kubeletArgs(n RealNode) []string {
 		"--node-labels=" + RealNodeLabel + "=true",
 		"--v=1",
 	}
+	if len(taints) > 0 {
+		args = append(args, "--register-with-taints="+strings.Join(taints, ","))
+	}
+	return args
+}
+
+// parseTaints checks taints written KEY[=VALUE]:EFFECT, as kubectl taint
+// and the kubelet's --register-with-taints take them.
+func parseTaints(taints []string) ([]corev1.Taint, error) {
+	out := make([]corev1.Taint, 0, len(taints))
+	for _, s := range taints {
+		kv, effect, ok := strings.Cut(s, ":")
+		key, value, _ := strings.Cut(kv, "=")
+		switch corev1.TaintEffect(effect) {
+		case corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute:
+		default:
+			if !ok {
+				return nil, fmt.Errorf("--real-node-taint %q: want KEY[=VALUE]:EFFECT", s)
+			}
+			return nil, fmt.Errorf("--real-node-taint %q: effect %q: want NoSchedule, PreferNoSchedule or NoExecute", s, effect)
+		}
+		if errs := validation.IsQualifiedName(key); len(errs) > 0 {
+			return nil, fmt.Errorf("--real-node-taint %q: key: %s", s, strings.Join(errs, "; "))
+		}
+		if errs := validation.IsValidLabelValue(value); len(errs) > 0 {
+			return nil, fmt.Errorf("--real-node-taint %q: value: %s", s, strings.Join(errs, "; "))
+		}
+		out = append(out, corev1.Taint{Key: key, Value: value, Effect: corev1.TaintEffect(effect)})
+	}
+	return out, nil
 }
 
 // kubeProxyConfig: iptables mode, NodePorts only on the nodes' addresses,

@@ -64,6 +64,11 @@ type Options struct {
 	// ImagesDir holds the OCI archives (`make images`) real nodes import,
 	// the sandbox image among them.
 	ImagesDir string
+	// RealNodeTaints are taints every real node registers with, each as
+	// KEY[=VALUE]:EFFECT (kubectl taint's form), e.g. to keep pods that
+	// have no image on this host to the kwok Nodes while the pods that
+	// tolerate the taint run for real.
+	RealNodeTaints []string
 	// Timeout bounds the whole start-up.
 	Timeout time.Duration
 	// Progress receives one line per step; nil discards.

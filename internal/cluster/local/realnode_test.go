@@ -622,3 +622,43 @@ func TestRealNodeFailedStartLeavesHostClean(t *testing.T) {
 		t.Errorf("the host differs after a failed start:\ngone:\n  %s\nadded:\n  %s", strings.Join(gone, "\n  "), strings.Join(added, "\n  "))
 	}
 }
+
+// TestRealNodeTaints: --real-node-taint as kubectl taint writes it reaches
+// the kubelet's --register-with-taints; anything else is refused, naming
+// the flag, before anything starts.
+func TestRealNodeTaints(t *testing.T) {
+	for _, tc := range []struct {
+		taints []string
+		want   string // the kubelet argument, or the error's text
+		ok     bool
+	}{
+		{nil, "", true},
+		{[]string{"airshipit.org/real-node=true:NoSchedule"}, "--register-with-taints=airshipit.org/real-node=true:NoSchedule", true},
+		{[]string{"a:NoExecute", "b=c:PreferNoSchedule"}, "--register-with-taints=a:NoExecute,b=c:PreferNoSchedule", true},
+		{[]string{"a=b"}, "want KEY[=VALUE]:EFFECT", false},
+		{[]string{"a=b:Sometimes"}, `effect "Sometimes"`, false},
+		{[]string{"=b:NoSchedule"}, "key:", false},
+		{[]string{"bad key:NoSchedule"}, "key:", false},
+		{[]string{"a=not valid:NoSchedule"}, "value:", false},
+	} {
+		_, err := parseTaints(tc.taints)
+		if (err == nil) != tc.ok || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%q: error %v, want ok %v (%q)", tc.taints, err, tc.ok, tc.want)
+			continue
+		}
+		if !tc.ok {
+			_, err := Up(t.Context(), Options{StateDir: t.TempDir(), RealNodes: 1, RealNodeTaints: tc.taints})
+			if err == nil || !strings.Contains(err.Error(), "--real-node-taint") {
+				t.Errorf("%q: Up: %v, want the flag named", tc.taints, err)
+			}
+			continue
+		}
+		args := strings.Join(kubeletArgs(realNode(paths{root: "/state"}, 0), tc.taints), " ")
+		if got := strings.Contains(args, "--register-with-taints"); got != (tc.want != "") || !strings.Contains(args, tc.want) {
+			t.Errorf("%q: kubelet arguments %s, want %q", tc.taints, args, tc.want)
+		}
+	}
+	if _, err := Up(t.Context(), Options{StateDir: t.TempDir(), RealNodeTaints: []string{"a:NoSchedule"}}); err == nil || !strings.Contains(err.Error(), "needs --real-nodes") {
+		t.Errorf("a taint without real nodes: %v", err)
+	}
+}

@@ -44,6 +44,12 @@ func Up(ctx context.Context, opts Options) (*Result, error) {
 	if opts.RealNodes < 0 || opts.RealNodes > MaxRealNodes {
 		return nil, fmt.Errorf("--real-nodes must be between 0 and %d, got %d", MaxRealNodes, opts.RealNodes)
 	}
+	if _, err := parseTaints(opts.RealNodeTaints); err != nil {
+		return nil, err
+	}
+	if len(opts.RealNodeTaints) > 0 && opts.RealNodes == 0 {
+		return nil, fmt.Errorf("--real-node-taint needs --real-nodes")
+	}
 	if opts.APIServerPort < 0 || opts.APIServerPort > 65535 {
 		return nil, fmt.Errorf("--port must be between 1 and 65535, got %d", opts.APIServerPort)
 	}

@@ -41,6 +41,8 @@ type UpOptions struct {
 	// RealNodes is how many real nodes join; ImagesDir holds their images.
 	RealNodes int
 	ImagesDir string
+	// RealNodeTaints are the real nodes' taints, KEY[=VALUE]:EFFECT.
+	RealNodeTaints []string
 	// CACert and CAKey name the cluster CA to use instead of a new one.
 	CACert, CAKey string
 }
@@ -64,6 +66,9 @@ func NewCmdUp(streams cli.IOStreams, stateDir *string, runF func(context.Context
   # and the images of make images), besides the kwok ones
   airshipctl cluster local up --real-nodes 1 --images bin/images
 
+  # ... on which only pods that tolerate the taint run
+  airshipctl cluster local up --real-nodes 1 --real-node-taint airshipit.org/real-node=true:NoSchedule
+
   # Signed by the site's cluster CA (here from promenade generate-certs)
   airshipctl cluster local up --ca-cert pki/ca-kubernetes.pem --ca-key pki/ca-kubernetes-key.pem`,
 		Args: cobra.NoArgs,
@@ -79,6 +84,7 @@ func NewCmdUp(streams cli.IOStreams, stateDir *string, runF func(context.Context
 	cmd.Flags().IntVar(&o.Nodes, "nodes", 3, "number of kwok Nodes (the first is control-plane, the rest workers); 0 for none, e.g. for real kubelets to join")
 	cmd.Flags().IntVar(&o.RealNodes, "real-nodes", 0, fmt.Sprintf("number of real nodes: a kubelet with its own containerd each, and kube-proxy, on this host (root; at most %d; `cluster local down` puts the host back)", cluster.MaxRealNodes))
 	cmd.Flags().StringVar(&o.ImagesDir, "images", "bin/images", "directory of the OCI archives `make images` writes, imported into each real node (the sandbox image pause among them)")
+	cmd.Flags().StringArrayVar(&o.RealNodeTaints, "real-node-taint", nil, "taint each real node registers with, KEY[=VALUE]:EFFECT as kubectl taint writes it (repeatable), e.g. airshipit.org/real-node=true:NoSchedule to keep pods whose images no node here has on the kwok Nodes")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", 2*time.Minute, "how long to wait for the cluster to be ready")
 	cmd.Flags().StringVar(&o.CACert, "ca-cert", "", "cluster CA certificate (PEM) to sign the cluster's certificates with, instead of a new CA (with --ca-key)")
 	cmd.Flags().StringVar(&o.CAKey, "ca-key", "", "private key (PEM) of --ca-cert")
@@ -115,15 +121,16 @@ func runUp(ctx context.Context, o *UpOptions) error {
 // --ca-cert/--ca-key, nil for a new CA.
 func (o *UpOptions) clusterOptions(ca *pki.KeyPair) cluster.Options {
 	return cluster.Options{
-		CA:            ca,
-		RealNodes:     o.RealNodes,
-		ImagesDir:     o.ImagesDir,
-		StateDir:      *o.StateDir,
-		BinDir:        o.BinDir,
-		APIServerPort: o.Port,
-		Nodes:         o.Nodes,
-		Timeout:       o.Timeout,
-		Progress:      o.Streams.ErrOut,
+		CA:             ca,
+		RealNodes:      o.RealNodes,
+		ImagesDir:      o.ImagesDir,
+		RealNodeTaints: o.RealNodeTaints,
+		StateDir:       *o.StateDir,
+		BinDir:         o.BinDir,
+		APIServerPort:  o.Port,
+		Nodes:          o.Nodes,
+		Timeout:        o.Timeout,
+		Progress:       o.Streams.ErrOut,
 	}
 }
 
