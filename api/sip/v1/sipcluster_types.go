@@ -17,6 +17,7 @@ limitations under the License.
 package v1
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -169,6 +170,12 @@ type SIPClusterService struct {
 	// +optional
 	// +kubebuilder:validation:MaxProperties=64
 	NodeLabels map[string]string `json:"nodeLabels,omitempty"`
+	// tolerations of the service's pods, for nodes of this (the management)
+	// cluster that nodeLabels pick and that are tainted. An extension over
+	// upstream SIP.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
 	// nodeInterfaceId is the network of the hosts' networkData (its id,
 	// or the id of its link) whose address the service uses.
 	// +optional

@@ -70,12 +70,16 @@ type workload struct {
 	pod corev1.PodSpec
 }
 
-// deployment runs w with one replica, on the nodes spec.nodeLabels picks,
-// without a service account token (no service talks to the API server).
+// deployment runs w with one replica, on the nodes spec.nodeLabels picks
+// (tolerating the taints spec.tolerations lists), without a service account
+// token (no service talks to the API server).
 func (b *builder) deployment(w workload) *appsv1.Deployment {
 	pod := w.pod
 	if len(w.svc.NodeLabels) > 0 {
 		pod.NodeSelector = maps.Clone(w.svc.NodeLabels)
+	}
+	if len(w.svc.Tolerations) > 0 {
+		pod.Tolerations = slices.Clone(w.svc.Tolerations)
 	}
 	pod.AutomountServiceAccountToken = ptr.To(false)
 	pod.EnableServiceLinks = ptr.To(false)

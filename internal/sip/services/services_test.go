@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -203,6 +204,38 @@ func TestBuildNamesLabelsOwners(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestBuildTolerations: a service's tolerations go into its pods, copied;
+// a service without them has pods without them.
+func TestBuildTolerations(t *testing.T) {
+	in := loadInputs(t, "full")
+	s := &in.Cluster.Spec.Services
+	lbTolerations := []corev1.Toleration{
+		{Key: "node-role.kubernetes.io/control-plane", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
+		{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "sip", Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](300)},
+	}
+	authTolerations := []corev1.Toleration{{Operator: corev1.TolerationOpExists}}
+	s.LoadBalancerControlPlane[0].Tolerations = slices.Clone(lbTolerations)
+	s.Auth[0].Tolerations = slices.Clone(authTolerations)
+	b := build(t, in)
+	// The spec changed after the build leaves the Deployment as it was.
+	s.LoadBalancerControlPlane[0].Tolerations[0].Key = "changed"
+
+	want := map[string][]corev1.Toleration{
+		"loadbalancer-controlplane-tenant-a-0": lbTolerations,
+		"auth-tenant-a-0":                      authTolerations,
+	}
+	deployments := all[*appsv1.Deployment](b.Objects)
+	if len(deployments) != len(ServiceNames(in.Cluster)) {
+		t.Fatalf("%d Deployments, want one per service %v", len(deployments), ServiceNames(in.Cluster))
+	}
+	for _, d := range deployments {
+		got := d.Spec.Template.Spec.Tolerations
+		if diff := cmp.Diff(want[d.Name], got); diff != "" {
+			t.Errorf("Deployment %s: tolerations (-want +got):\n%s", d.Name, diff)
+		}
 	}
 }
 

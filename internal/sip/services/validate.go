@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"golang.org/x/crypto/ssh"
+	corev1 "k8s.io/api/core/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -73,8 +74,46 @@ func (v *validator) service(p *field.Path, s sipv1.SIPClusterService, needsInter
 		v.add(field.Required(p.Child("nodeInterfaceId"), "the network of the hosts' networkData whose address the service uses"))
 	}
 	v.add(metav1validation.ValidateLabels(s.NodeLabels, p.Child("nodeLabels"))...)
+	for i, t := range s.Tolerations {
+		v.toleration(p.Child("tolerations").Index(i), t)
+	}
 	if s.ClusterIP != nil && *s.ClusterIP != "" && net.ParseIP(*s.ClusterIP) == nil {
 		v.add(field.Invalid(p.Child("clusterIP"), *s.ClusterIP, "must be an IP address (a NodePort Service cannot be headless)"))
+	}
+}
+
+// toleration checks a toleration of a service's pods as the API server
+// checks a pod's, so that a bad one is reported on the SIPCluster rather
+// than by a Deployment whose pods never come.
+func (v *validator) toleration(p *field.Path, t corev1.Toleration) {
+	if t.Key != "" {
+		for _, msg := range validation.IsQualifiedName(t.Key) {
+			v.add(field.Invalid(p.Child("key"), t.Key, msg))
+		}
+	}
+	switch t.Operator {
+	case "", corev1.TolerationOpEqual:
+		if t.Key == "" {
+			v.add(field.Invalid(p.Child("operator"), t.Operator, "must be Exists when key is empty (a toleration of every taint)"))
+		}
+		for _, msg := range validation.IsValidLabelValue(t.Value) {
+			v.add(field.Invalid(p.Child("value"), t.Value, msg))
+		}
+	case corev1.TolerationOpExists:
+		if t.Value != "" {
+			v.add(field.Invalid(p.Child("value"), t.Value, "must be empty when operator is Exists"))
+		}
+	default:
+		v.add(field.NotSupported(p.Child("operator"), t.Operator, []corev1.TolerationOperator{corev1.TolerationOpExists, corev1.TolerationOpEqual}))
+	}
+	switch t.Effect {
+	case "", corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute:
+	default:
+		v.add(field.NotSupported(p.Child("effect"), t.Effect,
+			[]corev1.TaintEffect{corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute}))
+	}
+	if t.TolerationSeconds != nil && t.Effect != corev1.TaintEffectNoExecute {
+		v.add(field.Invalid(p.Child("tolerationSeconds"), *t.TolerationSeconds, "may be set only when effect is NoExecute"))
 	}
 }
 

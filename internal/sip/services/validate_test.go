@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/utils/ptr"
@@ -35,6 +36,43 @@ func TestValidate(t *testing.T) {
 		{"node label invalid", func(s *sipv1.SIPClusterServices) {
 			s.LoadBalancerControlPlane[0].NodeLabels = map[string]string{"role": "bad value"}
 		}, "spec.services.loadBalancerControlPlane[0].nodeLabels"},
+		{"tolerations valid", func(s *sipv1.SIPClusterServices) {
+			s.LoadBalancerControlPlane[0].Tolerations = []corev1.Toleration{
+				{Key: "node-role.kubernetes.io/control-plane", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
+				{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "sip", Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](300)},
+				{Key: "dedicated", Value: "sip"},
+				{Operator: corev1.TolerationOpExists},
+			}
+		}, ""},
+		{"toleration key invalid", func(s *sipv1.SIPClusterServices) {
+			s.JumpHost[0].Tolerations = []corev1.Toleration{{Operator: corev1.TolerationOpExists}, {Key: "bad key", Operator: corev1.TolerationOpExists}}
+		}, "spec.services.jumpHost[0].tolerations[1].key: Invalid value: \"bad key\""},
+		{"toleration operator unsupported", func(s *sipv1.SIPClusterServices) {
+			s.LoadBalancerWorker[0].Tolerations = []corev1.Toleration{{Key: "dedicated", Operator: "Lt", Value: "5"}}
+		}, "spec.services.loadBalancerWorker[0].tolerations[0].operator: Unsupported value: \"Lt\""},
+		{"toleration value with Exists", func(s *sipv1.SIPClusterServices) {
+			s.Auth[0].Tolerations = []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpExists, Value: "sip"}}
+		}, "spec.services.auth[0].tolerations[0].value: Invalid value: \"sip\": must be empty when operator is Exists"},
+		{"toleration value not a label value", func(s *sipv1.SIPClusterServices) {
+			s.LoadBalancerControlPlane[0].Tolerations = []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "bad value"}}
+		}, "spec.services.loadBalancerControlPlane[0].tolerations[0].value: Invalid value: \"bad value\""},
+		{"toleration effect unsupported", func(s *sipv1.SIPClusterServices) {
+			s.LoadBalancerControlPlane[0].Tolerations = []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpExists, Effect: "NoRun"}}
+		}, "spec.services.loadBalancerControlPlane[0].tolerations[0].effect: Unsupported value: \"NoRun\""},
+		{"toleration seconds without NoExecute", func(s *sipv1.SIPClusterServices) {
+			s.LoadBalancerControlPlane[0].Tolerations = []corev1.Toleration{
+				{Key: "dedicated", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule, TolerationSeconds: ptr.To[int64](60)},
+			}
+		}, "spec.services.loadBalancerControlPlane[0].tolerations[0].tolerationSeconds: Invalid value: 60: may be set only when effect is NoExecute"},
+		{"toleration seconds without an effect", func(s *sipv1.SIPClusterServices) {
+			s.LoadBalancerControlPlane[0].Tolerations = []corev1.Toleration{{Operator: corev1.TolerationOpExists, TolerationSeconds: ptr.To[int64](60)}}
+		}, "spec.services.loadBalancerControlPlane[0].tolerations[0].tolerationSeconds: Invalid value: 60"},
+		{"toleration of an empty key with Equal", func(s *sipv1.SIPClusterServices) {
+			s.LoadBalancerControlPlane[0].Tolerations = []corev1.Toleration{{Operator: corev1.TolerationOpEqual, Value: "sip"}}
+		}, "spec.services.loadBalancerControlPlane[0].tolerations[0].operator: Invalid value: \"Equal\": must be Exists when key is empty"},
+		{"toleration of an empty key, operator defaulted", func(s *sipv1.SIPClusterServices) {
+			s.LoadBalancerControlPlane[0].Tolerations = []corev1.Toleration{{Effect: corev1.TaintEffectNoSchedule}}
+		}, "spec.services.loadBalancerControlPlane[0].tolerations[0].operator: Invalid value: \"\": must be Exists when key is empty"},
 		{"cluster IP not an IP", func(s *sipv1.SIPClusterServices) { s.LoadBalancerWorker[0].ClusterIP = ptr.To("None") },
 			"spec.services.loadBalancerWorker[0].clusterIP: Invalid value: \"None\""},
 		{"range start after end", func(s *sipv1.SIPClusterServices) {
