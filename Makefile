@@ -58,7 +58,7 @@ verify: ## gofmt, shellcheck, go vet, golangci-lint (.golangci.yml), go mod tidy
 	bash hack/verify.sh
 
 .PHONY: demo
-demo: setup testbin build ## Bring up two local control planes and deploy the example site: charts, hosts, SIP, Cluster API machines.
+demo: setup testbin build images ## Bring up two local control planes (the target one with a real node; root) and deploy the example site: charts, hosts, SIP, Cluster API machines, the target cluster's operators as pods.
 	bash hack/demo.sh
 
 .PHONY: demo-down

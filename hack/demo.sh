@@ -11,15 +11,31 @@
 # cluster's metal3-operator and Ironic adopt the provisioned hosts without
 # touching them, and the site's charts deployed into the target cluster.
 #
-# kwok runs no containers, so the operators the site's manifests deploy as
-# Deployments run here as local processes this script starts, and each
-# cluster's metal3-operator drives a local Ironic (`airshipctl ironic local
-# up`). They keep running after it returns, like the two clusters, so that
-# the site goes on reconciling (power a host off, edit a BareMetalHost, and
-# watch); `make demo-down` stops them, and a second `make demo` replaces
-# them.
+# The target cluster has one real node (a kubelet and containerd built
+# from Go modules, on this host; `make demo` needs root for it), on which
+# its operators run as pods from the images `make images` built, installed
+# from charts/airship-operators: armada-operator deploys Promenade's core
+# charts and the site's charts, metal3-operator adopts and then manages the
+# moved hosts through the target cluster's Ironic, sip-operator serves the
+# moved SIPCluster, whose control-plane load balancer (sip-target) runs as
+# a real HAProxy pod there. The node is tainted so that only those pods
+# land on it; every other pod (the site's charts, whose images no node here
+# has) runs on kwok's Nodes. What stays a local process: the ephemeral
+# cluster's operators (kwok runs no containers there), Cluster API's
+# managers of both clusters (built from Cluster API's module, no image),
+# the two Ironics (Debian's Python Ironic; the target one listens on the
+# nodes' bridge, 10.88.0.1, with HTTP basic authentication, so the
+# metal3-operator pod reaches it) and the Redfish emulator, which plays
+# the hosts. They keep running after this script returns, like the two
+# clusters, so that the site goes on reconciling (power a host off, edit a
+# BareMetalHost or an ArmadaChart's values, and watch); `make demo-down`
+# stops them, and a second `make demo` replaces them.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+if [[ "$(id -u)" != 0 ]]; then
+  echo "make demo starts a real node (a kubelet and containerd) for the target cluster, which needs root: run it as root (sudo -E make demo)" >&2
+  exit 1
+fi
 
 airshipctl=bin/airshipctl
 # kubectl: the one on PATH, else the one hack/testbin/build.sh built.
@@ -38,7 +54,8 @@ logs="${TMPDIR:-/tmp}/airship-demo"
 # The ephemeral cluster's Ironic (API 127.0.0.1:6385, image server
 # 127.0.0.1:6180, which also serves the site's node image: the URL of
 # examples/site/function/k8scontrol and workers) and the target cluster's
-# (6386, 6181), which takes the provisioned hosts over after the pivot.
+# (10.88.0.1:6386 and 6181, on the target cluster's nodes' bridge), which
+# takes the provisioned hosts over after the pivot.
 ironic_dir="${logs}/ironic"
 ironic_target_dir="${logs}/ironic-target"
 # The emulated hosts' disks, sparse files (<host>/<disk>.img).
@@ -65,8 +82,12 @@ export PROMENADE_OUTPUT_DIR="${logs}/promenade"
 phase "airshipctl phase run site-pki (the site PKI into ${PROMENADE_OUTPUT_DIR})"
 "${airshipctl}" phase run site-pki
 ca=("${PROMENADE_OUTPUT_DIR}/pki/ca-kubernetes.pem" "${PROMENADE_OUTPUT_DIR}/pki/ca-kubernetes-key.pem")
-phase "target cluster (${target_dir}, API server on 127.0.0.1:16443, the site PKI's kubernetes CA)"
-"${airshipctl}" cluster local up --state-dir "${target_dir}" --port 16443 --nodes 1 --ca-cert "${ca[0]}" --ca-key "${ca[1]}"
+# One real node, tainted: only the pods that tolerate the taint (the
+# operators, SIP's control-plane load balancer) run there.
+real_node_taint=airshipit.org/real-node=true:NoSchedule
+phase "target cluster (${target_dir}, API server on 127.0.0.1:16443, the site PKI's kubernetes CA, one real node)"
+"${airshipctl}" cluster local up --state-dir "${target_dir}" --port 16443 --nodes 1 --ca-cert "${ca[0]}" --ca-key "${ca[1]}" \
+  --real-nodes 1 --images bin/images --real-node-taint "${real_node_taint}"
 
 # The local processes, listed in ${logs}/pids for `make demo-down`. Those
 # of an earlier run are stopped first: this run starts its own.
@@ -96,14 +117,18 @@ local_flags=(--kubeconfig "${kubeconfig}" --leader-elect=false --metrics-bind-ad
 # records their processes in each state directory's state.json, not in
 # ${logs}/pids). Their power sync reads every host's power state every
 # 10 s; neither forces it back (the BareMetalHost controller owns it).
-phase "two local Ironics: the ephemeral cluster's on 127.0.0.1:6385, the target cluster's on 127.0.0.1:6386"
+# The target cluster's listens on the nodes' bridge (10.88.0.1, this host's
+# address there) with HTTP basic authentication: its metal3-operator runs
+# as a pod.
+target_ironic=10.88.0.1
+phase "two local Ironics: the ephemeral cluster's on 127.0.0.1:6385, the target cluster's on ${target_ironic}:6386"
 ironic_up() {
-  local dir="$1" api="$2" http="$3"
-  "${airshipctl}" ironic local up --state-dir "${dir}" --api-port "${api}" --http-port "${http}" --sync-power-state-interval 10s
+  local dir="$1" api="$2" http="$3"; shift 3
+  "${airshipctl}" ironic local up --state-dir "${dir}" --api-port "${api}" --http-port "${http}" --sync-power-state-interval 10s "$@"
 }
 ironic_up "${ironic_dir}" 6385 6180 >"${logs}/ironic-up.out" 2>&1 &
 up_ephemeral=$!
-ironic_up "${ironic_target_dir}" 6386 6181 >"${logs}/ironic-target-up.out" 2>&1 &
+ironic_up "${ironic_target_dir}" 6386 6181 --host "${target_ironic}" --auth http_basic >"${logs}/ironic-target-up.out" 2>&1 &
 up_target=$!
 status=0
 wait "${up_ephemeral}" || status=1
@@ -117,7 +142,6 @@ cat "${logs}/ironic-up.out" "${logs}/ironic-target-up.out"
 go build -o bin/site-image ./hack/site-image
 bin/site-image --out "${ironic_dir}/http/images/site-node.qcow2"
 ironic_flags=(--ironic-endpoint http://127.0.0.1:6385 --deploy-iso http://127.0.0.1:6180/deploy.iso --provision-poll-interval=2s)
-ironic_target_flags=(--ironic-endpoint http://127.0.0.1:6386 --deploy-iso http://127.0.0.1:6181/deploy.iso --provision-poll-interval=2s)
 
 phase "local processes in place of the site's Deployments"
 go build -o bin/capi-managers ./hack/capi-managers
@@ -138,17 +162,59 @@ start redfish-emulator serving bin/redfish-emulator --config examples/site/funct
 # metal3-operator's BareMetalHost controller drives the ephemeral Ironic.
 start metal3-operator "" bin/metal3-operator "${local_flags[@]}" --power-poll-interval=10s "${ironic_flags[@]}"
 start sip-operator "" bin/sip-operator "${local_flags[@]}"
-# The target cluster's own operators: after the pivot (clusterctl-move) it
-# manages its machines, hosts and SIPCluster itself; its Armada operator
-# deploys Promenade's core-component charts (core-charts-target, read at
-# /opt/promenade/charts as if it were the volume of an in-cluster operator)
-# and the workload-target phase's charts.
-target_flags=(--kubeconfig "${target_dir}/kubeconfig" --leader-elect=false --metrics-bind-address=0 --health-probe-bind-address=0)
+# The target cluster's own operators, as pods on its real node: after the
+# pivot (clusterctl-move) it manages its machines, hosts and SIPCluster
+# itself; its Armada operator deploys Promenade's core-component charts
+# (core-charts-target, read at /opt/promenade/charts, a volume of the
+# repository's charts/promenade) and the workload-target phase's charts
+# (its /charts volume: the site's charts). Cluster API's managers stay
+# local processes.
 start capi-managers-target "" bin/capi-managers --kubeconfig "${target_dir}/kubeconfig" --log-dir "${logs}/target"
-start metal3-operator-target "" bin/metal3-operator "${target_flags[@]}" --power-poll-interval=10s "${ironic_target_flags[@]}"
-start sip-operator-target "" bin/sip-operator "${target_flags[@]}"
-start armada-operator-target "" bin/armada-operator "${target_flags[@]}" --chart-root examples/site/function/armada-site \
-  --chart-mount /opt/promenade/charts=charts/promenade
+phase "the target cluster's operators as pods on its real node (charts/airship-operators, the images of make images by digest)"
+target_kubectl=(kubectl --kubeconfig "${target_dir}/kubeconfig")
+toleration="{key: ${real_node_taint%%=*}, operator: Exists, effect: NoSchedule}"
+cat >"${logs}/operators-values.yaml" <<EOF
+install:
+  promenade: false
+armada:
+  nodeSelector: {airshipit.org/real-node: "true"}
+  tolerations: [${toleration}]
+  chartsVolume:
+    hostPath: {path: "${PWD}/examples/site/function/armada-site/charts", type: Directory}
+  extraVolumes:
+  - {name: promenade-charts, hostPath: {path: "${PWD}/charts/promenade", type: Directory}}
+  extraVolumeMounts:
+  - {name: promenade-charts, mountPath: /opt/promenade/charts, readOnly: true}
+  extraArgs: [--chart-mount=/opt/promenade/charts=/opt/promenade/charts]
+sip:
+  nodeSelector: {airshipit.org/real-node: "true"}
+  tolerations: [${toleration}]
+metal3:
+  nodeSelector: {airshipit.org/real-node: "true"}
+  tolerations: [${toleration}]
+  extraArgs:
+  - --ironic-endpoint=http://${target_ironic}:6386
+  - --deploy-iso=http://${target_ironic}:6181/deploy.iso
+  - --deploy-kernel=
+  - --deploy-ramdisk=
+  - --provision-poll-interval=2s
+  - --power-poll-interval=10s
+EOF
+go build -o bin/install-operators ./hack/install-operators
+bin/install-operators --kubeconfig "${target_dir}/kubeconfig" --images bin/images --values "${logs}/operators-values.yaml"
+# The target Ironic's credentials, and the CA bundle the chart mounts (the
+# site's kubernetes CA: the target Ironic serves plain HTTP on the bridge,
+# so none is used).
+"${target_kubectl[@]}" -n metal3-system create secret generic ironic-credentials \
+  --from-file=credentials.yaml="${ironic_target_dir}/credentials.yaml" --dry-run=client -o yaml | "${target_kubectl[@]}" apply -f -
+"${target_kubectl[@]}" -n metal3-system create secret generic ironic-cacert \
+  --from-file=ca.crt="${ca[0]}" --dry-run=client -o yaml | "${target_kubectl[@]}" apply -f -
+# armada-operator and sip-operator are ready now; metal3-operator once
+# clusterctl-init-target has installed Cluster API's CRDs (its pod runs,
+# not ready, until then).
+for d in armada-system/armada-operator sip-system/sip-operator; do
+  "${target_kubectl[@]}" -n "${d%/*}" rollout status "deployment/${d#*/}" --timeout=3m
+done
 
 phase "airshipctl plan validate deploy-local"
 "${airshipctl}" plan validate deploy-local
@@ -170,8 +236,11 @@ phase "airshipctl plan status deploy-local"
 # reprovision or a power cycle after the pivot fails here.
 phase "the pivot: the target cluster's Ironic adopted the provisioned hosts, which nobody touched since they booted"
 export KUBECONFIG="${target_dir}/kubeconfig"
+# The target Ironic's credentials go to curl on a file descriptor, never on
+# its command line.
 ironic_node() {
-  curl -fsS --max-time 10 -H 'X-OpenStack-Ironic-API-Version: 1.82' "http://127.0.0.1:6386/v1/nodes/$1?fields=name,provision_state,power_state" 2>/dev/null || true
+  curl -fsS --max-time 10 -K <(awk '/^username:/{u=$2} /^password:/{p=$2} END{printf "user = \"%s:%s\"\n", u, p}' "${ironic_target_dir}/credentials.yaml") \
+    -H 'X-OpenStack-Ironic-API-Version: 1.82' "http://${target_ironic}:6386/v1/nodes/$1?fields=name,provision_state,power_state" 2>/dev/null || true
 }
 adopted=""
 for _ in $(seq 150); do
@@ -230,6 +299,9 @@ kubectl -n armada-site get act,amf
 # Promenade's core components, each anchor on the Nodes labelled for it.
 kubectl -n kube-system get act,amf
 kubectl -n kube-system get daemonsets,deployments
+# The operators and the SIPCluster's control-plane load balancer, real pods
+# on the real node (every other pod here runs on a kwok Node).
+kubectl get pods -A -o wide --field-selector spec.nodeName=airship-node-1
 
 unset KUBECONFIG
 
@@ -243,13 +315,15 @@ Both clusters keep running. Look at them with:
   ${airshipctl} plan status deploy-local
   KUBECONFIG=${target_dir}/kubeconfig kubectl get machines,bmh,sipclusters,act -A
   KUBECONFIG=${target_dir}/kubeconfig kubectl get nodes
+  KUBECONFIG=${target_dir}/kubeconfig kubectl get pods -A -o wide --field-selector spec.nodeName=airship-node-1
   KUBECONFIG=${kubeconfig} kubectl get act -A
 Stop them and remove what the demo wrote (${ephemeral_dir},
 ${target_dir}, ${logs}) with:
   make demo-down
-The operators, Cluster API's managers, the two Ironics and the Redfish
-emulator keep running too (their logs are in ${logs}, the Ironics' in
-${ironic_dir}/logs and ${ironic_target_dir}/logs, the hosts' disks in
-${disks}): power a host off or edit a BareMetalHost and watch the site put
-it right.
+The operators (the target cluster's as pods on its real node, their logs
+with kubectl logs), Cluster API's managers, the two Ironics and the Redfish
+emulator keep running too (the local processes' logs are in ${logs}, the
+Ironics' in ${ironic_dir}/logs and ${ironic_target_dir}/logs, the hosts'
+disks in ${disks}): power a host off, edit a BareMetalHost or an
+ArmadaChart's values and watch the site put it right.
 EOF

@@ -45,7 +45,7 @@ func TestExampleSite(t *testing.T) {
 	want := "armada-ephemeral@ephemeral-cluster,clusterctl-init-ephemeral@ephemeral-cluster,clusterctl-init-target@target-cluster," +
 		"clusterctl-move@target-cluster,clusterctl-move-sip@target-cluster,controlplane-ephemeral@ephemeral-cluster,core-charts-target@target-cluster," +
 		"hosts-ephemeral@ephemeral-cluster,hosts-power-ephemeral@ephemeral-cluster,initinfra-ephemeral@ephemeral-cluster," +
-		"initinfra-target@target-cluster,sip-ephemeral@ephemeral-cluster,site-pki@ephemeral-cluster,workers-ephemeral@ephemeral-cluster," +
+		"initinfra-target@target-cluster,sip-ephemeral@ephemeral-cluster,sip-target@target-cluster,site-pki@ephemeral-cluster,workers-ephemeral@ephemeral-cluster," +
 		"workload-ephemeral@ephemeral-cluster,workload-target@target-cluster"
 	if got := strings.Join(names, ","); got != want {
 		t.Fatalf("phases = %s\nwant %s", got, want)

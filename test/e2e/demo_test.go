@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -10,9 +11,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/airshipit/airship-go/internal/cluster/local"
 	"github.com/airshipit/airship-go/internal/configdrive"
@@ -22,8 +26,9 @@ import (
 )
 
 // demoAddrs are the demo's fixed addresses: the emulated BMCs, the target
-// cluster's API server, the two Ironics' APIs and image servers.
-var demoAddrs = []string{"127.0.0.1:8000", "127.0.0.1:16443", "127.0.0.1:6385", "127.0.0.1:6386", "127.0.0.1:6180", "127.0.0.1:6181"}
+// cluster's API server, the two Ironics' APIs and image servers (the
+// target one's on the real node's bridge).
+var demoAddrs = []string{"127.0.0.1:8000", "127.0.0.1:16443", "127.0.0.1:6385", local.NodeGateway + ":6386", "127.0.0.1:6180", local.NodeGateway + ":6181"}
 
 // TestDemoAndDemoDown runs the README's demo as `make demo` does after its
 // set-up and build steps (hack/demo.sh from the repository root, with a
@@ -92,7 +97,7 @@ func TestDemoAndDemoDown(t *testing.T) {
 	}
 	for _, p := range []string{"site-pki", "initinfra-ephemeral", "workload-ephemeral", "armada-ephemeral", "clusterctl-init-ephemeral", "hosts-ephemeral",
 		"hosts-power-ephemeral", "sip-ephemeral", "controlplane-ephemeral", "workers-ephemeral", "core-charts-target", "initinfra-target", "clusterctl-init-target",
-		"clusterctl-move", "clusterctl-move-sip", "workload-target"} {
+		"clusterctl-move", "clusterctl-move-sip", "sip-target", "workload-target"} {
 		if !regexp.MustCompile(`(?m)^` + p + ` +succeeded`).MatchString(demo.stdout) {
 			t.Errorf("the demo's summary lacks %s succeeded", p)
 		}
@@ -133,6 +138,13 @@ func TestDemoAndDemoDown(t *testing.T) {
 		}
 	}
 	expectUntouchedSinceBoot(t, filepath.Join(logs, "redfish-emulator.log"), provisioned)
+	// The target cluster's operators and its SIPCluster's control-plane
+	// load balancer ran as real pods on its real node, and did the work
+	// above: the charts, the adoption, the SIPCluster.
+	expectRealNodePods(t, shell, filepath.Join(home, ".airship", "local-target", "kubeconfig"))
+	if !strings.Contains(demo.stdout, "airship-node-1") || !regexp.MustCompile(`(?m)^armada-system +armada-operator-\S+ +1/1 +Running +0 `).MatchString(demo.stdout) {
+		t.Errorf("the demo does not show the operators' pods on the real node:\n%s", demo.stdout)
+	}
 	for host := range provisioned {
 		expectProvisionedDisk(t, filepath.Join(logs, "disks", host, "sda.img"))
 	}
@@ -225,6 +237,111 @@ func expectPoweredOnAgain(t *testing.T, host string) {
 	}
 }
 
+// realNodePods are the pods the demo runs on the target cluster's real
+// node, by namespace and the label that picks each: the three operators
+// from charts/airship-operators and the tenant cluster's control-plane
+// load balancer (sip-target), with the image each must run.
+var realNodePods = []struct{ namespace, selector, image string }{
+	{"armada-system", "app.kubernetes.io/name=armada-operator", "localhost/airship/armada-operator@sha256:"},
+	{"metal3-system", "app.kubernetes.io/name=metal3-operator", "localhost/airship/metal3-operator@sha256:"},
+	{"sip-system", "app.kubernetes.io/name=sip-operator", "localhost/airship/sip-operator@sha256:"},
+	{"tenant-1", "sip.airshipit.org/service=loadbalancer-controlplane-tenant-1-0", "localhost/airship/haproxy:latest"},
+}
+
+// expectRealNodePods checks the target cluster's real node after the
+// demo: Ready and tainted, running exactly realNodePods (no site chart's
+// pod, no Promenade anchor), each Running and ready with no restart, in
+// its own network namespace, as the kubelet enforced the chart's security
+// settings (non-root, read-only root); the operators never refused by the
+// API server (their RBAC is enough); and the load balancer's HAProxy
+// accepting connections on its node port at the node's address.
+func expectRealNodePods(t *testing.T, shell func(string) result, kubeconfig string) {
+	t.Helper()
+	node := local.RealNodeName(0)
+	kubectl := "KUBECONFIG=" + kubeconfig + " kubectl "
+	r := shell(kubectl + "get node " + node + " -o json")
+	var n corev1.Node
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &n) != nil {
+		t.Fatalf("the target cluster's real node %s: %s", node, r.stdout)
+	}
+	ready := false
+	for _, c := range n.Status.Conditions {
+		ready = ready || (c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue)
+	}
+	if !ready || len(n.Spec.Taints) != 1 || n.Spec.Taints[0].Key != local.RealNodeLabel || n.Spec.Taints[0].Effect != corev1.TaintEffectNoSchedule {
+		t.Errorf("real node %s: ready %v, taints %+v: want Ready, tainted %s NoSchedule", node, ready, n.Spec.Taints, local.RealNodeLabel)
+	}
+	r = shell(kubectl + "get pods -A -o json --field-selector spec.nodeName=" + node)
+	var pods corev1.PodList
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &pods) != nil {
+		t.Fatalf("the real node's pods: %s", r.stdout)
+	}
+	var nodeIP string
+	for _, a := range n.Status.Addresses {
+		if a.Type == corev1.NodeInternalIP {
+			nodeIP = a.Address
+		}
+	}
+	found := map[int]bool{}
+	for _, p := range pods.Items {
+		i := slices.IndexFunc(realNodePods, func(w struct{ namespace, selector, image string }) bool {
+			k, v, _ := strings.Cut(w.selector, "=")
+			return p.Namespace == w.namespace && p.Labels[k] == v
+		})
+		if i < 0 {
+			t.Errorf("pod %s/%s runs on the real node; only the operators and the control-plane load balancer may", p.Namespace, p.Name)
+			continue
+		}
+		if found[i] {
+			t.Errorf("a second pod %s/%s of %s on the real node", p.Namespace, p.Name, realNodePods[i].selector)
+		}
+		found[i] = true
+		sc := p.Spec.SecurityContext
+		switch {
+		case p.Status.Phase != corev1.PodRunning || len(p.Status.ContainerStatuses) != 1:
+			t.Errorf("pod %s/%s: %s, %d containers", p.Namespace, p.Name, p.Status.Phase, len(p.Status.ContainerStatuses))
+		case !p.Status.ContainerStatuses[0].Ready || p.Status.ContainerStatuses[0].RestartCount != 0:
+			t.Errorf("pod %s/%s: ready %v, %d restarts: want ready and none", p.Namespace, p.Name, p.Status.ContainerStatuses[0].Ready, p.Status.ContainerStatuses[0].RestartCount)
+		case !strings.HasPrefix(p.Spec.Containers[0].Image, realNodePods[i].image):
+			t.Errorf("pod %s/%s runs %s, want %s", p.Namespace, p.Name, p.Spec.Containers[0].Image, realNodePods[i].image)
+		case p.Spec.HostNetwork || p.Status.PodIP == "" || p.Status.PodIP == p.Status.HostIP:
+			t.Errorf("pod %s/%s: hostNetwork %v, IP %s (node %s): want its own network namespace", p.Namespace, p.Name, p.Spec.HostNetwork, p.Status.PodIP, p.Status.HostIP)
+		case realNodePods[i].namespace != "tenant-1" && (sc == nil || sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot):
+			t.Errorf("pod %s/%s is not runAsNonRoot", p.Namespace, p.Name)
+		}
+		for _, c := range p.Spec.Containers {
+			if realNodePods[i].namespace != "tenant-1" && (c.SecurityContext == nil || c.SecurityContext.ReadOnlyRootFilesystem == nil || !*c.SecurityContext.ReadOnlyRootFilesystem) {
+				t.Errorf("pod %s/%s container %s: root filesystem not read-only", p.Namespace, p.Name, c.Name)
+			}
+		}
+		// The user the runtime ran the container's process as: never root.
+		for _, cs := range p.Status.ContainerStatuses {
+			if cs.User == nil || cs.User.Linux == nil || cs.User.Linux.UID == 0 {
+				t.Errorf("pod %s/%s container %s: runs as %+v, want a user other than root", p.Namespace, p.Name, cs.Name, cs.User)
+			}
+		}
+		if realNodePods[i].namespace != "tenant-1" {
+			logs := shell(kubectl + "-n " + p.Namespace + " logs " + p.Name)
+			if strings.Contains(logs.stdout, "forbidden") {
+				t.Errorf("pod %s/%s was refused by the API server (the RBAC of config/ is not enough):\n%s", p.Namespace, p.Name, logs.stdout)
+			}
+		}
+	}
+	for i, w := range realNodePods {
+		if !found[i] {
+			t.Errorf("no pod %s in %s on the real node", w.selector, w.namespace)
+		}
+	}
+	// The tenant cluster's control-plane load balancer (node port 30443 in
+	// examples/site/function/tenant-cluster) answers on the real node.
+	c, err := (&net.Dialer{Timeout: 5 * time.Second}).DialContext(t.Context(), "tcp", net.JoinHostPort(nodeIP, "30443"))
+	if err != nil {
+		t.Errorf("the control-plane load balancer's node port on %s: %v", nodeIP, err)
+		return
+	}
+	_ = c.Close() // only probed
+}
+
 // provisionedHosts lists the target cluster's provisioned BareMetalHosts
 // with the Machine's name consuming each; the demo provisions three (the
 // control plane's and two workers').
@@ -273,7 +390,7 @@ func expectUntouchedSinceBoot(t *testing.T, logFile string, hosts map[string]str
 			case !ok:
 			case strings.HasPrefix(rest, "booted from Hdd"):
 				boots++
-			case strings.HasPrefix(rest, "media inserted: http://127.0.0.1:6181/"):
+			case strings.HasPrefix(rest, "media inserted: http://"+local.NodeGateway+":6181/"):
 				t.Errorf("%s got the target Ironic's media: %s", host, line)
 			case strings.HasPrefix(rest, "media inserted: http://127.0.0.1:6180/deploy.iso"):
 				deployISO++

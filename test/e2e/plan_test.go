@@ -255,6 +255,16 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 	// The target cluster's API server on a free port, not the demo's 16443.
 	targetPort := freePort(t)
 	replaceIn(t, filepath.Join(sites, "site", "function", "k8scontrol", "cluster.yaml"), "port: 16443", fmt.Sprintf("port: %d", targetPort))
+	// ... on loopback: no real node here, so no nodes' bridge (the demo's
+	// endpoint is this machine's address on it).
+	replaceIn(t, filepath.Join(sites, "site", "function", "k8scontrol", "cluster.yaml"), "host: "+local.NodeGateway, "host: 127.0.0.1")
+	// The target cluster here has kwok Nodes only: sip-target keeps the
+	// moved SIPCluster as it is, its load balancer where the scheduler
+	// puts it, instead of on the demo's real node.
+	sipTarget := filepath.Join(sites, "site", "site", "local", "sip-target", "kustomization.yaml")
+	if err := os.WriteFile(sipTarget, []byte("resources:\n- ../../../function/tenant-cluster\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	// Each cluster's metal3-operator drives an Ironic of its own, as in the
 	// demo, on free ports; the ephemeral one's image server serves the
 	// site's node image (hack/site-image) with its checksum file, at the
@@ -373,7 +383,7 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 	}
 	phases := []string{"site-pki", "initinfra-ephemeral", "workload-ephemeral", "armada-ephemeral", "clusterctl-init-ephemeral", "hosts-ephemeral",
 		"hosts-power-ephemeral", "sip-ephemeral", "controlplane-ephemeral", "workers-ephemeral", "core-charts-target", "initinfra-target", "clusterctl-init-target",
-		"clusterctl-move", "clusterctl-move-sip", "workload-target"}
+		"clusterctl-move", "clusterctl-move-sip", "sip-target", "workload-target"}
 	// Once the test is over (passed or not), before the processes stop:
 	// no marker where it must not be.
 	t.Cleanup(func() {

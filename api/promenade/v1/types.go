@@ -22,6 +22,17 @@ const (
 	SchemaPrivateKey              = "deckhand/PrivateKey/v1"
 )
 
+// AnchorsLabel set to AnchorsDisabled on a Node keeps every anchor
+// DaemonSet of Promenade's core-component charts off it (the anchors
+// tolerate every taint and write the host's /etc/kubernetes): for a node
+// Promenade does not manage, such as a real node of `airshipctl cluster
+// local`, which is the developer's own machine. An extension over upstream
+// Promenade; a Node without the label is as upstream has it.
+const (
+	AnchorsLabel    = "promenade.airshipit.org/anchors"
+	AnchorsDisabled = "disabled"
+)
+
 // Labels are the node labels, "key=value" strings. Static labels are fixed
 // for the life of the node; dynamic ones may be changed later.
 type Labels struct {

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	promv1 "github.com/airshipit/airship-go/api/promenade/v1"
 	"github.com/airshipit/airship-go/internal/fileutil"
 	"github.com/airshipit/airship-go/internal/pki"
 	"github.com/airshipit/airship-go/internal/process"
@@ -408,7 +409,8 @@ func kubeletArgs(n RealNode, taints []string) []string {
 		"--cert-dir=" + filepath.Join(n.Dir, "pki"),
 		"--hostname-override=" + n.Name,
 		"--node-ip=" + n.IP,
-		"--node-labels=" + RealNodeLabel + "=true",
+		// This machine: no Promenade anchor writes its /etc/kubernetes.
+		"--node-labels=" + RealNodeLabel + "=true," + promv1.AnchorsLabel + "=" + promv1.AnchorsDisabled,
 		"--v=1",
 	}
 	if len(taints) > 0 {

@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
+	promv1 "github.com/airshipit/airship-go/api/promenade/v1"
 	"github.com/airshipit/airship-go/internal/image"
 	"github.com/airshipit/airship-go/internal/pki"
 	"github.com/airshipit/airship-go/internal/test/testtool"
@@ -530,6 +531,10 @@ func TestRealNodeConfiguration(t *testing.T) {
 		if !strings.Contains(kubelet, want) {
 			t.Errorf("kubelet configuration lacks %q:\n%s", want, kubelet)
 		}
+	}
+	// The node is this machine: no Promenade anchor may write its /etc.
+	if args := strings.Join(kubeletArgs(n, nil), " "); !strings.Contains(args, ","+promv1.AnchorsLabel+"="+promv1.AnchorsDisabled) {
+		t.Errorf("kubelet arguments %s do not keep Promenade's anchors off the node", args)
 	}
 	ctrd := containerdConfig(n, "/bin")
 	for _, want := range []string{"restrict_oom_score_adj = true", `"io.containerd.nri.v1.nri"`, "netns_mounts_under_state_dir = true", "disable_tcp_service = true", "stream_server_address = '127.0.0.1'", "Root = \"" + n.Dir + "/containerd/runc\""} {

@@ -397,7 +397,13 @@ func (c component) daemonSet(name string, labels map[string]string, checksum str
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: map[string]string{ChecksumAnnotation: checksum}},
 				Spec: corev1.PodSpec{
-					NodeSelector:                  c.nodeSelector,
+					NodeSelector: c.nodeSelector,
+					// Never on a Node marked as not Promenade's.
+					Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+						NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{
+							{Key: v1.AnchorsLabel, Operator: corev1.NodeSelectorOpNotIn, Values: []string{v1.AnchorsDisabled}},
+						}}},
+					}}},
 					Tolerations:                   []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
 					PriorityClassName:             "system-node-critical",
 					HostNetwork:                   true,

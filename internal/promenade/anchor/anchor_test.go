@@ -12,9 +12,12 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	v1 "github.com/airshipit/airship-go/api/promenade/v1"
 	"github.com/airshipit/airship-go/internal/promenade/docset"
 	"github.com/airshipit/airship-go/internal/promenade/promenadetest"
 	"github.com/airshipit/airship-go/internal/test/testenv"
@@ -36,6 +39,17 @@ func TestObjects(t *testing.T) {
 	for _, o := range objs {
 		if ds, ok := o.(*appsv1.DaemonSet); ok {
 			selectors[ds.Name] = fmt.Sprint(ds.Spec.Template.Spec.NodeSelector)
+			// No anchor on a Node marked not Promenade's; any other
+			// Node's labels do not keep it off.
+			for node, want := range map[string]bool{"": true, v1.AnchorsLabel + "=enabled": true, v1.AnchorsLabel + "=" + v1.AnchorsDisabled: false} {
+				set, err := labels.ConvertSelectorToLabelsMap(node)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := nodeAffinityAdmits(t, &ds.Spec.Template.Spec, set); got != want {
+					t.Errorf("%s on a Node labelled %q: %v, want %v", ds.Name, node, got, want)
+				}
+			}
 		}
 		if cm, ok := o.(*corev1.ConfigMap); ok && cm.Name == "calico-etcd-anchor" {
 			tmpl := cm.Data["calico-etcd.yaml.tmpl"]
@@ -266,4 +280,29 @@ func TestAnchorRemovesWhenTold(t *testing.T) {
 	if out := r.run(t, "ANCHOR_NAME=apiserver", "ANCHOR_REMOVE=1"); strings.Contains(out, "removed") {
 		t.Errorf("second round removed again:\n%s", out)
 	}
+}
+
+// nodeAffinityAdmits evaluates the pod's required node affinity (match
+// expressions only, the kind the anchors use) against a Node's labels.
+func nodeAffinityAdmits(t *testing.T, pod *corev1.PodSpec, node labels.Set) bool {
+	t.Helper()
+	if pod.Affinity == nil || pod.Affinity.NodeAffinity == nil || pod.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		return true
+	}
+	for _, term := range pod.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+		sel := labels.NewSelector()
+		for _, e := range term.MatchExpressions {
+			op := map[corev1.NodeSelectorOperator]selection.Operator{corev1.NodeSelectorOpIn: selection.In, corev1.NodeSelectorOpNotIn: selection.NotIn,
+				corev1.NodeSelectorOpExists: selection.Exists, corev1.NodeSelectorOpDoesNotExist: selection.DoesNotExist}[e.Operator]
+			r, err := labels.NewRequirement(e.Key, op, e.Values)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sel = sel.Add(*r)
+		}
+		if sel.Matches(node) {
+			return true
+		}
+	}
+	return false
 }
