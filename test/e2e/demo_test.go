@@ -30,6 +30,24 @@ import (
 // target one's on the real node's bridge).
 var demoAddrs = []string{"127.0.0.1:8000", "127.0.0.1:16443", "127.0.0.1:6385", local.NodeGateway + ":6386", "127.0.0.1:6180", local.NodeGateway + ":6181"}
 
+// answers reports whether something accepts TCP connections at addr, one
+// of demoAddrs. An address on the nodes' bridge is this host's only while
+// the bridge exists: without it a connection would leave the host.
+func answers(t *testing.T, addr string) bool {
+	t.Helper()
+	if strings.HasPrefix(addr, local.NodeGateway+":") {
+		if _, err := net.InterfaceByName(local.NodeBridge); err != nil {
+			return false
+		}
+	}
+	c, err := (&net.Dialer{Timeout: time.Second}).DialContext(t.Context(), "tcp", addr)
+	if err != nil {
+		return false
+	}
+	_ = c.Close() // only probed
+	return true
+}
+
 // TestDemoAndDemoDown runs the README's demo as `make demo` does after its
 // set-up and build steps (hack/demo.sh from the repository root, with a
 // fresh HOME and TMPDIR), runs the commands it prints, checks that the
@@ -46,13 +64,25 @@ func TestDemoAndDemoDown(t *testing.T) {
 			testtool.Missing(t, "Ironic is not installed (%s is missing): run `bash hack/setup.sh` as root", bin)
 		}
 	}
+	// The target cluster's real node (root, and the host's one real-node
+	// cluster while the demo runs).
+	if os.Geteuid() != 0 {
+		testtool.Missing(t, "the demo's real node needs root")
+	}
+	if missing := local.MissingNodeBinaries(local.DefaultBinDir()); len(missing) > 0 {
+		testtool.Missing(t, "%s missing from %s; %s", strings.Join(missing, ", "), local.DefaultBinDir(), local.BuildHint)
+	}
+	unlock, err := local.LockRealNodeHost(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(unlock)
 	root, err := testenv.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, addr := range demoAddrs {
-		if c, err := (&net.Dialer{Timeout: time.Second}).DialContext(t.Context(), "tcp", addr); err == nil {
-			_ = c.Close() // only probed
+		if answers(t, addr) {
 			t.Fatalf("%s is in use; the demo needs it (is a demo running? make demo-down stops it)", addr)
 		}
 	}
@@ -88,8 +118,8 @@ func TestDemoAndDemoDown(t *testing.T) {
 			t.Errorf("demo-down at cleanup: %s", r.stdout)
 		}
 	})
-	if r := shell("make build"); r.code != 0 {
-		t.Fatalf("make build: %s", r.stdout)
+	if r := shell("make build images"); r.code != 0 {
+		t.Fatalf("make build images: %s", r.stdout)
 	}
 	demo := shell("bash hack/demo.sh")
 	if demo.code != 0 {
@@ -110,8 +140,8 @@ func TestDemoAndDemoDown(t *testing.T) {
 		}
 		printed = append(printed, strings.TrimSpace(line))
 	}
-	if len(printed) != 5 {
-		t.Fatalf("the demo printed %d commands to look with, want 5:\n%s", len(printed), demo.stdout)
+	if len(printed) != 6 {
+		t.Fatalf("the demo printed %d commands to look with, want 6:\n%s", len(printed), demo.stdout)
 	}
 	looked := shell(strings.Join(printed, "\n"))
 	if looked.code != 0 {
@@ -122,7 +152,9 @@ func TestDemoAndDemoDown(t *testing.T) {
 	for _, want := range []string{"workload-target", "machine.cluster.x-k8s.io/tenant-1-cp-0", "baremetalhost.metal3.io/node01",
 		"sipcluster.airship.airshipit.org/tenant-1", "armadachart.armada.airshipit.org/web",
 		// Promenade's core components, from core-charts-target.
-		"armadachart.armada.airshipit.org/etcd", "armadachart.armada.airshipit.org/coredns"} {
+		"armadachart.armada.airshipit.org/etcd", "armadachart.armada.airshipit.org/coredns",
+		// The real node's pods.
+		"armada-system   armada-operator-", "loadbalancer-controlplane-tenant-1-0-"} {
 		if !strings.Contains(looked.stdout, want) {
 			t.Errorf("the printed commands' output lacks %q:\n%s", want, looked.stdout)
 		}
@@ -191,10 +223,12 @@ func TestDemoAndDemoDown(t *testing.T) {
 		}
 	}
 	for _, addr := range demoAddrs {
-		if c, err := (&net.Dialer{Timeout: time.Second}).DialContext(t.Context(), "tcp", addr); err == nil {
-			_ = c.Close() // only probed
+		if answers(t, addr) {
 			t.Errorf("%s still answers after demo-down", addr)
 		}
+	}
+	if _, err := net.InterfaceByName(local.NodeBridge); err == nil {
+		t.Errorf("the real node's bridge %s is still there after demo-down", local.NodeBridge)
 	}
 }
 

@@ -27,7 +27,7 @@ import (
 // and the address the API server binds and advertises, so that pods reach
 // it through the kubernetes Service (kube-proxy's DNAT to nodeGateway).
 const (
-	nodeBridge  = "airship0"
+	nodeBridge  = NodeBridge
 	nodeNetwork = "10.88.0.0/16"
 	nodeGateway = NodeGateway
 	// nodePrefix is the bridge's prefix length (nodeNetwork's).
@@ -85,6 +85,9 @@ func realNode(p paths, i int) RealNode {
 		CgroupRoot: "/" + name,
 	}
 }
+
+// NodeBridge is the Linux bridge the real nodes share.
+const NodeBridge = "airship0"
 
 // NodeGateway is this host's address on the nodes' bridge: a listener
 // there is reachable from every pod of a real node (and from this host).
