@@ -3,7 +3,6 @@ package installchart
 import (
 	"context"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,8 +27,9 @@ var ChartImages = map[string]string{
 // ImageValues reads the kustomization.yaml `make images` writes beside
 // its archives (dir) and returns the chart values that pin each image it
 // built by digest ({armada: {image: {digest: sha256:...}}, ...}), for the
-// images of ChartImages it holds. An image it does not hold keeps the
-// chart's default.
+// images of ChartImages it holds, at the repository its newName gives
+// when the images were pushed (`kustomize edit set image`). An image it
+// does not hold keeps the chart's default.
 func ImageValues(dir string) (map[string]any, error) {
 	file := filepath.Join(dir, "kustomization.yaml")
 	data, err := os.ReadFile(file)
@@ -41,8 +41,9 @@ func ImageValues(dir string) (map[string]any, error) {
 		Kind       string   `json:"kind"`
 		Resources  []string `json:"resources"`
 		Images     []struct {
-			Name   string `json:"name"`
-			Digest string `json:"digest"`
+			Name    string `json:"name"`
+			NewName string `json:"newName"`
+			Digest  string `json:"digest"`
 		} `json:"images"`
 	}
 	if err := yaml.UnmarshalStrict(data, &k); err != nil {
@@ -57,7 +58,11 @@ func ImageValues(dir string) (map[string]any, error) {
 			if !strings.HasPrefix(img.Digest, "sha256:") || len(img.Digest) != len("sha256:")+64 {
 				return nil, fmt.Errorf("%s: images[%d] (%s): digest %q is not a sha256 digest", file, i, img.Name, img.Digest)
 			}
-			vals[key] = map[string]any{"image": map[string]any{"digest": img.Digest}}
+			image := map[string]any{"digest": img.Digest}
+			if img.NewName != "" {
+				image["repository"] = img.NewName
+			}
+			vals[key] = map[string]any{"image": image}
 		}
 	}
 	return vals, nil
@@ -67,9 +72,9 @@ func ImageValues(dir string) (map[string]any, error) {
 // after another: maps merge key by key, anything else in src replaces
 // what dst has.
 func MergeValues(dst, src map[string]any) map[string]any {
-	out := maps.Clone(dst)
-	if out == nil {
-		out = map[string]any{}
+	out := make(map[string]any, len(dst)+len(src))
+	for k, v := range dst {
+		out[k] = v
 	}
 	for k, v := range src {
 		if sm, ok := v.(map[string]any); ok {
