@@ -155,8 +155,12 @@ start capi-managers "" bin/capi-managers --kubeconfig "${kubeconfig}" --log-dir 
 # booted with Cluster API's user-data registers as a Node of the cluster
 # the user-data names; anything else becomes a Node of the ephemeral cluster.
 # Their disks are sparse files under ${disks}, kept across runs.
+# A booted control-plane host serves its API server port (6443 on its
+# address, which the emulator adds to lo) as the real server would: the
+# emulator forwards it to the API server its user-data names, so SIP's
+# control-plane load balancer has a live backend.
 start redfish-emulator serving bin/redfish-emulator --config examples/site/function/hosts/emulator.yaml \
-  --listen 127.0.0.1:8000 --target-kubeconfig "${kubeconfig}" --state-dir "${disks}"
+  --listen 127.0.0.1:8000 --target-kubeconfig "${kubeconfig}" --state-dir "${disks}" --host-api-servers
 # Every controller: BareMetalHosts, and the Cluster API provider once
 # Cluster API's CRDs are in.
 # metal3-operator's BareMetalHost controller drives the ephemeral Ironic.
@@ -302,6 +306,16 @@ kubectl -n kube-system get daemonsets,deployments
 # The operators and the SIPCluster's control-plane load balancer, real pods
 # on the real node (every other pod here runs on a kwok Node).
 kubectl get pods -A -o wide --field-selector spec.nodeName=airship-node-1
+# The target cluster through SIP's control-plane load balancer (node port
+# 30443 of the real node), HAProxy in front of the control-plane host's
+# API server port; the API server's certificate names "kubernetes".
+lb="https://$(kubectl get node airship-node-1 -o jsonpath='{.status.addresses[?(@.type=="InternalIP")].address}'):30443"
+phase "the target cluster through SIP's load balancer, ${lb}"
+for i in $(seq 30); do
+  kubectl --server "${lb}" --tls-server-name kubernetes --request-timeout 5s get nodes && break
+  ((i < 30)) || { echo "the target cluster does not answer through SIP's load balancer at ${lb}"; exit 1; }
+  sleep 2
+done
 
 unset KUBECONFIG
 
@@ -316,6 +330,7 @@ Both clusters keep running. Look at them with:
   KUBECONFIG=${target_dir}/kubeconfig kubectl get machines,bmh,sipclusters,act -A
   KUBECONFIG=${target_dir}/kubeconfig kubectl get nodes
   KUBECONFIG=${target_dir}/kubeconfig kubectl get pods -A -o wide --field-selector spec.nodeName=airship-node-1
+  KUBECONFIG=${target_dir}/kubeconfig kubectl --server ${lb} --tls-server-name kubernetes get nodes
   KUBECONFIG=${kubeconfig} kubectl get act -A
 Stop them and remove what the demo wrote (${ephemeral_dir},
 ${target_dir}, ${logs}) with:

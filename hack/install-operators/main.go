@@ -9,6 +9,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -46,7 +47,7 @@ func run() error {
 	flag.Var(&valueFiles, "values", "values file over the chart's (repeatable; later files win)")
 	flag.Parse()
 	if *kubeconfig == "" || flag.NArg() > 0 {
-		return fmt.Errorf("usage: install-operators --kubeconfig FILE [--images DIR] [--values FILE]...")
+		return errors.New("usage: install-operators --kubeconfig FILE [--images DIR] [--values FILE ...]")
 	}
 	vals := map[string]any{}
 	if *images != "" {

@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -140,8 +141,8 @@ func TestDemoAndDemoDown(t *testing.T) {
 		}
 		printed = append(printed, strings.TrimSpace(line))
 	}
-	if len(printed) != 6 {
-		t.Fatalf("the demo printed %d commands to look with, want 6:\n%s", len(printed), demo.stdout)
+	if len(printed) != 7 {
+		t.Fatalf("the demo printed %d commands to look with, want 7:\n%s", len(printed), demo.stdout)
 	}
 	looked := shell(strings.Join(printed, "\n"))
 	if looked.code != 0 {
@@ -198,6 +199,7 @@ func TestDemoAndDemoDown(t *testing.T) {
 	for host, consumer := range provisioned {
 		if consumer == "tenant-1-cp-0" {
 			expectPoweredOnAgain(t, host)
+			expectLoadBalancerFollows(t, shell, filepath.Join(home, ".airship", "local-target", "kubeconfig"), host)
 		}
 	}
 
@@ -374,6 +376,49 @@ func expectRealNodePods(t *testing.T, shell func(string) result, kubeconfig stri
 		return
 	}
 	_ = c.Close() // only probed
+}
+
+// expectLoadBalancerFollows changes the site after the demo: the target
+// cluster's control-plane host is taken offline (spec.online false, which
+// the metal3-operator pod carries out through the target Ironic), and SIP's
+// HAProxy, a pod on the real node, marks its backend down; back online, the
+// backend is up again and the target cluster answers through the load
+// balancer (the emulator forwards a booted control-plane host's API server
+// port to the target cluster's API server).
+func expectLoadBalancerFollows(t *testing.T, shell func(string) result, kubeconfig, host string) {
+	t.Helper()
+	kubectl := "KUBECONFIG=" + kubeconfig + " kubectl "
+	lbLog := func() string {
+		return shell(kubectl + "-n tenant-1 logs deploy/loadbalancer-controlplane-tenant-1-0").stdout
+	}
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(3 * time.Minute)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s within 3 minutes; the load balancer's log:\n%s", what, lbLog())
+			}
+			time.Sleep(2 * time.Second)
+		}
+	}
+	down := "Server kube-apiserver/" + host + " is DOWN"
+	up := "Server kube-apiserver/" + host + " is UP"
+	downs, ups := strings.Count(lbLog(), down), strings.Count(lbLog(), up)
+	online := func(on bool) {
+		t.Helper()
+		if r := shell(kubectl + "-n metal3 patch bmh " + host + " --type merge -p '{\"spec\":{\"online\":" + fmt.Sprint(on) + "}}'"); r.code != 0 {
+			t.Fatalf("setting %s online %v: %s", host, on, r.stdout)
+		}
+	}
+	online(false)
+	waitFor("HAProxy did not take "+host+" out of rotation once it was powered off", func() bool { return strings.Count(lbLog(), down) > downs })
+	online(true)
+	waitFor("HAProxy did not take "+host+" back once it was powered on", func() bool { return strings.Count(lbLog(), up) > ups })
+	ip := shell(kubectl + `get node airship-node-1 -o jsonpath='{.status.addresses[?(@.type=="InternalIP")].address}'`).stdout
+	r := shell(kubectl + "--server https://" + strings.TrimSpace(ip) + ":30443 --tls-server-name kubernetes --request-timeout 10s get nodes " + local.RealNodeName(0))
+	if r.code != 0 || !strings.Contains(r.stdout, local.RealNodeName(0)) {
+		t.Errorf("the target cluster through the load balancer after %s came back: %s", host, r.stdout)
+	}
 }
 
 // provisionedHosts lists the target cluster's provisioned BareMetalHosts
