@@ -24,4 +24,8 @@
 // configuration names, when the emulator has credentials for it (from a
 // cluster CA in a control-plane host's user-data), else of the
 // --target-kubeconfig cluster (package emulator says how).
+// --host-api-servers makes each booted control-plane host's address
+// answer on 6443 with the API server its user-data names (the address
+// added to lo when missing: root), so a load balancer sees hosts powered
+// off leave the rotation; --host-api-allow bounds who may connect.
 package redfishemulator

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"time"
 
@@ -39,6 +40,8 @@ type Options struct {
 	Namespace        string
 	TLSCert, TLSKey  string
 	StateDir         string
+	HostAPIServers   bool
+	HostAPIAllow     []string
 }
 
 // NewCmd returns the redfish-emulator root command.
@@ -118,6 +121,8 @@ Once listening it prints one line to standard output:
 	f.StringVar(&o.TLSCert, "tls-cert", "", "PEM certificate (chain) to serve HTTPS with")
 	f.StringVar(&o.TLSKey, "tls-key", "", "PEM private key of --tls-cert")
 	f.StringVar(&o.StateDir, "state-dir", "", "directory of the hosts' disk files (<dir>/<host>/<disk>.img, sparse); default: a new directory under the system's temporary directory, removed on exit")
+	f.BoolVar(&o.HostAPIServers, "host-api-servers", false, fmt.Sprintf("serve the booted control-plane hosts' API server port (%d), forwarded to the API server their user-data names, on each host's address, added to lo when this machine lacks it: needs root", emulator.HostAPIPort))
+	f.StringSliceVar(&o.HostAPIAllow, "host-api-allow", prefixStrings(emulator.DefaultHostAPIAllow), "networks (CIDR, repeatable) whose connections the --host-api-servers ports forward; others are closed at once")
 	cmd.MarkFlagsMutuallyExclusive("config", "hosts")
 	cmd.MarkFlagsMutuallyExclusive("password", "credentials-file")
 	cmd.MarkFlagsRequiredTogether("tls-cert", "tls-key")
@@ -144,13 +149,9 @@ func (o *Options) Run(ctx context.Context, cmd *cobra.Command, streams cli.IOStr
 	if err := emulator.CheckListen(o.Listen, tls); err != nil {
 		return fmt.Errorf("--listen: %w (--tls-cert and --tls-key)", err)
 	}
-	opts := emulator.Options{Log: streams.ErrOut, TLSCertFile: o.TLSCert, TLSKeyFile: o.TLSKey, StateDir: o.StateDir}
-	if o.TargetKubeconfig != "" {
-		rc, err := clientcmd.BuildConfigFromFlags("", o.TargetKubeconfig)
-		if err != nil {
-			return fmt.Errorf("--target-kubeconfig %s: %w", o.TargetKubeconfig, err)
-		}
-		opts.TargetConfig = rc
+	opts, err := o.options(streams)
+	if err != nil {
+		return err
 	}
 	s, err := emulator.New(cfg, opts)
 	if err != nil {
@@ -174,6 +175,24 @@ func (o *Options) Run(ctx context.Context, cmd *cobra.Command, streams cli.IOStr
 	fmt.Fprintf(streams.Out, "%s: serving %d hosts at %s\n", Binary, len(cfg.Hosts), base)
 	<-ctx.Done()
 	return nil
+}
+
+// options are the emulator's options the flags make.
+func (o *Options) options(streams cli.IOStreams) (emulator.Options, error) {
+	allow, err := parsePrefixes(o.HostAPIAllow)
+	if err != nil {
+		return emulator.Options{}, fmt.Errorf("--host-api-allow: %w", err)
+	}
+	opts := emulator.Options{Log: streams.ErrOut, TLSCertFile: o.TLSCert, TLSKeyFile: o.TLSKey, StateDir: o.StateDir,
+		HostAPIServers: o.HostAPIServers, HostAPIAllow: allow}
+	if o.TargetKubeconfig != "" {
+		rc, err := clientcmd.BuildConfigFromFlags("", o.TargetKubeconfig)
+		if err != nil {
+			return opts, fmt.Errorf("--target-kubeconfig %s: %w", o.TargetKubeconfig, err)
+		}
+		opts.TargetConfig = rc
+	}
+	return opts, nil
 }
 
 // config assembles the emulator's configuration from the flags.
@@ -238,6 +257,32 @@ func (o *Options) config(cmd *cobra.Command) (emulator.Config, error) {
 		}
 	}
 	return cfg, nil
+}
+
+// prefixStrings are prefixes as flag values.
+func prefixStrings(ps []netip.Prefix) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.String()
+	}
+	return out
+}
+
+// parsePrefixes reads CIDRs (an address alone is a /32 or /128).
+func parsePrefixes(ss []string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, s := range ss {
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			a, aerr := netip.ParseAddr(s)
+			if aerr != nil {
+				return nil, fmt.Errorf("%q is no CIDR", s)
+			}
+			p = netip.PrefixFrom(a, a.BitLen())
+		}
+		out = append(out, p)
+	}
+	return out, nil
 }
 
 // Main runs redfish-emulator with args and returns the process exit code.

@@ -10,6 +10,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/pem"
+	"fmt"
 	"math/big"
 	"net"
 	"net/http"
@@ -32,6 +33,7 @@ import (
 	"github.com/airshipit/airship-go/internal/cli"
 	"github.com/airshipit/airship-go/internal/cli/clitest"
 	"github.com/airshipit/airship-go/internal/configdrive"
+	"github.com/airshipit/airship-go/internal/redfish/emulator"
 	"github.com/airshipit/airship-go/internal/test/testenv"
 )
 
@@ -101,6 +103,7 @@ func TestCommandLineErrors(t *testing.T) {
 		{"missing certificate", []string{"--hosts", "2", "--password", "x", "--tls-cert", "/nonexistent/c", "--tls-key", "/nonexistent/k"}, 1, "", "TLS certificate /nonexistent/c"},
 		{"negative boot delay", []string{"--hosts", "2", "--password", "x", "--boot-delay", "-1s"}, 1, "", "--boot-delay -1s"},
 		{"bad target kubeconfig", []string{"--hosts", "2", "--password", "x", "--target-kubeconfig", "/nonexistent/kubeconfig"}, 1, "", "--target-kubeconfig /nonexistent/kubeconfig"},
+		{"bad host API allow", []string{"--hosts", "2", "--password", "x", "--host-api-allow", "10.0.0.0/33"}, 1, "", `--host-api-allow: "10.0.0.0/33" is no CIDR`},
 		{"version", []string{"version"}, 0, Binary, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -336,5 +339,40 @@ func TestBootDelay(t *testing.T) {
 	}
 	if strings.Count(line, "default") != 1 || !strings.Contains(line, "(default 1s)") || !strings.Contains(line, "the file's bootDelay, 0 when it has none") {
 		t.Errorf("--boot-delay help: %q", line)
+	}
+}
+
+// TestHostAPIFlags: what --host-api-servers and --host-api-allow make of
+// the emulator's options.
+func TestHostAPIFlags(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		args    []string
+		servers bool
+		allow   string
+	}{
+		{"defaults", nil, false, "[127.0.0.0/8 ::1/128 10.88.0.0/16]"},
+		{"on", []string{"--host-api-servers"}, true, "[127.0.0.0/8 ::1/128 10.88.0.0/16]"},
+		{"repeated", []string{"--host-api-servers", "--host-api-allow", "10.1.0.0/16", "--host-api-allow", "fd00::/8,192.168.1.7"}, true, "[10.1.0.0/16 fd00::/8 192.168.1.7/32]"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var got emulator.Options
+			streams := cli.IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}
+			cmd := newCmd(streams, func(o *Options, _ *cobra.Command) error {
+				var err error
+				got, err = o.options(streams)
+				return err
+			})
+			if code := cli.Run(context.Background(), cmd, append([]string{"--hosts", "1", "--password", "x"}, tt.args...), streams); code != 0 {
+				t.Fatalf("exit %d: %s", code, streams.ErrOut)
+			}
+			if got.HostAPIServers != tt.servers || fmt.Sprint(got.HostAPIAllow) != tt.allow {
+				t.Errorf("HostAPIServers %v, HostAPIAllow %v; want %v, %s", got.HostAPIServers, got.HostAPIAllow, tt.servers, tt.allow)
+			}
+		})
+	}
+	_, stdout, _ := run(t, "--help")
+	if !strings.Contains(stdout, "--host-api-allow strings") || !strings.Contains(stdout, "(default [127.0.0.0/8,::1/128,10.88.0.0/16])") {
+		t.Errorf("--help:\n%s", stdout)
 	}
 }

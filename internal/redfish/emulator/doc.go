@@ -163,6 +163,23 @@
 // Node writes are retried with backoff and end in the host's latest
 // state.
 //
+// # API server ports
+//
+// With Options.HostAPIServers, a control-plane host (kubeadm init, or a
+// join carrying the cluster CA) that booted from a config drive whose
+// user-data names an API server serves its API server port: it listens on
+// its Node's InternalIP, port HostAPIPort (6443), added to lo (and removed
+// after) when this machine lacks that address, which needs root, and
+// forwards each connection to the API server of the user-data (dial 5 s,
+// TCP keep-alive, at most 64 connections at once per host, the others
+// waiting), so a load balancer in front of the hosts reaches the cluster
+// through them. A connection from beyond Options.HostAPIAllow (default
+// DefaultHostAPIAllow: loopback and 10.88.0.0/16, a local real node's
+// pods) is closed at once. Powering off, restarting, booting anything
+// else, deprovisioning and Close close the port, its connections and the
+// address; a port that cannot be served (no root, the address in use) is
+// logged and the host boots anyway.
+//
 // # Faults
 //
 // SetFault makes one host's requests fail: the connection closed

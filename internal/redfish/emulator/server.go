@@ -9,6 +9,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"strings"
 	"sync"
@@ -49,6 +50,18 @@ type Options struct {
 	// client that gives up on a slow lookup loses the agent token, see
 	// ipaagent.APITimeout).
 	AgentClient *http.Client
+	// HostAPIServers makes each booted control-plane host (kubeadm init,
+	// or a join carrying the cluster CA) serve its API server port,
+	// HostAPIPort on its Node's InternalIP, forwarded to the API server
+	// its user-data names: a load balancer in front of the hosts reaches
+	// the cluster through them, and a host powered off leaves the
+	// rotation. An address this machine lacks is added to lo (and
+	// removed after): that needs root.
+	HostAPIServers bool
+	// HostAPIAllow are the networks whose connections the API server
+	// ports forward; others are closed at once. Default:
+	// DefaultHostAPIAllow.
+	HostAPIAllow []netip.Prefix
 }
 
 // HostState is what a host's BMC has been told and what the host did.
@@ -144,6 +157,8 @@ type Server struct {
 	mediaClient *http.Client
 	agentClient *http.Client
 	media       mediaCache
+	// apiWG counts the hosts' runAPIPort workers.
+	apiWG sync.WaitGroup
 
 	mu          sync.Mutex
 	sessions    map[string]*session // by token
@@ -160,6 +175,8 @@ type Server struct {
 type hostEntry struct {
 	*host
 	st hostStatus
+	// apiKick wakes the host's runAPIPort (Options.HostAPIServers).
+	apiKick chan struct{}
 }
 
 // New checks cfg and returns a server for it. Call Start to serve, or use
@@ -182,9 +199,17 @@ func New(cfg Config, opts Options) (*Server, error) {
 	}
 	for _, h := range hosts {
 		e := &hostEntry{host: h, st: hostStatus{override: BootOverride{Target: "None", Enabled: "Disabled", Mode: "UEFI"}}}
+		if opts.HostAPIServers {
+			e.apiKick = make(chan struct{}, 1)
+		}
 		s.hosts = append(s.hosts, e)
 		s.byName[h.Name] = e
 		s.valid[h.credsKey] = true
+	}
+	for _, p := range opts.HostAPIAllow {
+		if !p.IsValid() {
+			return nil, fmt.Errorf("the API server ports' allowed networks: %q is no CIDR", p)
+		}
 	}
 	if (opts.TLSCertFile == "") != (opts.TLSKeyFile == "") {
 		return nil, errors.New("the TLS certificate and key go together")
@@ -380,9 +405,9 @@ func (s *Server) SetFault(host string, f Fault) {
 	s.logger.Printf("%s: fault set: unreachable=%v delay=%s failResets=%v wrongCredentials=%v noHeartbeat=%v powerLag=%s", host, f.Unreachable, f.Delay, f.FailResets, f.WrongCredentials, f.NoHeartbeat, f.PowerLag)
 }
 
-// Close stops boot timers, deploy agents and Node updates, and removes
-// the state directory the server made. Start calls it when its context
-// ends.
+// Close stops boot timers, deploy agents, API server ports (removing the
+// addresses they added) and Node updates, and removes the state directory
+// the server made. Start calls it when its context ends.
 func (s *Server) Close() {
 	s.closeOnce.Do(func() {
 		s.mu.Lock()
@@ -402,6 +427,7 @@ func (s *Server) Close() {
 		for _, a := range agents {
 			a.Stop()
 		}
+		s.apiWG.Wait()
 		s.nodes.stop()
 		if s.removeState {
 			if err := os.RemoveAll(s.state); err != nil {

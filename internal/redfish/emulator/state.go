@@ -33,6 +33,10 @@ type hostStatus struct {
 	waitProbe uint64
 	// agent is the deploy agent of a host that booted a deploy ISO.
 	agent *ipaagent.Agent
+	// apiWant is the API server port the host should serve
+	// (Options.HostAPIServers); apiWorker: runAPIPort runs for the host.
+	apiWant   apiForward
+	apiWorker bool
 }
 
 // nodeState is what a host's Node should be.
@@ -100,6 +104,7 @@ func (s *Server) powerOn(h *hostEntry) {
 	st.power = true
 	st.gen++
 	st.booted, st.bootedFrom = false, ""
+	s.setAPIForward(h, apiForward{})
 	source := "Hdd"
 	switch {
 	case st.media.Inserted:
@@ -165,15 +170,18 @@ func (s *Server) finishBoot(h *hostEntry, gen uint64, source string) {
 		s.setNode(h, s.nodeFromDrive(h, st.probe.drive))
 		st.nodeDisk = ""
 		s.logger.Printf("%s: the live ISO is a config drive", h.Name)
+		s.apiBoot(h, st.probe.drive)
 	default:
 		db := s.readDiskBoot(h)
 		if db == nil {
 			s.logger.Printf("%s: no disk holds a config drive; nothing to boot", h.Name)
 			return
 		}
-		s.setNode(h, s.nodeFromDrive(h, readDriveData(db.data)))
+		d := readDriveData(db.data)
+		s.setNode(h, s.nodeFromDrive(h, d))
 		st.nodeDisk = db.disk
 		s.logger.Printf("%s: disk %s holds a config drive", h.Name, db.disk)
+		s.apiBoot(h, d)
 	}
 	st.booted, st.bootedFrom = true, source
 	st.node.state = nodeReady
@@ -198,13 +206,14 @@ func (s *Server) setNode(h *hostEntry, want nodeWant) {
 }
 
 // powerOff turns a host off: its Node, if it has one, goes NotReady; its
-// deploy agent stops.
+// deploy agent and API server port stop.
 func (s *Server) powerOff(h *hostEntry) {
 	st := &h.st
 	st.power = false
 	st.gen++
 	st.waitProbe = 0
 	s.stopAgent(h)
+	s.setAPIForward(h, apiForward{})
 	st.booted, st.bootedFrom = false, ""
 	if st.timer != nil {
 		st.timer.Stop()
@@ -224,6 +233,7 @@ func (s *Server) deprovision(h *hostEntry, why string) {
 	st.provisioned = false
 	st.nodeDisk = ""
 	st.node.state = nodeAbsent
+	s.setAPIForward(h, apiForward{})
 	s.logger.Printf("%s: deprovisioned (%s); deleting Node %s", h.Name, why, st.node.name)
 	s.syncNode(h)
 }
