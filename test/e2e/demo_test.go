@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"encoding/json"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -379,8 +378,9 @@ func expectRealNodePods(t *testing.T, shell func(string) result, kubeconfig stri
 }
 
 // expectLoadBalancerFollows changes the site after the demo: the target
-// cluster's control-plane host is taken offline (spec.online false, which
-// the metal3-operator pod carries out through the target Ironic), and SIP's
+// cluster's control-plane host is powered off until further notice (a
+// reboot.metal3.io/<key> annotation, which the metal3-operator pod carries
+// out through the target Ironic; spec.online is Cluster API's), and SIP's
 // HAProxy, a pod on the real node, marks its backend down; back online, the
 // backend is up again and the target cluster answers through the load
 // balancer (the emulator forwards a booted control-plane host's API server
@@ -404,15 +404,15 @@ func expectLoadBalancerFollows(t *testing.T, shell func(string) result, kubeconf
 	down := "Server kube-apiserver/" + host + " is DOWN"
 	up := "Server kube-apiserver/" + host + " is UP"
 	downs, ups := strings.Count(lbLog(), down), strings.Count(lbLog(), up)
-	online := func(on bool) {
+	annotate := func(arg string) {
 		t.Helper()
-		if r := shell(kubectl + "-n metal3 patch bmh " + host + " --type merge -p '{\"spec\":{\"online\":" + fmt.Sprint(on) + "}}'"); r.code != 0 {
-			t.Fatalf("setting %s online %v: %s", host, on, r.stdout)
+		if r := shell(kubectl + "-n metal3 annotate bmh " + host + " " + arg); r.code != 0 {
+			t.Fatalf("kubectl annotate bmh %s %s: %s", host, arg, r.stdout)
 		}
 	}
-	online(false)
+	annotate("reboot.metal3.io/e2e=")
 	waitFor("HAProxy did not take "+host+" out of rotation once it was powered off", func() bool { return strings.Count(lbLog(), down) > downs })
-	online(true)
+	annotate("reboot.metal3.io/e2e-")
 	waitFor("HAProxy did not take "+host+" back once it was powered on", func() bool { return strings.Count(lbLog(), up) > ups })
 	ip := shell(kubectl + `get node airship-node-1 -o jsonpath='{.status.addresses[?(@.type=="InternalIP")].address}'`).stdout
 	r := shell(kubectl + "--server https://" + strings.TrimSpace(ip) + ":30443 --tls-server-name kubernetes --request-timeout 10s get nodes " + local.RealNodeName(0))
