@@ -176,6 +176,17 @@ start sip-operator "" bin/sip-operator "${local_flags[@]}"
 start capi-managers-target "" bin/capi-managers --kubeconfig "${target_dir}/kubeconfig" --log-dir "${logs}/target"
 phase "the target cluster's operators as pods on its real node (charts/airship-operators, the images of make images by digest)"
 target_kubectl=(kubectl --kubeconfig "${target_dir}/kubeconfig")
+# armada-operator's pod runs as a user of its own (uid 65532) and reads the
+# charts through hostPath volumes of this repository: every directory above
+# them must let other users through.
+d="${PWD}"
+while [[ "${d}" != / ]]; do
+  if ! (( 8#$(stat -c %a "${d}") & 1 )); then
+    echo "the operator pods cannot read the charts in ${PWD}: ${d} does not let other users through (chmod o+x ${d}, or clone the repository elsewhere)" >&2
+    exit 1
+  fi
+  d="$(dirname "${d}")"
+done
 toleration="{key: ${real_node_taint%%=*}, operator: Exists, effect: NoSchedule}"
 cat >"${logs}/operators-values.yaml" <<EOF
 install:
