@@ -475,32 +475,17 @@ func runPodOperator(t *testing.T, kubectl, kubeconfig string, op imageOperator, 
 // waits for Secrets a site creates.
 func imageValues(t *testing.T, dir string) map[string]any {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(dir, "kustomization.yaml"))
+	values, err := installchart.ImageValues(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var k struct {
-		Images []struct {
-			Name   string `json:"name"`
-			Digest string `json:"digest"`
-		} `json:"images"`
-	}
-	if err := yaml.Unmarshal(data, &k); err != nil {
-		t.Fatal(err)
-	}
-	values := map[string]any{"install": map[string]any{"promenade": false}}
-	for key, name := range map[string]string{"armada": "armada-operator", "metal3": "metal3-operator", "sip": "sip-operator"} {
-		digest := ""
-		for _, i := range k.Images {
-			if i.Name == "localhost/airship/"+name {
-				digest = i.Digest
-			}
+	for _, key := range []string{"armada", "metal3", "sip"} {
+		if _, ok := values[key]; !ok {
+			t.Fatalf("%s/kustomization.yaml pins no digest of %s", dir, installchart.ChartImages[key])
 		}
-		if digest == "" {
-			t.Fatalf("%s/kustomization.yaml pins no digest of %s", dir, name)
-		}
-		values[key] = map[string]any{"image": map[string]any{"digest": digest}}
 	}
+	values["install"] = map[string]any{"promenade": false}
+	delete(values, "promenade")
 	return values
 }
 
