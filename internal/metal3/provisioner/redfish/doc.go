@@ -31,5 +31,15 @@
 // (ErrCredentials, ErrUnreachable, ErrNoSystem, ErrRefused) and name the
 // endpoint and the operation. They are built from status codes and transport
 // error kinds only: never from response bodies, so neither a password nor
-// user-data can end up in one. Nothing here logs.
+// user-data can end up in one.
+//
+// Inspect requires of the system only what the lifecycle needs (a power
+// state and the ComputerSystem.Reset action) and fails naming what is
+// missing. The rest is inventory: a part the BMC does not link, or links
+// but answers with a client error (a dangling Memory link answering 404,
+// as sushy-tools' fake driver does), is left empty in the details, and
+// Inspect logs through the context's logger which parts are missing and
+// why; that line is the only thing this package logs. A server error or no
+// answer while reading a part fails the inspection instead, to be tried
+// again, rather than leave a host with a partial inventory for good.
 package redfish

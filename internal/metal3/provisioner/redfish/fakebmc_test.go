@@ -38,7 +38,10 @@ type fakeBMC struct {
 	conns       int
 	fail        map[string]int // "POST /path" -> status to answer with
 	noManagedBy bool
-	hold        chan struct{} // when set, requests wait for it to close
+	// editSystem, when set, changes the system's document before it is
+	// served (a quirk of a BMC: a summary left out, a dangling link).
+	editSystem func(doc map[string]any)
+	hold       chan struct{} // when set, requests wait for it to close
 }
 
 func newFakeBMC(t *testing.T) *fakeBMC { return startFakeBMC(t, false) }
@@ -270,7 +273,7 @@ func (f *fakeBMC) system(path string) map[string]any {
 	if f.noManagedBy {
 		links = map[string]any{}
 	}
-	return map[string]any{
+	doc := map[string]any{
 		"@odata.id": path, "Id": strings.TrimPrefix(path, "/redfish/v1/Systems/"),
 		"Manufacturer": "Airship", "Model": "Fake 1U", "SerialNumber": "SN-" + path[len(path)-1:],
 		"BiosVersion": "1.2.3", "HostName": "node-0", "PowerState": f.power,
@@ -286,6 +289,10 @@ func (f *fakeBMC) system(path string) map[string]any {
 			"ResetType@Redfish.AllowableValues": []string{"On", "ForceOff", "GracefulShutdown", "ForceRestart", "GracefulRestart"},
 		}},
 	}
+	if f.editSystem != nil {
+		f.editSystem(doc)
+	}
+	return doc
 }
 
 func (f *fakeBMC) String() string { return fmt.Sprintf("fake BMC at %s", f.srv.URL) }

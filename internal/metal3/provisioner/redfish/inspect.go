@@ -2,11 +2,15 @@ package redfish
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"math"
+	"net/http"
 	"strings"
 
 	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
 	"github.com/stmcginnis/gofish/schemas"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/airshipit/airship-go/internal/metal3/provisioner"
 )
@@ -14,11 +18,25 @@ import (
 // Inspect reads the host's inventory: the system, its processors, Ethernet
 // interfaces and drives (Storage, else SimpleStorage), and its memory when
 // the system gives no summary.
+//
+// Only what the lifecycle needs is required: the system, a power state it
+// reports and its ComputerSystem.Reset action; without them Inspect fails
+// naming what is missing. The rest is inventory. A part the BMC does not
+// link is left empty; one it links but answers with a client error (a
+// dangling link: 404, or 400, 405, 501: it has none to give) is left empty
+// too and recorded: Inspect logs, through the context's logger, which parts
+// are missing and why, and so does a CPU count or memory size it could not
+// find. Credentials refused, a server error or no answer while reading any
+// part fail the inspection, naming the part, so that a BMC failing for a
+// moment does not leave a host with a partial inventory for good.
 func (h *host) Inspect(ctx context.Context) (*metal3v1alpha1.HardwareDetails, error) {
 	const op = "inspect"
 	api := h.api(ctx)
 	sys, err := h.system(api, op)
 	if err != nil {
+		return nil, err
+	}
+	if err := h.required(sys, op); err != nil {
 		return nil, err
 	}
 	d := &metal3v1alpha1.HardwareDetails{
@@ -30,29 +48,89 @@ func (h *host) Inspect(ctx context.Context) (*metal3v1alpha1.HardwareDetails, er
 		Firmware: metal3v1alpha1.Firmware{BIOS: metal3v1alpha1.BIOS{Version: sys.BiosVersion}},
 		Hostname: sys.HostName,
 	}
+	inv := &inventory{h: h, op: op}
 
 	procs, err := sys.Processors()
-	if err != nil {
-		return nil, h.fail(op+": read the processors", err, provisioner.ErrRefused)
+	if err := inv.optional("the processors", err); err != nil {
+		return nil, err
 	}
 	d.CPU = cpuOf(sys.ProcessorSummary, procs)
+	if d.CPU.Count == 0 {
+		inv.missing = append(inv.missing, "the CPU count (neither ProcessorSummary nor Processors gives it)")
+	}
 
-	if d.RAMMebibytes, err = h.ram(sys, op); err != nil {
+	if d.RAMMebibytes, err = inv.ram(sys); err != nil {
 		return nil, err
+	}
+	if d.RAMMebibytes == 0 {
+		inv.missing = append(inv.missing, "the memory size (neither MemorySummary nor Memory gives it)")
 	}
 
 	nics, err := sys.EthernetInterfaces()
-	if err != nil {
-		return nil, h.fail(op+": read the Ethernet interfaces", err, provisioner.ErrRefused)
+	if err := inv.optional("the Ethernet interfaces", err); err != nil {
+		return nil, err
 	}
 	for _, n := range nics {
 		d.NIC = append(d.NIC, nicOf(n))
 	}
 
-	if d.Storage, err = h.disks(sys, op); err != nil {
+	if d.Storage, err = inv.disks(sys); err != nil {
 		return nil, err
 	}
+	if len(inv.missing) > 0 {
+		log.FromContext(ctx).Info("the BMC does not give all of the host's inventory: the missing parts are left empty in status.hardware",
+			"endpoint", h.endpoint, "system", h.systemPath, "missing", inv.missing)
+	}
 	return d, nil
+}
+
+// required checks the system has what the lifecycle needs of it besides
+// its inventory: a power state and the Reset action.
+func (h *host) required(sys *schemas.ComputerSystem, op string) error {
+	if _, err := h.power(sys, op); err != nil {
+		return err
+	}
+	if actionOf(sys.RawData, "#ComputerSystem.Reset").Target == "" {
+		return newError(h.endpoint, op, provisioner.ErrRefused,
+			"system %s offers no ComputerSystem.Reset action (Actions[\"#ComputerSystem.Reset\"].target): the host cannot be powered on or off", h.systemPath)
+	}
+	return nil
+}
+
+// inventory is one inspection's reading of optional parts: what is
+// missing, in words for the log.
+type inventory struct {
+	h       *host
+	op      string
+	missing []string
+}
+
+// optional classifies the error of reading an optional part: nil when
+// there was none, or when the BMC answered that it has no such part (it is
+// recorded as missing); otherwise the inspection's error, naming the part.
+func (inv *inventory) optional(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	e := inv.h.fail(inv.op+": read "+what, err, provisioner.ErrRefused)
+	var re *Error
+	if errors.As(e, &re) && absent(re.Status) {
+		inv.missing = append(inv.missing, fmt.Sprintf("%s (HTTP %d %s)", what, re.Status, http.StatusText(re.Status)))
+		return nil
+	}
+	return e
+}
+
+// absent reports whether a status says the BMC has no such resource to
+// give, rather than that it failed or refused the credentials.
+func absent(status int) bool {
+	switch status {
+	case http.StatusUnauthorized, http.StatusForbidden, http.StatusTooManyRequests:
+		return false
+	case http.StatusNotImplemented:
+		return true
+	}
+	return status >= 400 && status < 500
 }
 
 // cpuOf summarises the CPUs. Count is the logical processors (threads), as
@@ -138,13 +216,13 @@ func archOf(set schemas.InstructionSet, arch schemas.ProcessorArchitecture) stri
 
 // ram is the memory in MiB: the system's summary, else the sum of its
 // memory modules.
-func (h *host) ram(sys *schemas.ComputerSystem, op string) (int, error) {
+func (inv *inventory) ram(sys *schemas.ComputerSystem) (int, error) {
 	if gib := sys.MemorySummary.TotalSystemMemoryGiB; gib != nil && *gib > 0 {
 		return int(math.Round(*gib * 1024)), nil
 	}
 	mods, err := sys.Memory()
-	if err != nil {
-		return 0, h.fail(op+": read the memory", err, provisioner.ErrRefused)
+	if err := inv.optional("the memory", err); err != nil {
+		return 0, err
 	}
 	mib := 0
 	for _, m := range mods {
@@ -187,16 +265,16 @@ func nicOf(n *schemas.EthernetInterface) metal3v1alpha1.NIC {
 
 // disks are the drives of the system's Storage, else the devices of its
 // SimpleStorage.
-func (h *host) disks(sys *schemas.ComputerSystem, op string) ([]metal3v1alpha1.Storage, error) {
+func (inv *inventory) disks(sys *schemas.ComputerSystem) ([]metal3v1alpha1.Storage, error) {
 	storages, err := sys.Storage()
-	if err != nil {
-		return nil, h.fail(op+": read the storage", err, provisioner.ErrRefused)
+	if err := inv.optional("the storage", err); err != nil {
+		return nil, err
 	}
 	var out []metal3v1alpha1.Storage
 	for _, s := range storages {
 		drives, err := s.Drives()
-		if err != nil {
-			return nil, h.fail(op+": read the drives of "+s.ODataID, err, provisioner.ErrRefused)
+		if err := inv.optional("the drives of "+s.ODataID, err); err != nil {
+			return nil, err
 		}
 		for _, d := range drives {
 			out = append(out, diskOf(d))
@@ -206,8 +284,8 @@ func (h *host) disks(sys *schemas.ComputerSystem, op string) ([]metal3v1alpha1.S
 		return out, nil
 	}
 	simple, err := sys.SimpleStorage()
-	if err != nil {
-		return nil, h.fail(op+": read the simple storage", err, provisioner.ErrRefused)
+	if err := inv.optional("the simple storage", err); err != nil {
+		return nil, err
 	}
 	for _, s := range simple {
 		for _, dev := range s.Devices {

@@ -322,7 +322,8 @@ func TestErrorsFromStatus(t *testing.T) {
 		{"insert 401", "POST " + cd + "/Actions/VirtualMedia.InsertMedia", 401, boot, provisioner.ErrCredentials, "HTTP 401"},
 		{"override 405", "PATCH " + system, 405, boot, provisioner.ErrRefused, "boot: set the boot override to Cd once: HTTP 405"},
 		{"drives 500", "GET " + system + "/Storage/1/Drives/1", 500, inspect, provisioner.ErrUnreachable, "inspect: read the drives of " + system + "/Storage/1: HTTP 500"},
-		{"processor 404", "GET " + system + "/Processors/CPU0", 404, inspect, provisioner.ErrRefused, "inspect: read the processors: HTTP 404"},
+		{"processor 500", "GET " + system + "/Processors/CPU0", 500, inspect, provisioner.ErrUnreachable, "inspect: read the processors: HTTP 500"},
+		{"Ethernet interfaces 401", "GET " + system + "/EthernetInterfaces", 401, inspect, provisioner.ErrCredentials, "inspect: read the Ethernet interfaces: HTTP 401"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
