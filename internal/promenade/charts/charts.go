@@ -3,6 +3,7 @@ package charts
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -23,6 +24,15 @@ const Namespace = anchor.Namespace
 // DefaultCoreDNSImage runs CoreDNS when HostSystem names no images.coredns.
 const DefaultCoreDNSImage = "coredns/coredns:1.11.1"
 
+// DefaultKubeProxyImage runs kube-proxy when Genesis's API server image is
+// not "<repository>/kube-apiserver:<tag>" (kube-proxy then follows it).
+const DefaultKubeProxyImage = "registry.k8s.io/kube-proxy:v1.33.4"
+
+// CalicoEtcdClientPort is where the Calico etcd members serve clients: the
+// port internal/promenade/anchor gives the calico-etcd static pod (a test
+// checks they agree).
+const CalicoEtcdClientPort = 6666
+
 // Group is one step of the deployment: its charts are deployed together
 // (or one after another when Sequenced), after every earlier group.
 type Group struct {
@@ -32,15 +42,18 @@ type Group struct {
 	Charts      []string
 }
 
-// Groups are the seed's order: Kubernetes etcd before the API server, the
-// other control-plane components and API discovery after it, Calico etcd
-// before networking, the Promenade API, and DNS last.
+// Groups are the seed's order (its list of what breaks what): Kubernetes
+// etcd before the API server, the other control-plane components and API
+// discovery after it, then the Kubernetes proxy, Calico etcd, Calico node,
+// the Promenade API, and DNS last.
 var Groups = []Group{
 	{Name: "kubernetes-etcd", Description: "Kubernetes etcd: everything else stores in it", Charts: []string{"etcd"}},
 	{Name: "kubernetes-control-plane", Description: "API server, then controller manager and scheduler", Sequenced: true,
 		Charts: []string{"apiserver", "controller-manager", "scheduler"}},
 	{Name: "api-discovery", Description: "HAProxy on every node, in front of the API servers", Charts: []string{"haproxy"}},
+	{Name: "kubernetes-proxy", Description: "kube-proxy on every node, through HAProxy", Charts: []string{"kube-proxy"}},
 	{Name: "calico-etcd", Description: "Calico's etcd, before networking", Charts: []string{"calico-etcd"}},
+	{Name: "container-networking", Description: "Calico on every node, on Calico's etcd", Charts: []string{"calico"}},
 	{Name: "promenade", Description: "the Promenade API", Charts: []string{"promenade"}},
 	{Name: "kubernetes-dns", Description: "CoreDNS, last", Charts: []string{"coredns"}},
 }
@@ -110,6 +123,50 @@ func Values(set *docset.Set) (map[string]map[string]any, error) {
 		"image": image, "clusterDomain": net.DNS.ClusterDomain, "serviceIP": net.DNS.ServiceIP, "upstreamServers": upstream,
 	}
 
+	var g v1.Genesis
+	if err := set.One(v1.SchemaGenesis, &g); err != nil {
+		return nil, fmt.Errorf("kube-proxy: %w", err)
+	}
+	nodes, err := set.Nodes()
+	if err != nil {
+		return nil, fmt.Errorf("calico: %w", err)
+	}
+	if net.Kubernetes.HAProxyPort == 0 {
+		return nil, fmt.Errorf("kube-proxy and calico reach the API through HAProxy: KubernetesNetwork has no kubernetes.haproxy_port")
+	}
+	m := &material{set: set}
+	out["kube-proxy"] = map[string]any{
+		"image":       KubeProxyImage(g.Images.Kubernetes.APIServer),
+		"server":      fmt.Sprintf("https://127.0.0.1:%d", net.Kubernetes.HAProxyPort),
+		"clusterCIDR": net.Kubernetes.PodCIDR,
+		"tls": map[string]any{
+			"ca":   m.pem(v1.SchemaCertificateAuthority, "kubernetes"),
+			"cert": m.pem(v1.SchemaCertificate, "proxy"),
+			"key":  m.pem(v1.SchemaCertificateKey, "proxy"),
+		},
+	}
+	endpoints := []any{}
+	for _, ip := range calicoEtcdMembers(g, nodes) {
+		endpoints = append(endpoints, fmt.Sprintf("https://%s:%d", ip, CalicoEtcdClientPort))
+	}
+	if len(endpoints) == 0 {
+		return nil, fmt.Errorf("calico: no node is labelled calico-etcd=enabled, so there is no Calico etcd to store in")
+	}
+	out["calico"] = map[string]any{
+		"apiServer": map[string]any{"host": "127.0.0.1", "port": net.Kubernetes.HAProxyPort},
+		"etcd": map[string]any{
+			"endpoints": endpoints,
+			"ca":        m.pem(v1.SchemaCertificateAuthority, "calico-etcd"),
+			"cert":      m.pem(v1.SchemaCertificate, "calico-node"),
+			"key":       m.pem(v1.SchemaCertificateKey, "calico-node"),
+		},
+		"ipv4Pool": map[string]any{"cidr": net.Kubernetes.PodCIDR},
+	}
+	if len(m.missing) > 0 {
+		return nil, fmt.Errorf("kube-proxy and calico need material missing from the configuration (add it to the PKICatalog and run promenade generate-certs): %s",
+			strings.Join(m.missing, ", "))
+	}
+
 	site, err := siteYAML(set)
 	if err != nil {
 		return nil, fmt.Errorf("promenade: %w", err)
@@ -122,6 +179,56 @@ func Values(set *docset.Set) (map[string]map[string]any, error) {
 		}
 	}
 	return out, nil
+}
+
+// KubeProxyImage is kube-proxy at the control plane's version: the API
+// server image's repository and tag with kube-proxy for kube-apiserver, or
+// DefaultKubeProxyImage when the image is not named so (or is pinned by
+// digest, which is the API server's own).
+func KubeProxyImage(apiserver string) string {
+	slash := strings.LastIndex(apiserver, "/")
+	colon := strings.LastIndex(apiserver, ":")
+	if strings.Contains(apiserver, "@") || colon < 0 || colon < slash {
+		return DefaultKubeProxyImage
+	}
+	repo, tag := apiserver[:colon], apiserver[colon+1:]
+	if tag == "" || repo[slash+1:] != "kube-apiserver" {
+		return DefaultKubeProxyImage
+	}
+	return repo[:slash+1] + "kube-proxy:" + tag
+}
+
+// calicoEtcdMembers are the addresses of the Calico etcd members: Genesis
+// and the KubernetesNodes labelled calico-etcd=enabled, as the calico-etcd
+// anchor picks them.
+func calicoEtcdMembers(g v1.Genesis, nodes []docset.Node) []string {
+	var out []string
+	if slices.Contains(g.Labels.Static, calicoEtcdLabel) || slices.Contains(g.Labels.Dynamic, calicoEtcdLabel) {
+		out = append(out, g.IP)
+	}
+	for _, n := range nodes {
+		if slices.Contains(n.Labels.Static, calicoEtcdLabel) || slices.Contains(n.Labels.Dynamic, calicoEtcdLabel) {
+			out = append(out, n.IP)
+		}
+	}
+	return out
+}
+
+const calicoEtcdLabel = "calico-etcd=enabled"
+
+// material reads PEM documents and notes the missing ones, so that one
+// error names them all.
+type material struct {
+	set     *docset.Set
+	missing []string
+}
+
+func (m *material) pem(schema, name string) string {
+	s := m.set.PEM(schema, name)
+	if s == "" {
+		m.missing = append(m.missing, schema+" "+name)
+	}
+	return s
 }
 
 // siteYAML is the site's documents as one stream, in a stable order, for

@@ -287,7 +287,14 @@ func TestManifestOrder(t *testing.T) {
 		pos[g] = i
 	}
 	at := func(chart string) int { return pos[groupOf[chart]] }
-	for _, before := range [][2]string{{"etcd", "apiserver"}, {"apiserver", "haproxy"}, {"calico-etcd", "coredns"}, {"promenade", "coredns"}} {
+	// The seed's list of what breaks what: etcd, the API server, the other
+	// components, the proxy, Calico etcd, Calico node, DNS. kube-proxy and
+	// Calico reach the API through the nodes' HAProxy.
+	if d := cmp.Diff([]string{"etcd", "apiserver", "controller-manager", "scheduler", "haproxy", "kube-proxy", "calico-etcd", "calico", "promenade", "coredns"}, Names()); d != "" {
+		t.Errorf("deployment order (-want +got):\n%s", d)
+	}
+	for _, before := range [][2]string{{"etcd", "apiserver"}, {"apiserver", "haproxy"}, {"haproxy", "kube-proxy"}, {"kube-proxy", "calico-etcd"},
+		{"calico-etcd", "calico"}, {"calico", "coredns"}, {"calico-etcd", "coredns"}, {"promenade", "coredns"}} {
 		if at(before[0]) >= at(before[1]) {
 			t.Errorf("%s is not deployed before %s: groups %v", before[0], before[1], amf.Spec.ChartGroups)
 		}
@@ -313,22 +320,34 @@ func TestManifestOrder(t *testing.T) {
 		if err := json.Unmarshal(act.Spec.Values.Raw, &v); err != nil {
 			t.Fatal(err)
 		}
-		res := act.Spec.Wait.Resources[0]
-		found := false
-		for _, r := range render(t, act.Name, v).Objects {
-			if !strings.EqualFold(r.GetKind(), string(res.Type)) {
-				continue
-			}
-			match := true
-			for k, want := range res.Labels {
-				if r.GetLabels()[k] != want {
-					match = false
+		rendered := render(t, act.Name, v).Objects
+		for _, res := range act.Spec.Wait.Resources {
+			found := false
+			for _, r := range rendered {
+				if !strings.EqualFold(r.GetKind(), string(res.Type)) {
+					continue
 				}
+				match := true
+				for k, want := range res.Labels {
+					if r.GetLabels()[k] != want {
+						match = false
+					}
+				}
+				found = found || match
 			}
-			found = found || match
+			if !found {
+				t.Errorf("%s: wait %+v selects nothing the chart renders", act.Name, res)
+			}
 		}
-		if !found {
-			t.Errorf("%s: wait %+v selects nothing the chart renders", act.Name, res)
+		// Every workload the chart renders is waited for.
+		var workloads int
+		for _, r := range rendered {
+			if r.GetKind() == "DaemonSet" || r.GetKind() == "Deployment" {
+				workloads++
+			}
+		}
+		if workloads != len(act.Spec.Wait.Resources) {
+			t.Errorf("%s: %d workloads, %d waits", act.Name, workloads, len(act.Spec.Wait.Resources))
 		}
 	}
 	if charts != len(Names()) {

@@ -59,21 +59,29 @@ func (o *ManifestOptions) defaults() {
 
 // Wait is what a chart waits for before it counts as deployed: an anchor
 // chart for its DaemonSet's pods on every selected node (the anchor is
-// ready once its files are in place), CoreDNS and the API for their
-// Deployments.
+// ready once its files are in place), kube-proxy for its DaemonSet, Calico
+// for calico-node on every node and calico-kube-controllers, CoreDNS and
+// the API for their Deployments.
 func Wait(chart string, timeout int64) *armadav1.ArmadaChartWait {
 	all := intstr.FromString("100%")
 	res := armadav1.ArmadaChartWaitResource{Type: "deployment", MinReady: &all}
+	more := []armadav1.ArmadaChartWaitResource{}
 	switch {
 	case IsAnchor(chart):
 		res = armadav1.ArmadaChartWaitResource{Type: "daemonset", MinReady: &all,
 			Labels: map[string]string{"application": "promenade", "component": chart + "-anchor"}}
+	case chart == "kube-proxy":
+		res = armadav1.ArmadaChartWaitResource{Type: "daemonset", MinReady: &all, Labels: map[string]string{"application": "kube-proxy"}}
+	case chart == "calico":
+		res = armadav1.ArmadaChartWaitResource{Type: "daemonset", MinReady: &all, Labels: map[string]string{"application": "calico", "component": "node"}}
+		more = append(more, armadav1.ArmadaChartWaitResource{Type: "deployment", MinReady: &all,
+			Labels: map[string]string{"application": "calico", "component": "kube-controllers"}})
 	case chart == "coredns":
 		res.Labels = map[string]string{"application": "coredns"}
 	case chart == "promenade":
 		res.Labels = map[string]string{"application": "promenade", "component": "api"}
 	}
-	return &armadav1.ArmadaChartWait{Timeout: timeout, Resources: []armadav1.ArmadaChartWaitResource{res}}
+	return &armadav1.ArmadaChartWait{Timeout: timeout, Resources: append([]armadav1.ArmadaChartWaitResource{res}, more...)}
 }
 
 // Manifest renders the ArmadaManifest, its ArmadaChartGroups (Groups, in
