@@ -3,7 +3,9 @@
 // scripts. Each node script carries the files it lays down as a base64
 // tarball, starts with host validation, installs packages, starts the
 // container runtime and kubelet, waits for health, applies the node's
-// labels, and is safe to run twice; a removal script undoes a join.
+// labels, and is safe to run twice. A removal script undoes a join or the
+// genesis, taking the node's members out of the Kubernetes etcd cluster
+// when the cluster keeps its quorum without them.
 package builder
 
 import (
@@ -142,8 +144,9 @@ type Script struct {
 	Content []byte
 }
 
-// BuildAll renders genesis.sh, join-<node>.sh and remove-<node>.sh for
-// every KubernetesNode and, with Validators, the validation scripts.
+// BuildAll renders genesis.sh and remove-<genesis>.sh, join-<node>.sh and
+// remove-<node>.sh for every KubernetesNode and, with Validators, the
+// validation scripts.
 func (b *Builder) BuildAll() ([]Script, error) {
 	var out []Script
 	g, err := b.GenesisScript()
@@ -158,6 +161,11 @@ func (b *Builder) BuildAll() ([]Script, error) {
 		}
 		out = append(out, Script{"validate-genesis.sh", v})
 	}
+	rg, err := b.GenesisRemovalScript()
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, Script{RemovalScriptName(b.genesis.Hostname), rg})
 	for _, n := range b.nodes {
 		j, err := b.JoinScript(n)
 		if err != nil {

@@ -117,7 +117,7 @@ func buildExample(t *testing.T, opts Options) []Script {
 func TestGoldenScripts(t *testing.T) {
 	scripts := buildExample(t, Options{Validators: true})
 	again := buildExample(t, Options{Validators: true})
-	want := []string{"genesis.sh", "validate-genesis.sh", "join-n1.sh", "remove-n1.sh", "validate-n1.sh", "join-n2.sh", "remove-n2.sh", "validate-n2.sh", "join-n3.sh", "remove-n3.sh", "validate-n3.sh", "validate-cluster.sh"}
+	want := []string{"genesis.sh", "validate-genesis.sh", "remove-n0.sh", "join-n1.sh", "remove-n1.sh", "validate-n1.sh", "join-n2.sh", "remove-n2.sh", "validate-n2.sh", "join-n3.sh", "remove-n3.sh", "validate-n3.sh", "validate-cluster.sh"}
 	if len(scripts) != len(want) {
 		t.Fatalf("got %d scripts, want %v", len(scripts), want)
 	}

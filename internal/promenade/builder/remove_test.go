@@ -3,6 +3,7 @@ package builder
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -140,7 +141,10 @@ func TestRemovalScriptStopsWhenTheAPIIsUnreachable(t *testing.T) {
 	}
 }
 
-func TestRemovalScriptWarnsAboutEtcdMembers(t *testing.T) {
+// TestRemovalScriptsKnowTheEtcdMembers: a node labelled
+// kubernetes-etcd=enabled gets the etcd member removal, naming its member
+// (hostname and peer URL); the genesis script names the auxiliary member too.
+func TestRemovalScriptsKnowTheEtcdMembers(t *testing.T) {
 	b, err := New(exampleSet(t), Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -150,13 +154,42 @@ func TestRemovalScriptWarnsAboutEtcdMembers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		etcd := strings.Contains(string(s), "etcdctl member remove")
-		member := false
-		for _, l := range labelsOf(n.Labels) {
-			member = member || l == "kubernetes-etcd=enabled"
+		member := slices.Contains(labelsOf(n.Labels), "kubernetes-etcd=enabled")
+		own := "ETCD_OWN=('" + n.Hostname + " https://" + n.IP + ":2380')"
+		if strings.Contains(string(s), own) != member || strings.Contains(string(s), "etcd_remove\n") != member {
+			t.Errorf("%s: etcd member %v, but the script's etcd removal is not %q:\n%s", n.Hostname, member, own, s)
 		}
-		if etcd != member {
-			t.Errorf("%s: etcd warning %v, etcd member %v", n.Hostname, etcd, member)
+	}
+	g, err := b.GenesisRemovalScript()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(g), "ETCD_OWN=('n0 https://192.168.77.10:2380' 'auxiliary-0 https://192.168.77.10:22380')") {
+		t.Errorf("remove-n0.sh does not name both genesis members:\n%s", g)
+	}
+}
+
+// TestGenesisRemovalScriptNeedsAnotherAPIServer: remove-n0.sh refuses,
+// before draining, while no other node is labelled kubernetes-apiserver.
+func TestGenesisRemovalScriptNeedsAnotherAPIServer(t *testing.T) {
+	dir := writeExampleScripts(t)
+	sb := newSandbox(t, "n0", "192.168.77.10")
+	stub := "#!/bin/bash\necho \"kubectl $*\" >>" + sb.log + "\n" + `case "$*" in
+  *"get node n0 --ignore-not-found -o name"*) echo node/n0 ;;
+  *"get nodes -l kubernetes-apiserver=enabled -o name"*) echo node/n0 ;;
+esac
+`
+	if err := os.WriteFile(filepath.Join(sb.bin, "kubectl"), []byte(stub), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, err := sb.runErr(filepath.Join(dir, "remove-n0.sh"))
+	if err == nil || !strings.Contains(out, "refusing to remove the genesis node n0: no other node is labelled kubernetes-apiserver=enabled") {
+		t.Fatalf("got %v:\n%s", err, out)
+	}
+	calls, _ := os.ReadFile(sb.log)
+	for _, unwanted := range []string{"drain", "systemctl"} {
+		if strings.Contains(string(calls), unwanted) {
+			t.Errorf("the refused removal called %q:\n%s", unwanted, calls)
 		}
 	}
 }
