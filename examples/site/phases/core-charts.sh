@@ -2,10 +2,11 @@
 # The core-charts-target phase's script (the ConfigMap
 # promenade-core-charts, run by the GenericContainer executor
 # promenade-core-charts): Promenade's core-component charts (charts/promenade:
-# etcd, Calico's etcd, HAProxy, the API server, controller manager and
-# scheduler, CoreDNS and the Promenade API) deployed through Armada onto the
-# phase's cluster, with their values from the site's Promenade documents and
-# the PKI the site-pki phase generated.
+# etcd, the API server, controller manager and scheduler, HAProxy,
+# kube-proxy, Calico's etcd, Calico, the Promenade API and CoreDNS, in that
+# order) deployed through Armada onto the phase's cluster, with their values
+# from the site's Promenade documents and the PKI the site-pki phase
+# generated.
 #
 #   PROMENADE_CONFIG_DIR  the site's Promenade documents (the mount's src)
 #   PROMENADE_OUTPUT_DIR  the site-pki phase's output (certificates.yaml);
@@ -36,7 +37,8 @@ applied=$(date +%s%N)
 
 # Done when the operator has seen this generation of the manifest and
 # reports it Ready: every group deployed in order, each chart's workloads
-# (the anchors' DaemonSets, CoreDNS's and Promenade's Deployments) ready.
+# (the anchors', kube-proxy's and calico-node's DaemonSets, the Deployments
+# of calico-kube-controllers, CoreDNS and Promenade) ready.
 jsonpath='{.metadata.generation}|{.status.observedGeneration}|{.status.conditions[?(@.type=="Ready")].status}|{.status.conditions[?(@.type=="Ready")].message}'
 deadline=$((SECONDS + ${PROMENADE_CHARTS_TIMEOUT:-600}))
 while :; do

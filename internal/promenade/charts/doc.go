@@ -6,6 +6,9 @@
 // ConfigMap, Secret and DaemonSet that internal/promenade/anchor renders
 // (the one source of the anchors, also behind build-all's anchors.yaml),
 // and their template, identical in every anchor chart, installs them as a
-// Helm release. CoreDNS and the Promenade API are ordinary charts whose
-// values come from KubernetesNetwork, HostSystem and the site documents.
+// Helm release. kube-proxy, Calico, CoreDNS and the Promenade API are
+// ordinary charts whose values come from KubernetesNetwork, HostSystem,
+// Genesis, the nodes' labels and the site's certificates: kube-proxy's
+// client certificate (PKICatalog document proxy), Calico's etcd members and
+// its calico-node certificate.
 package charts

@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/clientcmd"
@@ -561,5 +562,75 @@ func TestNetworkValuesNeedTheirMaterial(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestExampleRBACCoversChartRoles: Kubernetes lets the Armada operator
+// create a ClusterRole only with permissions it holds itself, so the
+// example site's operator RBAC (config/armada/rbac's release role and
+// function/armada-rbac-promenade) covers every rule of every ClusterRole
+// the charts render with the example site's values.
+func TestExampleRBACCoversChartRoles(t *testing.T) {
+	vals, err := Values(exampleSet(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held []rbacv1.PolicyRule
+	for _, f := range []string{"config/armada/rbac/release_role.yaml", "examples/site/function/armada-rbac-promenade/rbac.yaml"} {
+		b, err := os.ReadFile(filepath.Join(root, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs, err := installchart.Decode(b)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, o := range objs {
+			if o.GetKind() == "ClusterRole" {
+				held = append(held, typed[rbacv1.ClusterRole](t, map[string]*unstructured.Unstructured{"r": o}, "r").Rules...)
+			}
+		}
+	}
+	if len(held) == 0 {
+		t.Fatal("no operator rules read")
+	}
+	has := func(list []string, v string) bool { return slices.Contains(list, v) || slices.Contains(list, "*") }
+	covered := func(group, resource, verb, name string) bool {
+		for _, r := range held {
+			if has(r.APIGroups, group) && has(r.Resources, resource) && has(r.Verbs, verb) && (len(r.ResourceNames) == 0 || (name != "" && slices.Contains(r.ResourceNames, name))) {
+				return true
+			}
+		}
+		return false
+	}
+	roles := 0
+	for _, chart := range Names() {
+		for _, o := range render(t, chart, vals[chart]).Objects {
+			if o.GetKind() != "ClusterRole" {
+				continue
+			}
+			roles++
+			role := typed[rbacv1.ClusterRole](t, map[string]*unstructured.Unstructured{"r": o}, "r")
+			for _, r := range role.Rules {
+				names := r.ResourceNames
+				if len(names) == 0 {
+					names = []string{""}
+				}
+				for _, g := range r.APIGroups {
+					for _, res := range r.Resources {
+						for _, v := range r.Verbs {
+							for _, n := range names {
+								if !covered(g, res, v, n) {
+									t.Errorf("chart %s, ClusterRole %s grants %s %q/%s %s, which the operator does not hold", chart, role.Name, v, g, res, n)
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	if roles < 5 { // CoreDNS's, the API's, Calico's three
+		t.Errorf("%d ClusterRoles rendered", roles)
 	}
 }
