@@ -123,48 +123,8 @@ func Values(set *docset.Set) (map[string]map[string]any, error) {
 		"image": image, "clusterDomain": net.DNS.ClusterDomain, "serviceIP": net.DNS.ServiceIP, "upstreamServers": upstream,
 	}
 
-	var g v1.Genesis
-	if err := set.One(v1.SchemaGenesis, &g); err != nil {
-		return nil, fmt.Errorf("kube-proxy: %w", err)
-	}
-	nodes, err := set.Nodes()
-	if err != nil {
-		return nil, fmt.Errorf("calico: %w", err)
-	}
-	if net.Kubernetes.HAProxyPort == 0 {
-		return nil, fmt.Errorf("kube-proxy and calico reach the API through HAProxy: KubernetesNetwork has no kubernetes.haproxy_port")
-	}
-	m := &material{set: set}
-	out["kube-proxy"] = map[string]any{
-		"image":       KubeProxyImage(g.Images.Kubernetes.APIServer),
-		"server":      fmt.Sprintf("https://127.0.0.1:%d", net.Kubernetes.HAProxyPort),
-		"clusterCIDR": net.Kubernetes.PodCIDR,
-		"tls": map[string]any{
-			"ca":   m.pem(v1.SchemaCertificateAuthority, "kubernetes"),
-			"cert": m.pem(v1.SchemaCertificate, "proxy"),
-			"key":  m.pem(v1.SchemaCertificateKey, "proxy"),
-		},
-	}
-	endpoints := []any{}
-	for _, ip := range calicoEtcdMembers(g, nodes) {
-		endpoints = append(endpoints, fmt.Sprintf("https://%s:%d", ip, CalicoEtcdClientPort))
-	}
-	if len(endpoints) == 0 {
-		return nil, fmt.Errorf("calico: no node is labelled calico-etcd=enabled, so there is no Calico etcd to store in")
-	}
-	out["calico"] = map[string]any{
-		"apiServer": map[string]any{"host": "127.0.0.1", "port": net.Kubernetes.HAProxyPort},
-		"etcd": map[string]any{
-			"endpoints": endpoints,
-			"ca":        m.pem(v1.SchemaCertificateAuthority, "calico-etcd"),
-			"cert":      m.pem(v1.SchemaCertificate, "calico-node"),
-			"key":       m.pem(v1.SchemaCertificateKey, "calico-node"),
-		},
-		"ipv4Pool": map[string]any{"cidr": net.Kubernetes.PodCIDR},
-	}
-	if len(m.missing) > 0 {
-		return nil, fmt.Errorf("kube-proxy and calico need material missing from the configuration (add it to the PKICatalog and run promenade generate-certs): %s",
-			strings.Join(m.missing, ", "))
+	if out["kube-proxy"], out["calico"], err = networkValues(set, net); err != nil {
+		return nil, err
 	}
 
 	site, err := siteYAML(set)
@@ -179,6 +139,56 @@ func Values(set *docset.Set) (map[string]map[string]any, error) {
 		}
 	}
 	return out, nil
+}
+
+// networkValues are kube-proxy's and Calico's values: the API through the
+// node's HAProxy, the pod CIDR, kube-proxy's client certificate and
+// Calico's etcd members and client certificate.
+func networkValues(set *docset.Set, net v1.KubernetesNetwork) (kubeProxy, calico map[string]any, err error) {
+	var g v1.Genesis
+	if err := set.One(v1.SchemaGenesis, &g); err != nil {
+		return nil, nil, fmt.Errorf("kube-proxy: %w", err)
+	}
+	nodes, err := set.Nodes()
+	if err != nil {
+		return nil, nil, fmt.Errorf("calico: %w", err)
+	}
+	if net.Kubernetes.HAProxyPort == 0 {
+		return nil, nil, fmt.Errorf("kube-proxy and calico reach the API through HAProxy: KubernetesNetwork has no kubernetes.haproxy_port")
+	}
+	m := &material{set: set}
+	kubeProxy = map[string]any{
+		"image":       KubeProxyImage(g.Images.Kubernetes.APIServer),
+		"server":      fmt.Sprintf("https://127.0.0.1:%d", net.Kubernetes.HAProxyPort),
+		"clusterCIDR": net.Kubernetes.PodCIDR,
+		"tls": map[string]any{
+			"ca":   m.pem(v1.SchemaCertificateAuthority, "kubernetes"),
+			"cert": m.pem(v1.SchemaCertificate, "proxy"),
+			"key":  m.pem(v1.SchemaCertificateKey, "proxy"),
+		},
+	}
+	endpoints := []any{}
+	for _, ip := range calicoEtcdMembers(g, nodes) {
+		endpoints = append(endpoints, fmt.Sprintf("https://%s:%d", ip, CalicoEtcdClientPort))
+	}
+	if len(endpoints) == 0 {
+		return nil, nil, fmt.Errorf("calico: no node is labelled calico-etcd=enabled, so there is no Calico etcd to store in")
+	}
+	calico = map[string]any{
+		"apiServer": map[string]any{"host": "127.0.0.1", "port": net.Kubernetes.HAProxyPort},
+		"etcd": map[string]any{
+			"endpoints": endpoints,
+			"ca":        m.pem(v1.SchemaCertificateAuthority, "calico-etcd"),
+			"cert":      m.pem(v1.SchemaCertificate, "calico-node"),
+			"key":       m.pem(v1.SchemaCertificateKey, "calico-node"),
+		},
+		"ipv4Pool": map[string]any{"cidr": net.Kubernetes.PodCIDR},
+	}
+	if len(m.missing) > 0 {
+		return nil, nil, fmt.Errorf("kube-proxy and calico need material missing from the configuration (add it to the PKICatalog and run promenade generate-certs): %s",
+			strings.Join(m.missing, ", "))
+	}
+	return kubeProxy, calico, nil
 }
 
 // KubeProxyImage is kube-proxy at the control plane's version: the API
