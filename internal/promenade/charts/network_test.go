@@ -118,6 +118,9 @@ func TestNetworkValuesSchema(t *testing.T) {
 		{"kube-proxy unknown tls key", "kube-proxy", func(v map[string]any) { v["tls"].(map[string]any)["crt"] = "x" }, "crt"},
 		{"kube-proxy mode", "kube-proxy", func(v map[string]any) { v["mode"] = "userspace" }, "mode"},
 		{"kube-proxy plain http", "kube-proxy", func(v map[string]any) { v["server"] = "http://127.0.0.1:6553" }, "server"},
+		{"kube-proxy server injecting YAML", "kube-proxy", func(v map[string]any) { v["server"] = "https://127.0.0.1:6553\n    insecure-skip-tls-verify: true" }, "server"},
+		{"kube-proxy image injecting YAML", "kube-proxy", func(v map[string]any) { v["image"] = "kube-proxy:v1\n        command: [sh]" }, "image"},
+		{"kube-proxy cluster CIDR", "kube-proxy", func(v map[string]any) { v["clusterCIDR"] = "10.97.0.0/16\nmode: ipvs" }, "clusterCIDR"},
 		{"kube-proxy nodeSelector value", "kube-proxy", func(v map[string]any) { v["nodeSelector"] = map[string]any{"a": 1} }, "nodeSelector"},
 		{"calico site", "calico", func(map[string]any) {}, ""},
 		{"calico unknown key", "calico", func(v map[string]any) { v["typha"] = map[string]any{} }, "typha"},
@@ -127,6 +130,11 @@ func TestNetworkValuesSchema(t *testing.T) {
 		{"calico plain http endpoint", "calico", func(v map[string]any) {
 			v["etcd"].(map[string]any)["endpoints"] = []any{"http://192.168.77.10:6666"}
 		}, "endpoints"},
+		{"calico endpoint with a comma", "calico", func(v map[string]any) {
+			v["etcd"].(map[string]any)["endpoints"] = []any{"https://192.168.77.10:6666,https://evil:6666"}
+		}, "endpoints"},
+		{"calico image with a space", "calico", func(v map[string]any) { v["images"] = map[string]any{"node": "calico/node:v3 --evil"} }, "node"},
+		{"calico pool", "calico", func(v map[string]any) { v["ipv4Pool"].(map[string]any)["cidr"] = "10.97.0.0/16 " }, "cidr"},
 		{"calico port", "calico", func(v map[string]any) { v["apiServer"].(map[string]any)["port"] = 70000 }, "port"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
