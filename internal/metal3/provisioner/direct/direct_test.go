@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -40,63 +41,189 @@ func calls(f *hostopstest.Factory) []string {
 	return c
 }
 
-var dirty = provisioner.Result{Dirty: true, RequeueAfter: time.Second}
+// step is one call of a power test and what it must answer.
+type step struct {
+	do      string                 // "on", "off", "reboot", "provision", "deprovision"
+	advance time.Duration          // the clock moves on first
+	refuse  bool                   // from this call on the BMC refuses power requests (ErrRefused)
+	power   provisioner.PowerState // the BMC now reports this first (it caught up)
+	want    string                 // "dirty", "done", "error" or "failed" (an ErrorMessage)
+	msg     string                 // in the ErrorMessage, the error or the Progress
+	ops     []string               // when set, the BMC operations so far
+}
 
-// TestPowerOncePerTransition: a BMC slow to report the new power state
-// gets one request per transition; the same request goes again only after
-// the power timeout, and a request for the other state goes at once.
-func TestPowerOncePerTransition(t *testing.T) {
-	clk := clocktesting.NewFakePassiveClock(time.Now())
-	p, f := open(t, &hostopstest.Host{Power: provisioner.PowerOff, Lag: 3}, clk, "pw")
+var liveISO = func() *metal3v1alpha1.Image {
+	f := LiveISO
+	return &metal3v1alpha1.Image{URL: "http://images.test/a.iso", DiskFormat: &f}
+}()
+
+// run makes the calls of steps on p, checking each answer.
+func run(t *testing.T, p provisioner.Provisioner, f *hostopstest.Factory, h *hostopstest.Host, clk *clocktesting.FakePassiveClock, steps []step) {
+	t.Helper()
 	ctx := context.Background()
-	want := []provisioner.Result{dirty, dirty, dirty, {}}
-	for i, w := range want {
-		res, err := p.PowerOn(ctx)
-		if err != nil || res != w {
-			t.Fatalf("PowerOn #%d: %+v %v, want %+v", i+1, res, err, w)
+	for i, s := range steps {
+		clk.SetTime(clk.Now().Add(s.advance))
+		if s.power != "" {
+			h.Power, h.Ignore = s.power, nil
 		}
-	}
-	if got := calls(f); !slices.Equal(got, []string{"PowerOn"}) {
-		t.Errorf("BMC operations %v, want one PowerOn", got)
-	}
-
-	// Off, slow again; the request times out and is sent again.
-	if res, err := p.PowerOff(ctx, false); err != nil || res != dirty {
-		t.Fatalf("PowerOff: %+v %v", res, err)
-	}
-	if res, err := p.PowerOff(ctx, false); err != nil || res != dirty {
-		t.Fatalf("PowerOff again: %+v %v", res, err)
-	}
-	clk.SetTime(clk.Now().Add(time.Minute))
-	if _, err := p.PowerOff(ctx, false); err != nil {
-		t.Fatal(err)
-	}
-	if got := calls(f); !slices.Equal(got, []string{"PowerOn", "PowerOff", "PowerOff"}) {
-		t.Errorf("BMC operations %v, want PowerOn, then PowerOff sent again after the timeout", got)
+		if s.refuse {
+			h.Fail = map[string]error{"PowerOn": provisioner.ErrRefused, "PowerOff": provisioner.ErrRefused}
+		}
+		var (
+			res provisioner.Result
+			err error
+		)
+		switch s.do {
+		case "on":
+			res, err = p.PowerOn(ctx)
+		case "off":
+			res, err = p.PowerOff(ctx, false)
+		case "reboot":
+			res, err = p.Reboot(ctx, true)
+		case "provision":
+			res, err = p.Provision(ctx, provisioner.ProvisionData{Image: liveISO})
+		case "deprovision":
+			res, err = p.Deprovision(ctx, provisioner.DeprovisionData{})
+		default:
+			t.Fatalf("step %d: unknown call %q", i+1, s.do)
+		}
+		got, text := "done", ""
+		switch {
+		case err != nil:
+			got, text = "error", err.Error()
+		case res.ErrorMessage != "":
+			got, text = "failed", res.ErrorMessage
+		case res.Dirty:
+			got, text = "dirty", res.Progress
+			if res.RequeueAfter != time.Second {
+				t.Errorf("step %d (%s): RequeueAfter %s, want the poll interval", i+1, s.do, res.RequeueAfter)
+			}
+		}
+		if got != s.want || !strings.Contains(text, s.msg) {
+			t.Fatalf("step %d (%s): %s %q, want %s with %q", i+1, s.do, got, text, s.want, s.msg)
+		}
+		if ops := calls(f); s.ops != nil && !slices.Equal(ops, s.ops) {
+			t.Fatalf("step %d (%s): BMC operations %v, want %v", i+1, s.do, ops, s.ops)
+		}
 	}
 }
 
-// TestRebootThenPowerOn: a reboot is done once sent; a power-on asked for
-// while the BMC still reports the host off is that reboot in flight, and a
-// second reboot is a new request.
-func TestRebootThenPowerOn(t *testing.T) {
+// TestPowerTransitions: one request per transition to a BMC slow to
+// report the new state; the same request goes again only after the power
+// timeout, at most PowerRetries times, then the transition fails; a
+// repeat the BMC refuses as in progress is no error; a request for the
+// other state goes at once.
+func TestPowerTransitions(t *testing.T) {
+	tests := []struct {
+		name      string
+		host      hostopstest.Host
+		steps     []step
+		wantCalls []string
+	}{
+		{name: "slow BMC: one request, Dirty until it reports on",
+			host: hostopstest.Host{Power: provisioner.PowerOff, Lag: 3},
+			steps: []step{{do: "on", want: "dirty", msg: "power on requested 0s ago (1 sent); the BMC still reports Off"},
+				{do: "on", advance: 2 * time.Second, want: "dirty", msg: "requested 2s ago (1 sent)"},
+				{do: "on", want: "dirty"}, {do: "on", want: "done"}, {do: "on", want: "done"}},
+			wantCalls: []string{"PowerOn"}},
+		{name: "already there: nothing sent",
+			host:  hostopstest.Host{Power: provisioner.PowerOn},
+			steps: []step{{do: "on", want: "done"}}},
+		{name: "sent again after each timeout, twice, then failed; a new call starts afresh",
+			host: hostopstest.Host{Power: provisioner.PowerOff, Ignore: map[string]bool{"PowerOn": true}},
+			steps: []step{{do: "on", want: "dirty"}, {do: "on", advance: 59 * time.Second, want: "dirty", msg: "(1 sent)"},
+				{do: "on", advance: time.Second, want: "dirty", msg: "(2 sent)"},
+				{do: "on", advance: time.Minute, want: "dirty", msg: "(3 sent)"},
+				{do: "on", advance: time.Minute, want: "failed",
+					msg: "power on: the BMC did not reach the power state asked for: it still reports the host Off 3m0s after the first request (3 sent, 0 of them refused as in progress, each given 1m0s)"},
+				{do: "on", want: "dirty", msg: "(1 sent)"}},
+			wantCalls: []string{"PowerOn", "PowerOn", "PowerOn", "PowerOn"}},
+		{name: "a repeat refused mid-transition is in flight, then done",
+			host: hostopstest.Host{Power: provisioner.PowerOff, Lag: 4},
+			steps: []step{{do: "on", want: "dirty"},
+				{do: "on", advance: time.Minute, refuse: true, want: "dirty", msg: "(2 sent)"},
+				{do: "on", want: "dirty"}, {do: "on", want: "dirty"}, {do: "on", want: "done"}},
+			wantCalls: []string{"PowerOn", "PowerOn"}},
+		{name: "repeats all refused: failed after the retries, naming them",
+			host: hostopstest.Host{Power: provisioner.PowerOff, Ignore: map[string]bool{"PowerOn": true}},
+			steps: []step{{do: "on", want: "dirty"},
+				{do: "on", advance: time.Minute, refuse: true, want: "dirty"},
+				{do: "on", advance: time.Minute, want: "dirty", msg: "(3 sent)"},
+				{do: "on", advance: time.Minute, want: "failed", msg: "(3 sent, 2 of them refused as in progress, each given 1m0s)"}},
+			wantCalls: []string{"PowerOn", "PowerOn", "PowerOn"}},
+		{name: "a first request refused is an error, and is not remembered",
+			host:      hostopstest.Host{Power: provisioner.PowerOff},
+			steps:     []step{{do: "on", refuse: true, want: "error", msg: "refused"}, {do: "on", want: "error"}},
+			wantCalls: []string{"PowerOn", "PowerOn"}},
+		{name: "the other state goes at once",
+			host:      hostopstest.Host{Power: provisioner.PowerOff, Lag: 1},
+			steps:     []step{{do: "on", want: "dirty"}, {do: "off", want: "dirty", msg: "power off requested"}, {do: "off", want: "done"}},
+			wantCalls: []string{"PowerOn", "PowerOff"}},
+		{name: "a reboot is done once sent; a power-on while the BMC still reports off is that reboot in flight",
+			host:      hostopstest.Host{Power: provisioner.PowerOn, Lag: 1},
+			steps:     []step{{do: "reboot", want: "done"}, {do: "on", want: "dirty"}, {do: "on", want: "done"}, {do: "reboot", want: "done"}},
+			wantCalls: []string{"Reboot", "Reboot"}},
+		{name: "provisioning waits for the power-on in flight, then boots once",
+			host: hostopstest.Host{Power: provisioner.PowerOff, Lag: 2},
+			steps: []step{{do: "on", want: "dirty"}, {do: "provision", want: "dirty", msg: "power on", ops: []string{"PowerOn"}},
+				{do: "provision", want: "dirty", ops: []string{"PowerOn", "Boot"}}, {do: "provision", want: "dirty"}, {do: "provision", want: "done"}, {do: "provision", want: "done"}},
+			wantCalls: []string{"PowerOn", "Boot"}},
+		{name: "provisioning waits for a power-off in flight, then boots",
+			host: hostopstest.Host{Power: provisioner.PowerOn, Lag: 2},
+			steps: []step{{do: "off", want: "dirty"}, {do: "provision", want: "dirty", msg: "power off", ops: []string{"PowerOff"}},
+				{do: "provision", want: "dirty", ops: []string{"PowerOff", "Boot"}}, {do: "provision", want: "dirty"}, {do: "provision", want: "done"}},
+			wantCalls: []string{"PowerOff", "Boot"}},
+		{name: "deprovisioning: ejected once, forced off once, Dirty until off",
+			host: hostopstest.Host{Power: provisioner.PowerOn, Ignore: map[string]bool{"PowerOff": true}},
+			steps: []step{{do: "deprovision", want: "dirty", msg: "power off requested"}, {do: "deprovision", want: "dirty"},
+				{do: "deprovision", power: provisioner.PowerOff, want: "done"}, {do: "off", want: "done"}},
+			wantCalls: []string{"EjectMedia", "PowerOff"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clk := clocktesting.NewFakePassiveClock(time.Now())
+			h := tt.host
+			p, f := open(t, &h, clk, "pw")
+			run(t, p, f, &h, clk, tt.steps)
+			if got := calls(f); !slices.Equal(got, tt.wantCalls) {
+				t.Errorf("BMC operations %v, want %v", got, tt.wantCalls)
+			}
+		})
+	}
+}
+
+// mediaHidden is a BMC that never shows the media inserted, as one that
+// reports only an ImageName would.
+type mediaHidden struct{ provisioner.BMCFactory }
+
+type hiddenBMC struct{ provisioner.BMC }
+
+func (m mediaHidden) Open(ctx context.Context, t provisioner.Target) (provisioner.BMC, error) {
+	b, err := m.BMCFactory.Open(ctx, t)
+	return hiddenBMC{b}, err
+}
+
+func (hiddenBMC) Media(context.Context) (provisioner.MediaState, error) {
+	return provisioner.MediaState{}, nil
+}
+
+// TestProvisionBootsOnce: a BMC that does not show the media it was given
+// is not sent Boot (and its restart) again on every pass; deprovisioning
+// starts afresh.
+func TestProvisionBootsOnce(t *testing.T) {
 	clk := clocktesting.NewFakePassiveClock(time.Now())
-	p, f := open(t, &hostopstest.Host{Power: provisioner.PowerOn, Lag: 1}, clk, "pw")
-	ctx := context.Background()
-	if res, err := p.Reboot(ctx, true); err != nil || res.Dirty {
-		t.Fatalf("Reboot: %+v %v", res, err)
-	}
-	if res, err := p.PowerOn(ctx); err != nil || res != dirty {
-		t.Fatalf("PowerOn during the reboot: %+v %v, want Dirty", res, err)
-	}
-	if res, err := p.PowerOn(ctx); err != nil || res.Dirty {
-		t.Fatalf("PowerOn once the host reports on: %+v %v", res, err)
-	}
-	if _, err := p.Reboot(ctx, false); err != nil {
+	bmcs := hostopstest.NewFactory()
+	h := bmcs.Add(address, &hostopstest.Host{Username: "admin", Password: "pw", Power: provisioner.PowerOff})
+	f := NewWithOptions(mediaHidden{bmcs}, Options{Clock: clk, PowerTimeout: time.Minute, PollInterval: time.Second})
+	p, err := f.Open(context.Background(), provisioner.Host{Name: "node-1", UID: "uid-1",
+		BMC: provisioner.Target{Access: bmc.Access{Endpoint: "http://bmc.test", SystemPath: "/redfish/v1/Systems/1"}, Credentials: provisioner.Credentials{Username: "admin", Password: "pw"}}})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if got, forced := calls(f), f.Forced(address); !slices.Equal(got, []string{"Reboot", "Reboot"}) || !slices.Equal(forced, []bool{true, false}) {
-		t.Errorf("BMC operations %v forced %v, want two reboots, the first forced", got, forced)
+	run(t, p, bmcs, h, clk, []step{{do: "provision", want: "done"}, {do: "provision", want: "done"},
+		{do: "deprovision", want: "done"}, {do: "provision", want: "done"}})
+	if got := calls(bmcs); !slices.Equal(got, []string{"Boot", "EjectMedia", "PowerOff", "Boot"}) {
+		t.Errorf("BMC operations %v, want one Boot per provisioning", got)
 	}
 }
 
