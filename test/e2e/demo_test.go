@@ -153,6 +153,7 @@ func TestDemoAndDemoDown(t *testing.T) {
 		"sipcluster.airship.airshipit.org/tenant-1", "armadachart.armada.airshipit.org/web",
 		// Promenade's core components, from core-charts-target.
 		"armadachart.armada.airshipit.org/etcd", "armadachart.armada.airshipit.org/coredns",
+		"armadachart.armada.airshipit.org/kube-proxy", "armadachart.armada.airshipit.org/calico",
 		// The real node's pods.
 		"armada-system   armada-operator-", "loadbalancer-controlplane-tenant-1-0-"} {
 		if !strings.Contains(looked.stdout, want) {

@@ -513,7 +513,7 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 		t.Logf("core-charts-target: manifest applied to every chart satisfied in %s ms", m[1])
 	}
 	if out := kc(targetKubeconfig, "-n", "kube-system", "get", "act", "-o", `jsonpath={range .items[*]}{.metadata.name}={.status.state}/{.status.satisfied} {end}`); out !=
-		"apiserver=deployed/true calico-etcd=deployed/true controller-manager=deployed/true coredns=deployed/true etcd=deployed/true haproxy=deployed/true promenade=deployed/true scheduler=deployed/true " {
+		"apiserver=deployed/true calico=deployed/true calico-etcd=deployed/true controller-manager=deployed/true coredns=deployed/true etcd=deployed/true haproxy=deployed/true kube-proxy=deployed/true promenade=deployed/true scheduler=deployed/true " {
 		t.Errorf("Promenade's ArmadaCharts in the target cluster: %q", out)
 	}
 	cpNode := strings.TrimSpace(kc(targetKubeconfig, "get", "nodes", "-l", "kubernetes-etcd=enabled", "-o", "jsonpath={.items[*].metadata.name}"))
@@ -532,6 +532,17 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 		if got != want {
 			t.Errorf("anchor DaemonSet %s-anchor in the target cluster: %q, want %q (desired, ready, nodes)", a, got, want)
 		}
+	}
+	// kube-proxy and Calico's node agent on every Node, Calico's
+	// controllers on the control-plane machine's.
+	for _, ds := range []string{"kube-proxy", "calico-node"} {
+		want := fmt.Sprintf("%d %d", len(nodes), len(nodes))
+		if got := kc(targetKubeconfig, "-n", "kube-system", "get", "daemonset", ds, "-o", "jsonpath={.status.desiredNumberScheduled} {.status.numberReady}"); got != want {
+			t.Errorf("DaemonSet %s in the target cluster: %q, want %q (desired, ready)", ds, got, want)
+		}
+	}
+	if got := kc(targetKubeconfig, "-n", "kube-system", "get", "deployment", "calico-kube-controllers", "-o", "jsonpath={.status.readyReplicas}"); got != "1" {
+		t.Errorf("Deployment calico-kube-controllers in the target cluster: %q ready replicas, want 1", got)
 	}
 	coreGen := kc(targetKubeconfig, "-n", "kube-system", "get", "armadamanifest", "promenade", "-o", "jsonpath={.metadata.generation}")
 	// SIP picked the tenant cluster's hosts among them: three control-plane
