@@ -135,15 +135,20 @@ func (s *Server) removalScripts(w http.ResponseWriter, r *http.Request) {
 // RemovalScript renders the removal script of a node: one of the design's
 // KubernetesNodes, or a node added through join-scripts, described by the
 // same parameters (ip, labels.static, labels.dynamic) as its join script.
-// The genesis node has none: it runs the bootstrap control plane.
+// The genesis node's is the genesis removal script (which refuses to run
+// until other control-plane nodes and etcd members can take over).
 func RemovalScript(set *docset.Set, hostname string, q map[string][]string) ([]byte, error) {
-	var g v1.Genesis
-	if err := set.One(v1.SchemaGenesis, &g); err == nil && g.Hostname == hostname {
-		return nil, badParam("hostname", "%s is the genesis node of the design, which has no removal script: it runs the bootstrap control plane", hostname)
-	}
 	b, err := builder.New(set, builder.Options{})
 	if err != nil {
 		return nil, badParam("design_ref", "%v", err)
+	}
+	var g v1.Genesis
+	if err := set.One(v1.SchemaGenesis, &g); err == nil && g.Hostname == hostname {
+		s, err := b.GenesisRemovalScript()
+		if err != nil {
+			return nil, badParam("design_ref", "%v", err)
+		}
+		return s, nil
 	}
 	for _, n := range b.Nodes() {
 		if n.Hostname == hostname {

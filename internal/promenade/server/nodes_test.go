@@ -250,6 +250,16 @@ func TestRemovalScripts(t *testing.T) {
 			}
 		}
 	})
+	t.Run("genesis node", func(t *testing.T) {
+		rec := get(t, h, removalURL(map[string]string{"hostname": "n0", "design_ref": dir}), auth...)
+		if rec.Code != http.StatusOK {
+			t.Fatalf("status %d: %s", rec.Code, rec.Body)
+		}
+		body := rec.Body.String()
+		if !strings.Contains(rec.Header().Get("Content-Disposition"), "remove-n0.sh") || !strings.Contains(body, "NODE_NAME=n0\n") || !strings.Contains(body, "auxiliary-0") {
+			t.Errorf("headers %v; script:\n%s", rec.Header(), body)
+		}
+	})
 	t.Run("node joined through the API", func(t *testing.T) {
 		rec := get(t, h, removalURL(map[string]string{"hostname": "n7", "ip": "192.168.77.17", "labels.dynamic": "rack=r7", "design_ref": dir}), auth...)
 		if rec.Code != http.StatusOK {
@@ -272,7 +282,6 @@ func TestRemovalScripts(t *testing.T) {
 		{"missing hostname", map[string]string{"design_ref": dir}, auth, 400, "hostname", "required parameter hostname"},
 		{"missing design_ref", map[string]string{"hostname": "n1"}, auth, 400, "design_ref", "required parameter design_ref"},
 		{"outside the design root", map[string]string{"hostname": "n1", "design_ref": "../"}, auth, 400, "design_ref", "outside the design root"},
-		{"genesis node", map[string]string{"hostname": "n0", "design_ref": dir}, auth, 400, "hostname", "genesis node"},
 		{"unknown node without ip", map[string]string{"hostname": "n8", "design_ref": dir}, auth, 400, "ip", "not in the design"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
