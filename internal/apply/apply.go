@@ -76,7 +76,8 @@ type Result struct {
 	Changes []Change `json:"changes"`
 	Pruned  []string `json:"pruned,omitempty"`
 	// Moved are the bundle's objects left alone because their namespace
-	// was moved to another cluster (MovedToAnnotation).
+	// was moved, or is being moved, to another cluster (MovedToAnnotation,
+	// MovingToAnnotation).
 	Moved  []string `json:"moved,omitempty"`
 	Ready  bool     `json:"ready"`
 	DryRun bool     `json:"dryRun,omitempty"`
@@ -188,7 +189,8 @@ func (a *Applier) Apply(ctx context.Context, objs []*unstructured.Unstructured, 
 	}
 
 	if opts.WaitTimeout > 0 && len(objs) == 0 {
-		// Everything was left alone (moved): nothing here to wait on.
+		// Everything was left alone (moved or being moved): nothing here
+		// to wait on.
 		res.Ready = true
 	} else if opts.WaitTimeout > 0 {
 		opts.emit("Wait", "waiting up to %s for %d objects to be ready", opts.WaitTimeout, len(objs))
@@ -233,7 +235,7 @@ func (a *Applier) prepare(ctx context.Context, objs []*unstructured.Unstructured
 		p.desired[i] = RefOf(o)
 	}
 	p.stale = staleRefs(inv.Objects, p.desired)
-	var moved map[string]string
+	var moved map[string]NamespaceMove
 	p.objs, moved, p.gone, err = a.splitMoved(ctx, objs)
 	if err != nil {
 		return nil, err
@@ -749,10 +751,14 @@ func (a *Applier) Status(ctx context.Context, inventory string, desired []*unstr
 	var out []ObjectState
 	for _, r := range refs {
 		s := ObjectState{Object: r.String()}
-		if to, ok := moved[r.Namespace]; ok {
-			// Another cluster manages it now; its state is there.
-			s.Applied, s.Ready = true, true
-			s.Message = fmt.Sprintf("moved to cluster %q with its namespace", to)
+		if m, ok := moved[r.Namespace]; ok {
+			// Another cluster manages it now (its state is there), or will
+			// once the move is finished: not ready until then.
+			s.Applied, s.Ready = true, !m.Moving
+			s.Message = m.String() + " with its namespace"
+			if m.Moving {
+				s.Message = fmt.Sprintf("left alone: its namespace is %s", m)
+			}
 			out = append(out, s)
 			continue
 		}

@@ -489,3 +489,110 @@ func TestMovedNamespaceLeftAlone(t *testing.T) {
 		t.Errorf("apply after the annotation went: %+v", res)
 	}
 }
+
+// A namespace marked MovingToAnnotation is half-way through a move: the
+// bundle's objects in it are left alone and not waited on (some may be
+// gone already, with what they depend on), the apply says how to finish
+// the move, and status reports them not ready.
+func TestNamespaceBeingMovedLeftAlone(t *testing.T) {
+	ctx := context.Background()
+	a := newApplier(t)
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "half-moved", Annotations: map[string]string{
+		MovingToAnnotation: "target-cluster", MovingPhaseAnnotation: "clusterctl-move",
+	}}}
+	if err := env.Client.Create(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	// What is left on the source: an object whose readiness would never
+	// come (its hosts are gone), and which the bundle would change.
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "half-moved", Name: "picked"}, Data: map[string]string{"ready": "no"}}
+	if err := env.Client.Create(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	before := cm.ResourceVersion
+	bundle := `apiVersion: v1
+kind: ConfigMap
+metadata: {name: picked, namespace: half-moved}
+data: {ready: "no", changed: "yes"}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: elsewhere, namespace: default}
+data: {ready: "yes"}
+`
+	var said []string
+	const timeout = 3 * time.Minute
+	opts := Options{Inventory: "half-moved", Prune: true, WaitTimeout: timeout,
+		Conditions: []v1.Condition{{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, JSONPath: "{.data.ready}", Value: "yes"}},
+		Progress: func(e Event) {
+			if e.Type == "Moved" {
+				said = append(said, e.Message)
+			}
+		}}
+	start := time.Now()
+	res, err := a.Apply(ctx, objs(t, bundle), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > timeout/3 {
+		t.Errorf("apply took %s: it waited on the namespace being moved", took)
+	}
+	if !res.Ready || len(res.Moved) != 1 || res.Moved[0] != "ConfigMap/half-moved/picked" || res.Count("created") != 1 {
+		t.Errorf("apply: %+v, want the other ConfigMap created, picked left alone, ready", res)
+	}
+	want := `1 objects left alone: namespace "half-moved" being moved to cluster "target-cluster" (annotation airshipit.org/moving-to: the move stopped half-way; run phase "clusterctl-move" again to finish)`
+	if len(said) != 1 || said[0] != want {
+		t.Errorf("moved events %q, want %q", said, want)
+	}
+	got := &corev1.ConfigMap{}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(cm), got); err != nil {
+		t.Fatal(err)
+	}
+	if got.ResourceVersion != before || got.Data["changed"] != "" {
+		t.Errorf("the ConfigMap of the namespace being moved was changed: %v (resourceVersion %s, was %s)", got.Data, got.ResourceVersion, before)
+	}
+	states, _, err := a.Status(ctx, "half-moved", objs(t, bundle))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range states {
+		if s.Object != "ConfigMap/half-moved/picked" {
+			continue
+		}
+		if !s.Applied || s.Ready || !strings.Contains(s.Message, `being moved to cluster "target-cluster"`) || !strings.Contains(s.Message, `run phase "clusterctl-move" again`) {
+			t.Errorf("status %+v, want applied, not ready, and how to finish the move", s)
+		}
+	}
+}
+
+// MoveOf reads each state of a namespace's move annotations.
+func TestMoveOf(t *testing.T) {
+	tests := []struct {
+		name        string
+		annotations map[string]string
+		want        NamespaceMove
+		moved       bool
+		text        string
+	}{
+		{"none", nil, NamespaceMove{}, false, ""},
+		{"other annotations", map[string]string{"a": "b"}, NamespaceMove{}, false, ""},
+		{"moving-to", map[string]string{MovingToAnnotation: "target", MovingPhaseAnnotation: "move"}, NamespaceMove{To: "target", Moving: true, Phase: "move"}, true,
+			`being moved to cluster "target" (annotation airshipit.org/moving-to: the move stopped half-way; run phase "move" again to finish)`},
+		{"moving-to without its phase", map[string]string{MovingToAnnotation: "target"}, NamespaceMove{To: "target", Moving: true}, true,
+			`being moved to cluster "target" (annotation airshipit.org/moving-to: the move stopped half-way; run its move phase again to finish)`},
+		{"moved-to", map[string]string{MovedToAnnotation: "target"}, NamespaceMove{To: "target"}, true, `moved to cluster "target"`},
+		{"moved-to wins over moving-to", map[string]string{MovedToAnnotation: "target", MovingToAnnotation: "other"}, NamespaceMove{To: "target"}, true, `moved to cluster "target"`},
+		{"empty values", map[string]string{MovedToAnnotation: "", MovingToAnnotation: ""}, NamespaceMove{}, false, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, moved := MoveOf(tt.annotations)
+			if got != tt.want || moved != tt.moved {
+				t.Fatalf("MoveOf = %+v, %v; want %+v, %v", got, moved, tt.want, tt.moved)
+			}
+			if moved && got.String() != tt.text {
+				t.Errorf("String() = %q, want %q", got.String(), tt.text)
+			}
+		})
+	}
+}

@@ -6,6 +6,11 @@
 // another inventory or nobody owns, and a wait until every object is
 // Current by kstatus plus any custom JSONPath conditions.
 //
+// The objects of a namespace whose objects another cluster manages now
+// (MovedToAnnotation, set by a pivot) or will once a move begun is finished
+// (MovingToAnnotation) are left alone: not applied, pruned or waited on,
+// and reported as such.
+//
 // Everything is checked before anything changes: an inventory conflict
 // fails the run with the list of conflicting objects and applies nothing.
 package apply

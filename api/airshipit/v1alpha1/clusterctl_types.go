@@ -137,6 +137,14 @@ type MoveOptions struct {
 	// namespace holding the Cluster API objects; default the context's.
 	// +optional
 	Namespace string `json:"namespace,omitempty"`
+	// namespaces are more namespaces moved by the same phase, in order
+	// after namespace: objects that belong together across namespaces
+	// (hosts and the SIPCluster that picked them) move as one step. The
+	// phase marks all of them being moved before it moves any, so the
+	// source's phases leave them alone until it finishes. An extension of
+	// this project: upstream airshipctl has namespace only.
+	// +optional
+	Namespaces []string `json:"namespaces,omitempty"`
 }
 
 // ImageMeta overrides an image.

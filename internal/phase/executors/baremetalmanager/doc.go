@@ -9,4 +9,8 @@
 // BMCs are reached as the airship config context's managementConfiguration
 // says (executor.Config.Management, through hostops.NewFactory): no proxy
 // unless useproxy, certificates verified unless insecure.
+// When the selector's namespace was moved to another cluster, or is being
+// moved (apply.MovedToAnnotation, apply.MovingToAnnotation: a pivot), its
+// hosts are that cluster's: run does nothing and status says where they
+// went.
 package baremetalmanager

@@ -140,19 +140,21 @@ func (e *Executor) runner(ctx context.Context, timeout time.Duration) (*hostops.
 
 func hostID(id string) string { return "BareMetalHost " + id }
 
-// movedTo names the cluster the selector's namespace was moved to (a
-// pivot), or "" when it is still this cluster's; the hosts, and so the
-// operation, are that cluster's business now.
-func (e *Executor) movedTo(ctx context.Context, c client.Reader) (string, error) {
+// movedTo says where the selector's namespace was moved, or is being
+// moved (a pivot); ok is false when it is still this cluster's. Either
+// way the hosts, and so the operation, are (or are about to be) that
+// cluster's business: some may be gone from here already.
+func (e *Executor) movedTo(ctx context.Context, c client.Reader) (m apply.NamespaceMove, ok bool, err error) {
 	ns := e.api.Spec.HostSelector.Namespace
 	if ns == "" {
-		return "", nil
+		return m, false, nil
 	}
 	moved, err := apply.MovedNamespaces(ctx, c, []string{ns})
 	if err != nil {
-		return "", err
+		return m, false, err
 	}
-	return moved[ns], nil
+	m, ok = moved[ns]
+	return m, ok, nil
 }
 
 // Run runs the operation on every selected host of the phase's cluster and
@@ -175,11 +177,15 @@ func (e *Executor) Run(ctx context.Context, opts executor.RunOptions) error {
 	if err != nil {
 		return err
 	}
-	if to, err := e.movedTo(ctx, r.Client); err != nil {
+	if m, moved, err := e.movedTo(ctx, r.Client); err != nil {
 		return fail(err)
-	} else if to != "" {
-		send(executor.Event{Type: "Moved", Message: fmt.Sprintf("nothing to do here: namespace %q was moved to cluster %q with its hosts (annotation %s)",
-			e.api.Spec.HostSelector.Namespace, to, apply.MovedToAnnotation)})
+	} else if moved {
+		msg := fmt.Sprintf("nothing to do here: namespace %q was moved to cluster %q with its hosts (annotation %s)",
+			e.api.Spec.HostSelector.Namespace, m.To, apply.MovedToAnnotation)
+		if m.Moving {
+			msg = fmt.Sprintf("nothing to do here: namespace %q is %s, with its hosts", e.api.Spec.HostSelector.Namespace, m)
+		}
+		send(executor.Event{Type: "Moved", Message: msg})
 		return nil
 	}
 	if opts.DryRun {
@@ -212,12 +218,16 @@ func (e *Executor) Status(ctx context.Context) (*executor.Status, error) {
 	if err != nil {
 		return nil, err
 	}
-	if to, err := e.movedTo(ctx, r.Client); err != nil {
+	if m, moved, err := e.movedTo(ctx, r.Client); err != nil {
 		return nil, fmt.Errorf("phase %q: BaremetalManager status: %w", e.cfg.PhaseName, err)
-	} else if to != "" {
+	} else if moved {
 		ns := e.api.Spec.HostSelector.Namespace
-		return &executor.Status{Phase: e.cfg.PhaseName, Message: fmt.Sprintf("the hosts of namespace %q are managed by cluster %q", ns, to),
-			Objects: []executor.ObjectStatus{{ID: "Namespace " + ns, Applied: true, Ready: true, Message: fmt.Sprintf("moved to cluster %q", to)}}}, nil
+		msg := fmt.Sprintf("the hosts of namespace %q are managed by cluster %q", ns, m.To)
+		if m.Moving {
+			msg = fmt.Sprintf("the hosts of namespace %q are being moved to cluster %q", ns, m.To)
+		}
+		return &executor.Status{Phase: e.cfg.PhaseName, Message: msg,
+			Objects: []executor.ObjectStatus{{ID: "Namespace " + ns, Applied: true, Ready: !m.Moving, Message: m.String()}}}, nil
 	}
 	results, err := r.Status(ctx, e.selector(), &req)
 	if err != nil {

@@ -286,32 +286,52 @@ func TestValidate(t *testing.T) {
 	}
 }
 
-// After a pivot the hosts' namespace is marked moved: the operation is the
-// other cluster's business, so the phase does nothing, says why and
-// succeeds; leftover hosts in that namespace are not touched.
+// After a pivot the hosts' namespace is marked moved, and during one
+// (stopped half-way) being moved: either way the operation is the other
+// cluster's business, so the phase does nothing, says why and succeeds;
+// leftover hosts in that namespace are not touched. Status reports the
+// namespace, ready once the move is finished.
 func TestMovedNamespace(t *testing.T) {
-	f, ns := setup(t, 1)
-	n := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
-	if err := env.Client.Patch(context.Background(), n, client.RawPatch(types.MergePatchType,
-		[]byte(`{"metadata":{"annotations":{"`+apply.MovedToAnnotation+`":"target-cluster"}}}`))); err != nil {
-		t.Fatal(err)
+	tests := []struct {
+		name, annotations string
+		said              []string
+		ready             bool
+	}{
+		{"moved", `{"` + apply.MovedToAnnotation + `":"target-cluster"}`, []string{`was moved to cluster "target-cluster"`}, true},
+		{"being moved", `{"` + apply.MovingToAnnotation + `":"target-cluster","` + apply.MovingPhaseAnnotation + `":"clusterctl-move"}`,
+			[]string{`is being moved to cluster "target-cluster"`, `run phase "clusterctl-move" again`}, false},
 	}
-	e := newExecutor(t, f, "  operation: power-on\n  hostSelector: {namespace: "+ns+", labelSelector: rack}\n")
-	events, err := run(t, e, executor.RunOptions{})
-	if err != nil {
-		t.Fatalf("Run(): %v", err)
-	}
-	if len(events) != 1 || events[0].Type != "Moved" || !strings.Contains(events[0].Message, `was moved to cluster "target-cluster"`) {
-		t.Errorf("events %+v, want one saying the namespace moved", events)
-	}
-	if len(f.Opens()) != 0 {
-		t.Errorf("BMCs opened for a moved namespace: %+v", f.Opens())
-	}
-	st, err := e.Status(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(st.Objects) != 1 || !st.Objects[0].Ready || st.Objects[0].ID != "Namespace "+ns {
-		t.Errorf("status %+v, want the namespace reported moved", st)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, ns := setup(t, 1)
+			n := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
+			if err := env.Client.Patch(context.Background(), n, client.RawPatch(types.MergePatchType,
+				[]byte(`{"metadata":{"annotations":`+tt.annotations+`}}`))); err != nil {
+				t.Fatal(err)
+			}
+			e := newExecutor(t, f, "  operation: power-on\n  hostSelector: {namespace: "+ns+", labelSelector: rack}\n")
+			events, err := run(t, e, executor.RunOptions{})
+			if err != nil {
+				t.Fatalf("Run(): %v", err)
+			}
+			if len(events) != 1 || events[0].Type != "Moved" {
+				t.Fatalf("events %+v, want one saying where the namespace went", events)
+			}
+			for _, want := range tt.said {
+				if !strings.Contains(events[0].Message, want) {
+					t.Errorf("event %q does not say %q", events[0].Message, want)
+				}
+			}
+			if len(f.Opens()) != 0 {
+				t.Errorf("BMCs opened for a moved namespace: %+v", f.Opens())
+			}
+			st, err := e.Status(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(st.Objects) != 1 || st.Objects[0].Ready != tt.ready || st.Objects[0].ID != "Namespace "+ns || !strings.Contains(st.Objects[0].Message, "target-cluster") {
+				t.Errorf("status %+v, want the namespace reported, ready=%v", st, tt.ready)
+			}
+		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,16 +12,19 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/airshipit/airship-go/internal/apply"
 	"github.com/airshipit/airship-go/internal/config"
 	"github.com/airshipit/airship-go/internal/document"
 	"github.com/airshipit/airship-go/internal/phase"
 	"github.com/airshipit/airship-go/internal/phase/executor"
 	"github.com/airshipit/airship-go/internal/phase/executors"
+	"github.com/airshipit/airship-go/internal/phase/executors/clusterctl"
 	"github.com/airshipit/airship-go/internal/test/capienv"
 	"github.com/airshipit/airship-go/internal/test/testenv"
 )
@@ -307,6 +311,36 @@ action: move
 move-options: {namespace: default}
 ---
 apiVersion: airshipit.org/v1alpha1
+kind: Phase
+metadata: {name: move-two, clusterName: target}
+config:
+  executorRef: {apiVersion: airshipit.org/v1alpha1, kind: Clusterctl, name: move-two}
+---
+apiVersion: airshipit.org/v1alpha1
+kind: Clusterctl
+metadata: {name: move-two}
+action: move
+move-options: {namespace: hosts, namespaces: [tenant]}
+---
+apiVersion: airshipit.org/v1alpha1
+kind: Phase
+metadata: {name: apply-tenant, clusterName: ephemeral}
+config:
+  executorRef: {apiVersion: airshipit.org/v1alpha1, kind: KubernetesApply, name: apply-tenant}
+  documentEntryPoint: apply-tenant
+---
+# As sip-ephemeral does for its SIPCluster: apply, then wait until it says
+# it is ready (it never would once its hosts are gone).
+apiVersion: airshipit.org/v1alpha1
+kind: KubernetesApply
+metadata: {name: apply-tenant}
+config:
+  waitOptions:
+    timeout: 600
+    conditions:
+    - {apiVersion: v1, kind: ConfigMap, jsonPath: '{.data.ready}', value: "yes"}
+---
+apiVersion: airshipit.org/v1alpha1
 kind: Clusterctl
 metadata: {name: init}
 action: init
@@ -336,7 +370,8 @@ map:
 
 // TestMoveBetweenTwoAPIServers installs the providers on two local
 // control planes and moves an object marked for clusterctl move from the
-// parent to the target with clusterctl's library.
+// parent to the target with clusterctl's library; then two namespaces in
+// one phase, stopped half-way and finished by a second run.
 func TestMoveBetweenTwoAPIServers(t *testing.T) {
 	capi := capienv.ModuleDir(t)
 	ephemeral := testenv.StartFull(t, testenv.Options{Nodes: 1})
@@ -378,6 +413,8 @@ func TestMoveBetweenTwoAPIServers(t *testing.T) {
 		"site/providers/capi/kustomization.yaml":  "resources:\n- " + rel("capi", "core") + "\n",
 		"site/providers/cabpk/kustomization.yaml": "resources:\n- " + rel("cabpk", "bootstrap/kubeadm") + "\n",
 		"site/providers/kcp/kustomization.yaml":   "resources:\n- " + rel("kcp", "controlplane/kubeadm") + "\n",
+		"site/apply-tenant/kustomization.yaml":    "resources: [picked.yaml]\n",
+		"site/apply-tenant/picked.yaml":           "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: picked, namespace: tenant}\ndata: {ready: \"no\", changed: \"yes\"}\n",
 	})
 	run := func(name string) error {
 		site, p := loadPhase(t, dir, name)
@@ -420,6 +457,143 @@ func TestMoveBetweenTwoAPIServers(t *testing.T) {
 	}
 	if err := target.Client.Get(ctx, client.ObjectKeyFromObject(stays), &got); err == nil {
 		t.Error("an unmarked Secret was moved")
+	}
+
+	t.Run("two namespaces, stopped half-way, then finished", func(t *testing.T) {
+		moveStoppedHalfWay(ctx, t, dir, ephemeral, target)
+	})
+}
+
+// moveStoppedHalfWay moves namespaces hosts and tenant in one phase
+// (move-two) and stops it after hosts moved: tenant stays marked being
+// moved, so a phase of the source applying to it (apply-tenant, which
+// would wait for ever) neither changes it nor waits; the phase's status
+// says how to finish, and running it again moves tenant and marks both
+// moved.
+func moveStoppedHalfWay(ctx context.Context, t *testing.T, dir string, ephemeral, target *testenv.Env) {
+	movable := map[string]string{"clusterctl.cluster.x-k8s.io/move": ""}
+	bmc := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "bmc", Namespace: "hosts", Labels: movable}, StringData: map[string]string{"password": "not-a-real-one"}}
+	picked := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "picked", Namespace: "tenant", Labels: movable}, Data: map[string]string{"ready": "no"}}
+	for _, o := range []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "hosts"}}, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "tenant"}}, bmc, picked,
+	} {
+		if err := ephemeral.Client.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pickedVersion := picked.ResourceVersion
+	executorOf := func(name string) executor.Executor {
+		t.Helper()
+		site, p := loadPhase(t, dir, name)
+		if err := site.CheckPhase(ctx, p); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		ex, err := site.Executor(p)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return ex
+	}
+	runSaying := func(ex executor.Executor) ([]string, error) {
+		events := make(chan executor.Event, 64)
+		err := ex.Run(ctx, executor.RunOptions{Events: events})
+		close(events)
+		var said []string
+		for ev := range events {
+			said = append(said, ev.Message)
+		}
+		return said, err
+	}
+	on := func(env *testenv.Env, o client.Object) bool {
+		t.Helper()
+		err := env.Client.Get(ctx, client.ObjectKeyFromObject(o), o.DeepCopyObject().(client.Object))
+		if err != nil && !apierrors.IsNotFound(err) {
+			t.Fatal(err)
+		}
+		return err == nil
+	}
+	annotations := func(ns string) map[string]string {
+		t.Helper()
+		n := &corev1.Namespace{}
+		if err := ephemeral.Client.Get(ctx, client.ObjectKey{Name: ns}, n); err != nil {
+			t.Fatal(err)
+		}
+		return n.Annotations
+	}
+
+	ex := executorOf("move-two")
+	clusterctl.StopBeforeMoving(ex, "tenant")
+	_, err := runSaying(ex)
+	for _, want := range []string{`phase "move-two"`, `namespace "tenant"`, `from "ephemeral" to "target"`, "stopped before moving", `run phase "move-two" again`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("move stopped half-way: error %v, want one saying %q", err, want)
+		}
+	}
+	if !on(target, bmc) || on(ephemeral, bmc) || on(target, picked) || !on(ephemeral, picked) {
+		t.Fatalf("after the stop: bmc on target %v, on ephemeral %v; picked on target %v, on ephemeral %v; want hosts moved and tenant not",
+			on(target, bmc), on(ephemeral, bmc), on(target, picked), on(ephemeral, picked))
+	}
+	if a := annotations("hosts"); a[apply.MovedToAnnotation] != "target" || a[apply.MovingToAnnotation] != "" {
+		t.Errorf("hosts annotations %v, want marked moved to target only", a)
+	}
+	if a := annotations("tenant"); a[apply.MovingToAnnotation] != "target" || a[apply.MovingPhaseAnnotation] != "move-two" || a[apply.MovedToAnnotation] != "" {
+		t.Errorf("tenant annotations %v, want marked being moved to target by move-two", a)
+	}
+	st, err := executorOf("move-two").Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Objects) != 2 || !st.Objects[0].Ready || st.Objects[1].ID != "Namespace tenant" || st.Objects[1].Ready ||
+		!strings.Contains(st.Objects[1].Message, `run phase "move-two" again`) || !strings.Contains(st.Message, "stopped half-way") {
+		t.Errorf("status after the stop = %+v, want hosts ready, tenant being moved and how to finish", st)
+	}
+
+	// The source's phase leaves the namespace being moved alone, at once.
+	start := time.Now()
+	said, err := runSaying(executorOf("apply-tenant"))
+	if err != nil {
+		t.Fatalf("apply-tenant over the namespace being moved: %v", err)
+	}
+	if took := time.Since(start); took > time.Minute {
+		t.Errorf("apply-tenant took %s: it waited on the namespace being moved", took)
+	}
+	if !slices.ContainsFunc(said, func(m string) bool {
+		return strings.Contains(m, `namespace "tenant" being moved to cluster "target"`) && strings.Contains(m, `run phase "move-two" again`)
+	}) {
+		t.Errorf("apply-tenant said %q, want that tenant is being moved and how to finish", said)
+	}
+	got := &corev1.ConfigMap{}
+	if err := ephemeral.Client.Get(ctx, client.ObjectKeyFromObject(picked), got); err != nil {
+		t.Fatal(err)
+	}
+	if got.ResourceVersion != pickedVersion || got.Data["changed"] != "" {
+		t.Errorf("apply-tenant changed the ConfigMap of the namespace being moved: %v", got.Data)
+	}
+
+	// Run again, the phase moves what is left and marks both.
+	said, err = runSaying(executorOf("move-two"))
+	if err != nil {
+		t.Fatalf("move-two again: %v", err)
+	}
+	for _, want := range []string{`namespace "hosts" of "ephemeral" was moved to "target" already`, `finishing the move of the Cluster API objects of namespace "tenant"`} {
+		if !slices.ContainsFunc(said, func(m string) bool { return strings.Contains(m, want) }) {
+			t.Errorf("move-two again said %q, want %q", said, want)
+		}
+	}
+	if !on(target, bmc) || !on(target, picked) || on(ephemeral, picked) {
+		t.Errorf("after the second run: picked on target %v, on ephemeral %v; want both namespaces' objects on target only", on(target, picked), on(ephemeral, picked))
+	}
+	for _, ns := range []string{"hosts", "tenant"} {
+		if a := annotations(ns); a[apply.MovedToAnnotation] != "target" || a[apply.MovingToAnnotation] != "" || a[apply.MovingPhaseAnnotation] != "" {
+			t.Errorf("%s annotations %v, want marked moved to target only", ns, a)
+		}
+	}
+	st, err = executorOf("move-two").Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Objects) != 2 || !st.Objects[0].Ready || !st.Objects[1].Ready {
+		t.Errorf("status once finished = %+v, want both namespaces marked moved", st)
 	}
 }
 

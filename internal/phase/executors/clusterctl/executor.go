@@ -28,6 +28,10 @@ var ProviderTypes = []string{
 type Executor struct {
 	cfg executor.Config
 	api *v1.Clusterctl
+	// beforeMove, when set (by tests), runs before each namespace's
+	// clusterctl move; an error stops the move there, as a run that dies
+	// half-way would.
+	beforeMove func(ns string) error
 }
 
 // New decodes the executor document strictly.
@@ -73,6 +77,18 @@ func (e *Executor) Validate(context.Context) error {
 			add("action init needs init-options naming the providers to install")
 		}
 	case v1.ActionMove:
+		if o := e.api.MoveOptions; o != nil {
+			seen := map[string]bool{o.Namespace: o.Namespace != ""}
+			for i, ns := range o.Namespaces {
+				switch {
+				case ns == "":
+					add("move-options.namespaces[%d] is empty", i)
+				case seen[ns]:
+					add("move-options.namespaces[%d] %q is named twice: each namespace moves once", i, ns)
+				}
+				seen[ns] = true
+			}
+		}
 	case "":
 		add("action is required (init or move)")
 	default:

@@ -30,10 +30,13 @@ import (
 // Deployment of the provider is Available, drifted when the inventory holds
 // another version than the document asks for.
 //
-// For move, one object per Cluster API Cluster of the move namespace found
-// in either cluster: applied when it is on the phase's cluster, ready when
-// it is there, unpaused, and gone from the parent, drifted when it is on
-// both (an interrupted move leaves it paused on one side). A move moves no
+// For move, for each move namespace in order: the namespace when the
+// parent marks it moved (ready when to the phase's cluster) or being moved
+// (not ready: the move stopped half-way, and running the phase again
+// finishes it), then one object per Cluster API Cluster of it found in
+// either cluster: applied when it is on the phase's cluster, ready when it
+// is there, unpaused, and gone from the parent, drifted when it is on both
+// (an interrupted move leaves it paused on one side). A move moves no
 // status: Cluster API rebuilds it on the target, and infrastructure
 // providers must rebuild theirs.
 func (e *Executor) Status(ctx context.Context) (*executor.Status, error) {
@@ -181,22 +184,30 @@ func deploymentAvailable(d *appsv1.Deployment) bool {
 	return false
 }
 
-// moveNamespace is the namespace move works in: move-options.namespace, or
-// the namespace of the parent's kubeconfig context, as clusterctl does.
-func (e *Executor) moveNamespace(ctx context.Context, from string) (string, error) {
-	if e.api.MoveOptions != nil && e.api.MoveOptions.Namespace != "" {
-		return e.api.MoveOptions.Namespace, nil
+// moveNamespaces are the namespaces move works in, in order:
+// move-options.namespace then move-options.namespaces; when neither is
+// given, the namespace of the parent's kubeconfig context, as clusterctl
+// does, or default.
+func (e *Executor) moveNamespaces(ctx context.Context, from string) ([]string, error) {
+	if o := e.api.MoveOptions; o != nil && (o.Namespace != "" || len(o.Namespaces) > 0) {
+		var nss []string
+		for _, ns := range append([]string{o.Namespace}, o.Namespaces...) {
+			if ns != "" && !slices.Contains(nss, ns) {
+				nss = append(nss, ns)
+			}
+		}
+		return nss, nil
 	}
 	if e.cfg.Kubeconfig != nil {
 		kc, err := e.cfg.Kubeconfig(ctx, kubeconfig.Request{Cluster: from})
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 		if c := kc.Contexts[kc.CurrentContext]; c != nil && c.Namespace != "" {
-			return c.Namespace, nil
+			return []string{c.Namespace}, nil
 		}
 	}
-	return corev1.NamespaceDefault, nil
+	return []string{corev1.NamespaceDefault}, nil
 }
 
 // clusterState is one Cluster as seen in one cluster.
@@ -229,43 +240,76 @@ func (e *Executor) moveStatus(ctx context.Context) (*executor.Status, error) {
 	if err != nil {
 		return nil, err
 	}
-	ns, err := e.moveNamespace(ctx, from)
+	nss, err := e.moveNamespaces(ctx, from)
 	if err != nil {
 		return nil, err
 	}
-	read := func(cluster string) (map[string]clusterState, error) {
-		c, err := e.client(ctx, cluster)
+	tc, err := e.client(ctx, e.cfg.ClusterName)
+	if err != nil {
+		return nil, err
+	}
+	pc, err := e.client(ctx, from)
+	if err != nil {
+		return nil, err
+	}
+	moved, err := apply.MovedNamespaces(ctx, pc, nss)
+	if err != nil {
+		return nil, fmt.Errorf("phase %q: cluster %q: %w", e.cfg.PhaseName, from, err)
+	}
+	st := &executor.Status{Phase: e.cfg.PhaseName}
+	var moving []string
+	found := false
+	for _, ns := range nss {
+		if m, ok := moved[ns]; ok {
+			o := executor.ObjectStatus{ID: "Namespace " + ns, Applied: true, Ready: !m.Moving && m.To == e.cfg.ClusterName,
+				Message: fmt.Sprintf("on %q marked moved to %q (%s)", from, m.To, apply.MovedToAnnotation)}
+			if m.Moving {
+				moving = append(moving, fmt.Sprintf("%q", ns))
+				o.Message = fmt.Sprintf("on %q marked being moved to %q (%s): the move stopped half-way; run phase %q again to finish it",
+					from, m.To, apply.MovingToAnnotation, e.cfg.PhaseName)
+			}
+			st.Objects = append(st.Objects, o)
+		}
+		objs, err := e.clusterStatus(ctx, pc, tc, from, ns)
 		if err != nil {
 			return nil, err
 		}
+		found = found || len(objs) > 0
+		st.Objects = append(st.Objects, objs...)
+	}
+	names := make([]string, len(nss))
+	for i, ns := range nss {
+		names[i] = fmt.Sprintf("%q", ns)
+	}
+	switch {
+	case len(moving) > 0:
+		st.Message = fmt.Sprintf("the move of namespace %s from %q to %q stopped half-way (namespace %s marked %s): run phase %q again to finish it",
+			strings.Join(names, ", "), from, e.cfg.ClusterName, strings.Join(moving, ", "), apply.MovingToAnnotation, e.cfg.PhaseName)
+	case !found:
+		st.Message = fmt.Sprintf("no Cluster API Cluster in namespace %s of %q or %q", strings.Join(names, ", "), from, e.cfg.ClusterName)
+	default:
+		st.Message = fmt.Sprintf("moves namespace %s from %q to %q", strings.Join(names, ", "), from, e.cfg.ClusterName)
+	}
+	return st, nil
+}
+
+// clusterStatus reports each Cluster API Cluster of namespace ns found on
+// the parent (pc, cluster from) or the phase's cluster (tc).
+func (e *Executor) clusterStatus(ctx context.Context, pc, tc client.Client, from, ns string) ([]executor.ObjectStatus, error) {
+	read := func(c client.Client, cluster string) (map[string]clusterState, error) {
 		cl, err := listClusters(ctx, c, ns)
 		if err != nil {
 			return nil, fmt.Errorf("phase %q: listing Cluster API Clusters in namespace %q of cluster %q: %w", e.cfg.PhaseName, ns, cluster, err)
 		}
 		return cl, nil
 	}
-	onTarget, err := read(e.cfg.ClusterName)
+	onTarget, err := read(tc, e.cfg.ClusterName)
 	if err != nil {
 		return nil, err
 	}
-	onParent, err := read(from)
+	onParent, err := read(pc, from)
 	if err != nil {
 		return nil, err
-	}
-	st := &executor.Status{Phase: e.cfg.PhaseName}
-	pc, err := e.client(ctx, from)
-	if err != nil {
-		return nil, err
-	}
-	moved, err := apply.MovedNamespaces(ctx, pc, []string{ns})
-	if err != nil {
-		return nil, fmt.Errorf("phase %q: cluster %q: %w", e.cfg.PhaseName, from, err)
-	}
-	if to := moved[ns]; to != "" {
-		st.Objects = append(st.Objects, executor.ObjectStatus{
-			ID: "Namespace " + ns, Applied: true, Ready: to == e.cfg.ClusterName,
-			Message: fmt.Sprintf("on %q marked moved to %q (%s)", from, to, apply.MovedToAnnotation),
-		})
 	}
 	names := map[string]bool{}
 	for n := range onTarget {
@@ -274,11 +318,7 @@ func (e *Executor) moveStatus(ctx context.Context) (*executor.Status, error) {
 	for n := range onParent {
 		names[n] = true
 	}
-	if len(names) == 0 {
-		st.Message = fmt.Sprintf("no Cluster API Cluster in namespace %q of %q or %q", ns, from, e.cfg.ClusterName)
-		return st, nil
-	}
-	st.Message = fmt.Sprintf("moves namespace %q from %q to %q", ns, from, e.cfg.ClusterName)
+	var out []executor.ObjectStatus
 	for _, n := range slices.Sorted(maps.Keys(names)) {
 		t, onT := onTarget[n]
 		p, onP := onParent[n]
@@ -294,9 +334,9 @@ func (e *Executor) moveStatus(ctx context.Context) (*executor.Status, error) {
 		default:
 			o.Message = fmt.Sprintf("not moved: still on %q (%s)", from, phaseText(p.phase))
 		}
-		st.Objects = append(st.Objects, o)
+		out = append(out, o)
 	}
-	return st, nil
+	return out, nil
 }
 
 // phaseText describes a Cluster's status.phase; a moved Cluster has none
