@@ -37,7 +37,8 @@
 // state and the ComputerSystem.Reset action) and fails naming what is
 // missing. The rest is inventory: a part the BMC does not link, or links
 // but answers with a client error (a dangling Memory link answering 404,
-// as sushy-tools' fake driver does), is left empty in the details, and
+// as sushy-tools' fake driver does) or with JSON that does not fit the
+// schema (its libvirt driver's processors), is left empty in the details, and
 // Inspect logs through the context's logger which parts are missing and
 // why; that line is the only thing this package logs. A server error or no
 // answer while reading a part fails the inspection instead, to be tried

@@ -2,6 +2,7 @@ package redfish
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -23,12 +24,13 @@ import (
 // reports and its ComputerSystem.Reset action; without them Inspect fails
 // naming what is missing. The rest is inventory. A part the BMC does not
 // link is left empty; one it links but answers with a client error (a
-// dangling link: 404, or 400, 405, 501: it has none to give) is left empty
-// too and recorded: Inspect logs, through the context's logger, which parts
-// are missing and why, and so does a CPU count or memory size it could not
-// find. Credentials refused, a server error or no answer while reading any
-// part fail the inspection, naming the part, so that a BMC failing for a
-// moment does not leave a host with a partial inventory for good.
+// dangling link: 404, or 400, 405, 501: it has none to give), or with
+// JSON that does not fit the schema, is left empty too and recorded:
+// Inspect logs, through the context's logger, which parts are missing and
+// why, and so does a CPU count or memory size it could not find.
+// Credentials refused, a server error or no answer while reading any part
+// fail the inspection, naming the part, so that a BMC failing for a moment
+// does not leave a host with a partial inventory for good.
 func (h *host) Inspect(ctx context.Context) (*metal3v1alpha1.HardwareDetails, error) {
 	const op = "inspect"
 	api := h.api(ctx)
@@ -114,11 +116,39 @@ func (inv *inventory) optional(what string, err error) error {
 	}
 	e := inv.h.fail(inv.op+": read "+what, err, provisioner.ErrRefused)
 	var re *Error
-	if errors.As(e, &re) && absent(re.Status) {
+	switch {
+	case errors.As(e, &re) && absent(re.Status):
 		inv.missing = append(inv.missing, fmt.Sprintf("%s (HTTP %d %s)", what, re.Status, http.StatusText(re.Status)))
+		return nil
+	case undecodable(err):
+		inv.missing = append(inv.missing, what+" (an answer that is not the Redfish JSON expected)")
 		return nil
 	}
 	return e
+}
+
+// undecodable reports whether err, or a failure of the collection it
+// reports, is an answer whose JSON does not fit the schema (sushy-tools'
+// libvirt driver serves a processor's TotalThreads as a string): the BMC
+// answered, with nothing usable.
+func undecodable(err error) bool {
+	errs := []error{err}
+	var coll *schemas.CollectionError
+	if errors.As(err, &coll) {
+		for _, ferr := range coll.Failures {
+			errs = append(errs, ferr)
+		}
+	}
+	for _, err := range errs {
+		var (
+			syntax  *json.SyntaxError
+			typeErr *json.UnmarshalTypeError
+		)
+		if errors.As(err, &syntax) || errors.As(err, &typeErr) {
+			return true
+		}
+	}
+	return false
 }
 
 // absent reports whether a status says the BMC has no such resource to
