@@ -14,6 +14,14 @@
 // tests. Each operator package holds its Options, the function from them
 // to its Operator, and Run and NewManager that call it.
 //
+// An operator whose parts need different CRDs lists them as Controllers
+// (controllers.go) instead: Run starts the manager at once and registers
+// each controller on it when the API server serves that controller's own
+// kinds, logging "controller X waits for CRDs" once (with the kinds
+// missing) and "controller X started". Armada's and SIP's operators wait
+// for all their kinds before anything starts (Kinds); Metal3's runs its
+// BareMetalHost controller on a site without Cluster API's CRDs.
+//
 // NewManager sets controller-runtime's SkipNameValidation for the whole
 // manager from Options.SkipControllerNameValidation (tests that start
 // several managers in one process set it), so no reconciler takes a
@@ -31,7 +39,12 @@
 // within 60 s, an answer within 120 s, an idle connection closed after
 // 120 s (Options.ServerTimeouts). Their checks are the ones NewManager
 // sets ("ping"; "caches"): checks added to the manager with
-// AddHealthzCheck or AddReadyzCheck are not served.
+// AddHealthzCheck or AddReadyzCheck are not served. While an operator
+// waits for CRDs and nothing reconciles (its Kinds, or none of its
+// Controllers registered yet) /healthz answers 200 and /readyz 503 with
+// what it waits for; once one controller is registered the process
+// serves and /readyz is the caches' check, though other controllers may
+// still wait (the log says which).
 //
 // The reconcile kit (the other files): how a pass ends (WaitingError,
 // StalledError, FailedError, sorted by OutcomeOf), its one status write

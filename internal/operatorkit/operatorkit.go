@@ -14,8 +14,6 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -116,6 +114,10 @@ type Operator struct {
 	// Reconcilers returns the reconcilers to register, in order, once the
 	// manager exists (they take its client, recorder and config).
 	Reconcilers func(mgr ctrl.Manager, log logr.Logger) []Reconciler
+	// Controllers start each on its own, on the running manager, once the
+	// API server serves its Kinds (Run); an operator whose parts need
+	// different CRDs lists them here instead of in Kinds and Reconcilers.
+	Controllers []Controller
 	// LogValues are logged with the start line, after leaderElection.
 	LogValues []any
 }
@@ -154,22 +156,32 @@ func NewScheme(adds ...func(*runtime.Scheme) error) (*runtime.Scheme, error) {
 // Scheme is the operator's scheme.
 func (op Operator) Scheme() (*runtime.Scheme, error) { return NewScheme(op.AddToScheme...) }
 
-// NewManager builds the operator's manager with its reconcilers
-// registered, without waiting for its CRDs.
+// NewManager builds the operator's manager with its reconcilers and
+// those of its Controllers registered, without waiting for their CRDs.
 func (op Operator) NewManager(ctx context.Context, cfg *rest.Config, log logr.Logger) (ctrl.Manager, error) {
 	if err := op.validate(); err != nil {
 		return nil, err
 	}
-	return op.build(ctx, cfg, log)
+	mgr, err := op.build(ctx, cfg, log, nil)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range op.Controllers {
+		if err := c.setUp(ctx, mgr, log); err != nil {
+			return nil, err
+		}
+	}
+	return mgr, nil
 }
 
-// build is NewManager once the options are checked.
-func (op Operator) build(ctx context.Context, cfg *rest.Config, log logr.Logger) (ctrl.Manager, error) {
+// build is the manager of the checked options with op.Reconcilers
+// registered; /readyz answers 503 while readyGate fails (nil: never).
+func (op Operator) build(ctx context.Context, cfg *rest.Config, log logr.Logger, readyGate func() error) (ctrl.Manager, error) {
 	scheme, err := op.Scheme()
 	if err != nil {
 		return nil, err
 	}
-	mgr, err := NewManager(cfg, scheme, op.Options, op.LeaderElectionID, log)
+	mgr, err := newManager(cfg, scheme, op.Options, op.LeaderElectionID, log, readyGate)
 	if err != nil {
 		return nil, err
 	}
@@ -189,6 +201,12 @@ func (op Operator) build(ctx context.Context, cfg *rest.Config, log logr.Logger)
 // when the phase installing them runs after it, waits instead of exiting),
 // then builds and starts the manager. While it waits, the probe address
 // answers /healthz (alive: a kubelet must not restart it) and not /readyz.
+//
+// Each of op.Controllers is then registered on the running manager once
+// the API server serves its own kinds: Run logs "controller X waits for
+// CRDs" (once, with the kinds missing) and "controller X started". Until
+// one of them is registered /readyz answers 503 with what each waits for;
+// from then on the process serves, and /readyz is the manager's.
 func (op Operator) Run(ctx context.Context, cfg *rest.Config, log logr.Logger) error {
 	if err := op.validate(); err != nil {
 		return err
@@ -207,9 +225,25 @@ func (op Operator) Run(ctx context.Context, cfg *rest.Config, log logr.Logger) e
 		}
 	}
 	stop() // the manager's probe server binds the address next
-	mgr, err := op.build(ctx, cfg, log)
+	var starter *controllerStarter
+	var readyGate func() error
+	if len(op.Controllers) > 0 {
+		dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+		if err != nil {
+			return fmt.Errorf("discovery client: %w", err)
+		}
+		starter = newControllerStarter(dc, op.Controllers, log)
+		readyGate = starter.ready
+	}
+	mgr, err := op.build(ctx, cfg, log, readyGate)
 	if err != nil {
 		return err
+	}
+	if starter != nil {
+		starter.mgr = mgr
+		if err := mgr.Add(starter); err != nil {
+			return fmt.Errorf("adding the controllers' starter: %w", err)
+		}
 	}
 	log.Info("starting "+op.Name, append([]any{"leaderElection", op.Options.LeaderElection}, op.LogValues...)...)
 	return mgr.Start(ctx)
@@ -226,6 +260,12 @@ func (op Operator) validate() error {
 // election on the Lease leaderElectionID and the client rate of o; /healthz
 // answers while the process runs and /readyz once the caches have synced.
 func NewManager(cfg *rest.Config, scheme *runtime.Scheme, o Options, leaderElectionID string, log logr.Logger) (ctrl.Manager, error) {
+	return newManager(cfg, scheme, o, leaderElectionID, log, nil)
+}
+
+// newManager is NewManager whose /readyz answers 503 with readyGate's
+// error while it fails (nil: never).
+func newManager(cfg *rest.Config, scheme *runtime.Scheme, o Options, leaderElectionID string, log logr.Logger, readyGate func() error) (ctrl.Manager, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
@@ -272,8 +312,12 @@ func NewManager(cfg *rest.Config, scheme *runtime.Scheme, o Options, leaderElect
 			}
 			return nil
 		}}}
+		readyz := http.Handler(ready)
+		if readyGate != nil {
+			readyz = gated(readyGate, ready)
+		}
 		mux := http.NewServeMux()
-		for path, h := range map[string]http.Handler{"/healthz": live, "/readyz": ready} {
+		for path, h := range map[string]http.Handler{"/healthz": live, "/readyz": readyz} {
 			mux.Handle(path, http.StripPrefix(path, h))
 			mux.Handle(path+"/", http.StripPrefix(path, h)) // one check: /readyz/caches
 		}
@@ -342,18 +386,14 @@ func WaitForKinds(ctx context.Context, cfg *rest.Config, gv string, kinds []stri
 		return fmt.Errorf("discovery client: %w", err)
 	}
 	logged := false
+	need := []GroupKinds{{GroupVersion: gv, Kinds: kinds}}
 	for {
-		list, err := dc.ServerResourcesForGroupVersion(gv)
-		missing := kinds
-		if err == nil {
-			missing = nil
-			for _, k := range kinds {
-				if !slices.ContainsFunc(list.APIResources, func(r metav1.APIResource) bool { return r.Kind == k }) {
-					missing = append(missing, k)
-				}
+		var missing []string
+		served := servedKinds(dc, need, log)
+		for _, k := range kinds {
+			if !slices.Contains(served[gv], k) {
+				missing = append(missing, k)
 			}
-		} else if !apierrors.IsNotFound(err) {
-			log.Error(err, "looking for the operator's CRDs", "groupVersion", gv)
 		}
 		if len(missing) == 0 {
 			return nil

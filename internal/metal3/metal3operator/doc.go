@@ -1,8 +1,11 @@
 // Package metal3operator is the Metal3 operator process cmd/metal3-operator
 // runs, as an operatorkit.Operator: the controllers --controllers selects
 // (BareMetalHost, Metal3Cluster, Metal3Machine, Metal3DataTemplate and
-// Metal3Data, IPPool), after the CRDs of the kinds they need are served,
-// on operatorkit's shared manager settings.
+// Metal3Data, IPPool), on operatorkit's shared manager settings. Each
+// controller starts once the CRDs of the kinds it needs are served
+// (operatorkit.Controller), so with the default controllers a site of
+// BareMetalHosts alone, without Cluster API, gets its hosts reconciled
+// while the others wait.
 //
 // The BareMetalHost controller drives a lifecycle provisioner: Ironic's at
 // --ironic-endpoint (http_basic credentials from --ironic-credentials-file,

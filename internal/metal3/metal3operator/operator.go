@@ -212,60 +212,64 @@ func Scheme() (*runtime.Scheme, error) { return operatorkit.NewScheme(addToSchem
 // namespace; the controllers' own Events are events.k8s.io.
 // +kubebuilder:rbac:groups="",namespace=metal3-system,resources=events,verbs=create;patch
 
-// operator is the Metal3 operator process of o: the selected controllers,
-// after the CRDs of the kinds they need.
+// operator is the Metal3 operator process of o: each selected controller
+// starts once the CRDs of the kinds it needs are served, whatever the
+// others wait for (a site of BareMetalHosts alone has no Cluster API).
 func (o Options) operator() operatorkit.Operator {
+	var cs []operatorkit.Controller
+	for _, c := range Controllers {
+		if o.runs(c) {
+			cs = append(cs, operatorkit.Controller{Name: c, Kinds: requiredKinds(c), Reconcilers: func(mgr ctrl.Manager, _ logr.Logger) []operatorkit.Reconciler {
+				return []operatorkit.Reconciler{o.reconciler(c, mgr)}
+			}})
+		}
+	}
 	return operatorkit.Operator{
 		Name:             "metal3-operator",
 		LeaderElectionID: LeaderElectionID,
 		Options:          o.Options,
 		Validate:         o.Validate,
 		AddToScheme:      addToScheme,
-		Kinds:            requiredKinds(o),
-		Reconcilers:      o.reconcilers,
+		Controllers:      cs,
 		LogValues:        []any{"controllers", o.Controllers, "concurrency", o.Concurrency, "provisioner", o.provisionerName()},
 	}
 }
 
-// reconcilers are the selected controllers, in the order of Controllers.
-func (o Options) reconcilers(mgr ctrl.Manager, _ logr.Logger) []operatorkit.Reconciler {
-	var rs []operatorkit.Reconciler
-	if o.runs(BareMetalHostController) {
+// reconciler is controller c of Controllers on mgr.
+func (o Options) reconciler(c string, mgr ctrl.Manager) operatorkit.Reconciler {
+	switch c {
+	case BareMetalHostController:
 		factory, err := o.provisionerFactory()
 		if err != nil {
-			// Reported when the manager sets the controllers up.
-			return []operatorkit.Reconciler{operatorkit.SetupFunc(func(context.Context, ctrl.Manager) error { return err })}
+			// Reported when the manager sets the controller up.
+			return operatorkit.SetupFunc(func(context.Context, ctrl.Manager) error { return err })
 		}
-		rs = append(rs, &baremetalhost.BareMetalHostReconciler{
+		return &baremetalhost.BareMetalHostReconciler{
 			Client:                mgr.GetClient(),
 			Factory:               factory,
 			Recorder:              mgr.GetEventRecorder("metal3-operator"),
 			PowerPollInterval:     o.PowerPollInterval,
 			ProvisionPollInterval: o.ProvisionPollInterval,
 			Concurrency:           o.Concurrency,
-		})
-	}
-	if o.runs(Metal3ClusterController) {
-		rs = append(rs, &capm3.ClusterReconciler{Client: mgr.GetClient()})
-	}
-	if o.runs(Metal3MachineController) {
-		rs = append(rs, &capm3.MachineReconciler{
+		}
+	case Metal3ClusterController:
+		return &capm3.ClusterReconciler{Client: mgr.GetClient()}
+	case Metal3MachineController:
+		return &capm3.MachineReconciler{
 			Client:      mgr.GetClient(),
 			Recorder:    mgr.GetEventRecorder("metal3-operator"),
 			Concurrency: o.MachineConcurrency,
+		}
+	case Metal3DataController:
+		return operatorkit.SetupFunc(func(ctx context.Context, mgr ctrl.Manager) error {
+			return data.SetupWithManager(ctx, mgr, data.Options{Concurrency: o.MachineConcurrency})
+		})
+	case IPPoolController:
+		return operatorkit.SetupFunc(func(ctx context.Context, mgr ctrl.Manager) error {
+			return ipam.SetupWithManager(ctx, mgr, ipam.Options{Concurrency: 4})
 		})
 	}
-	if o.runs(Metal3DataController) {
-		rs = append(rs, operatorkit.SetupFunc(func(ctx context.Context, mgr ctrl.Manager) error {
-			return data.SetupWithManager(ctx, mgr, data.Options{Concurrency: o.MachineConcurrency})
-		}))
-	}
-	if o.runs(IPPoolController) {
-		rs = append(rs, operatorkit.SetupFunc(func(ctx context.Context, mgr ctrl.Manager) error {
-			return ipam.SetupWithManager(ctx, mgr, ipam.Options{Concurrency: 4})
-		}))
-	}
-	return rs
+	return operatorkit.SetupFunc(func(context.Context, ctrl.Manager) error { return fmt.Errorf("unknown controller %q", c) })
 }
 
 // NewManager builds the manager with the selected controllers.
@@ -273,8 +277,8 @@ func NewManager(ctx context.Context, cfg *rest.Config, o Options, log logr.Logge
 	return o.operator().NewManager(ctx, cfg, log)
 }
 
-// Run starts the operator and blocks until ctx is done; it waits first
-// for the CRDs of the kinds its controllers need.
+// Run starts the operator and blocks until ctx is done; each controller
+// starts once the CRDs of the kinds it needs are served.
 func Run(ctx context.Context, cfg *rest.Config, o Options, log logr.Logger) error {
 	return o.operator().Run(ctx, cfg, log)
 }
@@ -294,19 +298,10 @@ func redfishOptions(o Options) redfish.Options {
 	return redfish.Options{HTTPTimeout: o.BMCTimeout, MaxConnsPerHost: o.Concurrency, Proxy: httplimit.ProxyFromEnvironment()}
 }
 
-// requiredKinds are the kinds the selected controllers need, by group
-// version, in a stable order.
-func requiredKinds(o Options) []operatorkit.GroupKinds {
-	byGV := map[string][]string{}
-	for _, c := range o.Controllers {
-		for gv, kinds := range kindsOf[c] {
-			for _, k := range kinds {
-				if !slices.Contains(byGV[gv], k) {
-					byGV[gv] = append(byGV[gv], k)
-				}
-			}
-		}
-	}
+// requiredKinds are the kinds controller c needs, by group version, in a
+// stable order.
+func requiredKinds(c string) []operatorkit.GroupKinds {
+	byGV := kindsOf[c]
 	out := make([]operatorkit.GroupKinds, 0, len(byGV))
 	for _, gv := range slices.Sorted(maps.Keys(byGV)) {
 		out = append(out, operatorkit.GroupKinds{GroupVersion: gv, Kinds: byGV[gv]})
