@@ -22,7 +22,9 @@
 //  0. Refuse (status.failureMessage naming the field, before the
 //     finalizer and before any host is claimed) a spec.userData,
 //     spec.metaData, spec.networkData or spec.dataTemplate naming another
-//     namespace (package refs).
+//     namespace (package refs), and a spec.hostSelector no label selector
+//     can be built from (HostSelector: an operator such as metav1's
+//     DoesNotExist, which the CRD accepts).
 //  1. Wait for the owner Machine, the Cluster's infrastructure and the
 //     bootstrap data Secret (Machine spec.bootstrap.dataSecretName).
 //  2. Choose a host (AssociateBareMetalHost): in the Metal3Machine's

@@ -3,6 +3,7 @@ package capm3
 import (
 	"fmt"
 	"hash/maphash"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -30,8 +31,18 @@ const (
 	FailureDomainLabel = "infrastructure.cluster.x-k8s.io/failure-domain"
 )
 
+// hostSelectorOperators are the operators of a hostSelector expression,
+// in lower case: labels.NewRequirement's.
+var hostSelectorOperators = []selection.Operator{selection.In, selection.NotIn, selection.Equals, selection.DoubleEquals,
+	selection.NotEquals, selection.Exists, selection.DoesNotExist, selection.GreaterThan, selection.LessThan}
+
 // HostSelector builds the label selector of a Metal3Machine's hostSelector.
-// Operators are accepted in any case, as upstream does.
+// Operators are accepted in any case, as upstream does: metav1's In, NotIn
+// and Exists are in, notin and exists. metav1's DoesNotExist is not an
+// operator here, nor upstream (whose CRD accepts any string and whose
+// controller refuses it when choosing a host); "!" is. An operator not
+// accepted is refused naming its field
+// (spec.hostSelector.matchExpressions[i].operator) and the operator.
 func HostSelector(s infrav1.HostSelector) (labels.Selector, error) {
 	sel := labels.NewSelector()
 	keys := make([]string, 0, len(s.MatchLabels))
@@ -47,7 +58,15 @@ func HostSelector(s infrav1.HostSelector) (labels.Selector, error) {
 		sel = sel.Add(*r)
 	}
 	for i, e := range s.MatchExpressions {
-		r, err := labels.NewRequirement(e.Key, selection.Operator(strings.ToLower(string(e.Operator))), e.Values)
+		op := selection.Operator(strings.ToLower(string(e.Operator)))
+		if !slices.Contains(hostSelectorOperators, op) {
+			hint := ""
+			if op == "doesnotexist" {
+				hint = `; a label's absence is "!"`
+			}
+			return nil, fmt.Errorf("spec.hostSelector.matchExpressions[%d].operator: %q is not one of in, notin, =, ==, !=, exists, !, gt, lt (in any case)%s", i, e.Operator, hint)
+		}
+		r, err := labels.NewRequirement(e.Key, op, e.Values)
 		if err != nil {
 			return nil, fmt.Errorf("spec.hostSelector.matchExpressions[%d]: %w", i, err)
 		}

@@ -142,7 +142,18 @@ func TestHostSelector(t *testing.T) {
 		{"labels", infrav1.HostSelector{MatchLabels: map[string]string{"rack": "r1"}}, map[string]string{"rack": "r1"}, true, ""},
 		{"upper-case operator", infrav1.HostSelector{MatchExpressions: []infrav1.HostSelectorRequirement{{Key: "rack", Operator: "In", Values: []string{"r1", "r2"}}}}, map[string]string{"rack": "r2"}, true, ""},
 		{"notin", infrav1.HostSelector{MatchExpressions: []infrav1.HostSelectorRequirement{{Key: "rack", Operator: "notin", Values: []string{"r1"}}}}, map[string]string{"rack": "r1"}, false, ""},
-		{"bad operator names the field", infrav1.HostSelector{MatchExpressions: []infrav1.HostSelectorRequirement{{Key: "rack", Operator: "near", Values: []string{"r1"}}}}, nil, false, "spec.hostSelector.matchExpressions[0]"},
+		{"bad operator names the field", infrav1.HostSelector{MatchExpressions: []infrav1.HostSelectorRequirement{{Key: "rack", Operator: "near", Values: []string{"r1"}}}}, nil, false, `spec.hostSelector.matchExpressions[0].operator: "near" is not one of`},
+		{"metav1 NotIn", expr(infrav1.HostSelectorRequirement{Key: "rack", Operator: "NotIn", Values: []string{"r1"}}), map[string]string{"rack": "r2"}, true, ""},
+		{"metav1 NotIn, excluded", expr(infrav1.HostSelectorRequirement{Key: "rack", Operator: "NotIn", Values: []string{"r1"}}), map[string]string{"rack": "r1"}, false, ""},
+		{"metav1 Exists", expr(infrav1.HostSelectorRequirement{Key: "gpu", Operator: "Exists"}), map[string]string{"gpu": ""}, true, ""},
+		{"metav1 Exists, absent", expr(infrav1.HostSelectorRequirement{Key: "gpu", Operator: "Exists"}), map[string]string{"rack": "r1"}, false, ""},
+		{"absence is !", expr(infrav1.HostSelectorRequirement{Key: "retired", Operator: "!"}), map[string]string{"rack": "r1"}, true, ""},
+		{"absence is !, present", expr(infrav1.HostSelectorRequirement{Key: "retired", Operator: "!"}), map[string]string{"retired": "yes"}, false, ""},
+		{"gt", expr(infrav1.HostSelectorRequirement{Key: "cores", Operator: "gt", Values: []string{"16"}}), map[string]string{"cores": "32"}, true, ""},
+		{"metav1 DoesNotExist is refused, upstream too", expr(infrav1.HostSelectorRequirement{Key: "rack", Operator: "In", Values: []string{"r1"}}, infrav1.HostSelectorRequirement{Key: "retired", Operator: "DoesNotExist"}), nil, false,
+			`spec.hostSelector.matchExpressions[1].operator: "DoesNotExist" is not one of in, notin, =, ==, !=, exists, !, gt, lt (in any case); a label's absence is "!"`},
+		{"empty operator", expr(infrav1.HostSelectorRequirement{Key: "rack"}), nil, false, `spec.hostSelector.matchExpressions[0].operator: "" is not one of`},
+		{"values the operator does not take name the expression", expr(infrav1.HostSelectorRequirement{Key: "gpu", Operator: "exists", Values: []string{"x"}}), nil, false, "spec.hostSelector.matchExpressions[0]: "},
 		{"bad label names the field", infrav1.HostSelector{MatchLabels: map[string]string{"bad key!": "x"}}, nil, false, "spec.hostSelector.matchLabels[bad key!]"},
 	}
 	for _, tt := range tests {
@@ -162,6 +173,11 @@ func TestHostSelector(t *testing.T) {
 			}
 		})
 	}
+}
+
+// expr is a hostSelector of matchExpressions es.
+func expr(es ...infrav1.HostSelectorRequirement) infrav1.HostSelector {
+	return infrav1.HostSelector{MatchExpressions: es}
 }
 
 func TestParseAPIEndpoint(t *testing.T) {

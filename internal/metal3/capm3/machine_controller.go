@@ -333,9 +333,13 @@ func (r *MachineReconciler) Reconcile(ctx context.Context, req reconcile.Request
 	if !m3m.DeletionTimestamp.IsZero() {
 		return reconcile.Result{}, s.reconcileDelete()
 	}
-	// References to other namespaces are refused before the finalizer and
-	// before a host is claimed or anything is read.
+	// References to other namespaces, and a hostSelector no host can be
+	// chosen by, are refused before the finalizer and before a host is
+	// claimed or anything is read.
 	if err := machineReferences(m3m); err != nil {
+		return reconcile.Result{}, s.invalid(err.Error())
+	}
+	if _, err := HostSelector(m3m.Spec.HostSelector); err != nil {
 		return reconcile.Result{}, s.invalid(err.Error())
 	}
 	if s.machine == nil {
