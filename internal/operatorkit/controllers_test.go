@@ -129,7 +129,8 @@ func (r *recorder) controller(name string, gvk schema.GroupVersionKind) Controll
 // TestRunStartsEachControllerWhenItsCRDsAreServed: an operator of two
 // controllers, one of a kind the API server serves and one of a CRD not
 // installed, reconciles with the first at once (ready, the other logged
-// once as waiting) and starts the second when its CRD is installed. With
+// once as waiting) and starts the second when its CRD is installed. A
+// controller whose setup fails ends Run with the error, naming it. With
 // no controller able to run, /readyz answers 503 naming what each waits
 // for, until one can.
 func TestRunStartsEachControllerWhenItsCRDsAreServed(t *testing.T) {
@@ -192,6 +193,27 @@ func TestRunStartsEachControllerWhenItsCRDsAreServed(t *testing.T) {
 			t.Errorf("logged %d times that the Widget controller waits, want once", n)
 		}
 		stop()
+	})
+
+	t.Run("a controller that cannot be set up ends Run", func(t *testing.T) {
+		failed := errors.New("no index")
+		op := Operator{Name: "test-operator", Options: o, Controllers: []Controller{{
+			Name:  "broken",
+			Kinds: []GroupKinds{{GroupVersion: "v1", Kinds: []string{"ConfigMap"}}},
+			Reconcilers: func(ctrl.Manager, logr.Logger) []Reconciler {
+				return []Reconciler{SetupFunc(func(context.Context, ctrl.Manager) error { return failed })}
+			},
+		}}}
+		done := make(chan error, 1)
+		go func() { done <- op.Run(ctx, env.Config, logr.Discard()) }()
+		select {
+		case err := <-done:
+			if !errors.Is(err, failed) || !strings.Contains(err.Error(), "controller broken") {
+				t.Errorf("Run = %v, want %v naming the controller", err, failed)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("Run still runs with a controller that failed to set up")
+		}
 	})
 
 	t.Run("no controller can run", func(t *testing.T) {
