@@ -151,8 +151,10 @@ func TestConformance(t *testing.T) {
 		t.Run(tt.kind, func(t *testing.T) {
 			dir := filepath.Join(conformanceDir, tt.kind)
 			bmc := newRecordedBMC(t, dir, tt.sysPath, tt.cdPath)
+			bmc.mu.Lock()
 			bmc.lag, bmc.restartDips, bmc.conflict = tt.lag, tt.dips, tt.conflict
 			startedOn := bmc.power == "On"
+			bmc.mu.Unlock()
 			p, _ := lifecycle(t, bmc.target(tt.system))
 
 			res, _, err := p.Register(t.Context(), provisioner.RegisterData{CredentialsChanged: true})

@@ -115,7 +115,9 @@ func TestInspectMissingInventory(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			bmc := newFakeBMC(t)
+			bmc.mu.Lock()
 			bmc.editSystem = tt.edit
+			bmc.mu.Unlock()
 			for k, status := range tt.fail {
 				bmc.setFail(k, status)
 			}

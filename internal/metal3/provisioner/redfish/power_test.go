@@ -131,7 +131,9 @@ func TestLaggingBMC(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			bmc := newFakeBMC(t)
+			bmc.mu.Lock()
 			bmc.power, bmc.lag, bmc.conflict, bmc.restartDips = tt.power, tt.lag, tt.conflict, tt.dips
+			bmc.mu.Unlock()
 			p, clk := lifecycle(t, bmc.target("host-0"))
 			tt.run(t, p, clk)
 			bmc.mu.Lock()
