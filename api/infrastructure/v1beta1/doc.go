@@ -1,7 +1,9 @@
 // Package v1beta1 holds the Cluster API infrastructure provider kinds for
 // bare metal (infrastructure.cluster.x-k8s.io/v1beta1): Metal3Cluster,
-// Metal3Machine, Metal3MachineTemplate, Metal3DataTemplate, Metal3Data and
-// Metal3DataClaim.
+// Metal3ClusterTemplate, Metal3Machine, Metal3MachineTemplate,
+// Metal3DataTemplate, Metal3Data, Metal3DataClaim, Metal3Remediation and
+// Metal3RemediationTemplate, and their conversion to and from the v1beta2
+// hub (../v1beta2; conversion.go).
 //
 // Group, version, kinds and JSON field names are upstream
 // cluster-api-provider-metal3's v1beta1, so existing manifests apply

@@ -60,6 +60,23 @@ type Metal3ClusterSpec struct {
 	// does, and the provider only reads it.
 	// +optional
 	CloudProviderEnabled *bool `json:"cloudProviderEnabled,omitempty"`
+	// failureDomains are the failure domains Cluster API may spread
+	// machines over, by name (upstream v1beta1's map; v1beta2 lists them).
+	// +optional
+	FailureDomains FailureDomains `json:"failureDomains,omitempty"`
+}
+
+// FailureDomains maps a failure domain's name to its description.
+type FailureDomains map[string]FailureDomainSpec
+
+// FailureDomainSpec describes one failure domain.
+type FailureDomainSpec struct {
+	// controlPlane true: control-plane machines may be placed here.
+	// +optional
+	ControlPlane bool `json:"controlPlane,omitempty"`
+	// attributes are free-form properties of the domain.
+	// +optional
+	Attributes map[string]string `json:"attributes,omitempty"`
 }
 
 // SetsNodeProviderID reports whether the provider writes spec.providerID
