@@ -232,6 +232,32 @@ func testScheme(t *testing.T) *runtime.Scheme {
 	return s
 }
 
+// TestEveryKindConverts: each kind of this package converts, and has a
+// v1beta2 hub; the fuzz test above must list it too.
+func TestEveryKindConverts(t *testing.T) {
+	s := testScheme(t)
+	for gvk := range s.AllKnownTypes() {
+		if gvk.GroupVersion() != GroupVersion || strings.HasSuffix(gvk.Kind, "List") || !strings.HasPrefix(gvk.Kind, "Metal3") {
+			continue
+		}
+		obj, err := s.New(gvk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := obj.(conversion.Convertible); !ok {
+			t.Errorf("%s is not convertible", gvk.Kind)
+		}
+		hub, err := s.New(infrav1.GroupVersion.WithKind(gvk.Kind))
+		if err != nil {
+			t.Errorf("%s: %v", gvk.Kind, err)
+			continue
+		}
+		if _, ok := hub.(conversion.Hub); !ok {
+			t.Errorf("v1beta2 %s is not a conversion hub", gvk.Kind)
+		}
+	}
+}
+
 // TestDataAnnotationIsClusterAPIs: Cluster API's tools know the annotation
 // by this name.
 func TestDataAnnotationIsClusterAPIs(t *testing.T) {

@@ -25,6 +25,13 @@ const (
 	// HostAnnotation on a Metal3Machine names its BareMetalHost as
 	// "<namespace>/<name>".
 	HostAnnotation = "metal3.io/BareMetalHost"
+	// UUIDLabel on a workload cluster Node carries the BareMetalHost's UID;
+	// the provider finds the Node by it to set spec.providerID.
+	UUIDLabel = "metal3.io/uuid"
+	// ProviderIDPrefix starts every providerID the provider writes.
+	ProviderIDPrefix = "metal3://"
+	// ContractLabel is the Cluster API contract label on this group's CRDs.
+	ContractLabel = "cluster.x-k8s.io/v1beta2"
 	// UnhealthyAnnotation on a BareMetalHost keeps the provider from
 	// choosing it.
 	UnhealthyAnnotation = "capm3.metal3.io/unhealthy"

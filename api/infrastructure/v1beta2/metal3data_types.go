@@ -24,6 +24,13 @@ import (
 // DataFinalizer keeps a Metal3Data until its IPClaims are released.
 const DataFinalizer = "metal3data.infrastructure.cluster.x-k8s.io"
 
+// Keys of the rendered Secrets, and the Secrets' type, as upstream.
+const (
+	MetaDataSecretKey    = "metaData"
+	NetworkDataSecretKey = "networkData"
+	DataSecretType       = corev1.SecretType("infrastructure.cluster.x-k8s.io/secret")
+)
+
 // Metal3DataSpec is one rendering of a Metal3DataTemplate for one claim.
 type Metal3DataSpec struct {
 	// index of this rendering among the template's; it is also the suffix

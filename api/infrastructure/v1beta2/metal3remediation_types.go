@@ -30,17 +30,20 @@ const RemediationFinalizer = "metal3remediation.infrastructure.cluster.x-k8s.io"
 // RebootRemediationStrategy power-cycles the machine's host.
 const RebootRemediationStrategy RemediationType = "Reboot"
 
-// Values of a Metal3Remediation's status.phase.
+// Values of a Metal3Remediation's status.phase (upstream names them
+// Phase<Name>; the names here are ../v1beta1's).
 const (
-	// PhaseRunning: a remediation step is under way.
-	PhaseRunning = "Running"
-	// PhaseWaiting: the last step is done; its outcome is awaited.
-	PhaseWaiting = "Waiting"
-	// PhaseDeleting: remediation failed and the Machine is being deleted.
-	PhaseDeleting = "Deleting machine"
-	// PhaseFailed: the host will not be remediated (for example it was
-	// powered off on purpose).
-	PhaseFailed = "Failed"
+	// RemediationPhaseRunning: a remediation step is under way.
+	RemediationPhaseRunning = "Running"
+	// RemediationPhaseWaiting: the last step is done; its outcome is
+	// awaited.
+	RemediationPhaseWaiting = "Waiting"
+	// RemediationPhaseDeleting: remediation failed and the Machine is being
+	// deleted.
+	RemediationPhaseDeleting = "Deleting machine"
+	// RemediationPhaseFailed: the host will not be remediated (for example
+	// it was powered off on purpose).
+	RemediationPhaseFailed = "Failed"
 )
 
 // Metal3RemediationSpec says how to remediate an unhealthy machine.
