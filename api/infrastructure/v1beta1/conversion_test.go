@@ -523,6 +523,56 @@ func TestFieldMoves(t *testing.T) {
 	}
 }
 
+// TestStaleRecords: a record is used only while it still converts to what
+// the object holds; an edit made in the other version wins over it.
+func TestStaleRecords(t *testing.T) {
+	t.Run("a v1beta2 edit drops the v1beta1 record of its part", func(t *testing.T) {
+		spoke := &Metal3Data{Spec: Metal3DataSpec{Index: 1, TemplateReference: "old", Template: corev1.ObjectReference{Name: "t"}}}
+		hub := &infrav1.Metal3Data{}
+		if err := spoke.ConvertTo(hub); err != nil {
+			t.Fatal(err)
+		}
+		hub.Spec.Index = ptr.To(int32(2))
+		back := &Metal3Data{}
+		if err := back.ConvertFrom(hub); err != nil {
+			t.Fatal(err)
+		}
+		equal(t, "spec", Metal3DataSpec{Index: 2, Template: corev1.ObjectReference{Name: "t"}}, back.Spec)
+	})
+	t.Run("a v1beta2 status edit keeps the record of the spec", func(t *testing.T) {
+		spoke := &Metal3Data{Spec: Metal3DataSpec{TemplateReference: "old"}}
+		hub := &infrav1.Metal3Data{}
+		if err := spoke.ConvertTo(hub); err != nil {
+			t.Fatal(err)
+		}
+		hub.Status.Ready = ptr.To(true)
+		back := &Metal3Data{}
+		if err := back.ConvertFrom(hub); err != nil {
+			t.Fatal(err)
+		}
+		equal(t, "spec.templateReference", "old", back.Spec.TemplateReference)
+		equal(t, "status.ready", true, back.Status.Ready)
+	})
+	t.Run("a v1beta1 edit drops the v1beta2 record of its part", func(t *testing.T) {
+		hub := &infrav1.Metal3Cluster{Spec: infrav1.Metal3ClusterSpec{FailureDomains: []clusterv1.FailureDomain{
+			{Name: "b", ControlPlane: ptr.To(false)}, {Name: "a"},
+		}}}
+		spoke := &Metal3Cluster{}
+		if err := spoke.ConvertFrom(hub); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := spoke.Annotations[ConversionDataAnnotation]; !ok {
+			t.Fatalf("no %s for an order and a false v1beta1 cannot hold", ConversionDataAnnotation)
+		}
+		spoke.Spec.FailureDomains["c"] = FailureDomainSpec{}
+		after := &infrav1.Metal3Cluster{}
+		if err := spoke.ConvertTo(after); err != nil {
+			t.Fatal(err)
+		}
+		equal(t, "spec.failureDomains", []clusterv1.FailureDomain{{Name: "a"}, {Name: "b"}, {Name: "c"}}, after.Spec.FailureDomains)
+	})
+}
+
 func equal(t *testing.T, field string, want, got any) {
 	t.Helper()
 	if diff := cmp.Diff(want, got); diff != "" {
