@@ -401,6 +401,17 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 	if !strings.Contains(r.stderr, "all 4 objects are ready") {
 		t.Errorf("no readiness progress on stderr:\n%s", r.stderr)
 	}
+	// The pivot moves the hosts and the SIPCluster that picked them in one
+	// phase; clusterctl-move-sip finds nothing left to move.
+	for _, want := range []string{
+		`[clusterctl-move] namespace "metal3" of "ephemeral-cluster" marked moved to "target-cluster"`,
+		`[clusterctl-move] namespace "tenant-1" of "ephemeral-cluster" marked moved to "target-cluster"`,
+		`[clusterctl-move-sip] namespace "tenant-1" of "ephemeral-cluster" was moved to "target-cluster" already`,
+	} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("plan run does not say %q:\n%s", want, r.stderr)
+		}
+	}
 	out, err := exec.CommandContext(t.Context(), kubectl, "--kubeconfig", kubeconfig, "-n", "airship-demo", "get", "deploy", "hello",
 		"-o", "jsonpath={.status.readyReplicas} {.spec.template.spec.containers[0].image}").CombinedOutput()
 	if err != nil || string(out) != "3 registry.invalid/hello:1.0" {
@@ -422,12 +433,16 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 
 	// The pivot moved the Cluster API objects, the hosts and the
 	// SIPCluster to the target cluster: none is left on the ephemeral one,
-	// whose namespaces say where they went.
+	// whose namespaces say where they went (and no longer that they are
+	// being moved).
 	if out := kc(kubeconfig, "get", "clusters,machines,machinedeployments,metal3machines,bmh,sipclusters", "-A", "-o", "name"); strings.TrimSpace(out) != "" {
 		t.Errorf("left on the ephemeral cluster after the move:\n%s", out)
 	}
 	if out := kc(kubeconfig, "get", "namespaces", "metal3", "tenant-1", "-o", `jsonpath={range .items[*]}{.metadata.name}={.metadata.annotations.airshipit\.org/moved-to} {end}`); out != "metal3=target-cluster tenant-1=target-cluster " {
 		t.Errorf("ephemeral namespaces after the move: %q, want both marked moved to target-cluster", out)
+	}
+	if out := kc(kubeconfig, "get", "namespaces", "metal3", "tenant-1", "-o", `jsonpath={range .items[*]}{.metadata.name}={.metadata.annotations.airshipit\.org/moving-to} {end}`); out != "metal3= tenant-1= " {
+		t.Errorf("ephemeral namespaces after the move: %q, want neither still marked being moved", out)
 	}
 	movedCA := kc(targetKubeconfig, "-n", "metal3", "get", "secret", "tenant-1-ca", "-o", `jsonpath={.data.tls\.crt}`)
 	if decoded, err := base64.StdEncoding.DecodeString(movedCA); err != nil || !bytes.Equal(decoded, siteCA) {
@@ -553,7 +568,7 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 	if want := "node01=tenant-1/ControlPlane/ node02=tenant-1/ControlPlane/ node03=tenant-1/ControlPlane/ node04=tenant-1/Worker/ node05=tenant-1/Worker/ node06=tenant-1/Worker/true "; err != nil || string(out) != want {
 		t.Fatalf("SIP labels after plan run: %q %v\nwant %q", out, err, want)
 	}
-	// The SIPCluster moved after its hosts; sip-operator there kept SIP's
+	// The SIPCluster moved with its hosts; sip-operator there kept SIP's
 	// choice and runs its load balancers.
 	eventually(t, time.Minute, "the SIPCluster Ready in the target cluster with its four services (two load balancers, jump host, OIDC)", func() (string, bool) {
 		out := kc(targetKubeconfig, "-n", "tenant-1", "get", "sipcluster", "tenant-1", "-o",
@@ -585,6 +600,7 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 		`[hosts-ephemeral] 18 objects left alone: namespace "metal3" to cluster "target-cluster"`,
 		`[controlplane-ephemeral] 5 objects left alone`,
 		`[clusterctl-move] namespace "metal3" of "ephemeral-cluster" was moved to "target-cluster" already`,
+		`[clusterctl-move] namespace "tenant-1" of "ephemeral-cluster" was moved to "target-cluster" already`,
 	} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("second plan run does not say %q:\n%s", want, r.stderr)
