@@ -1,6 +1,8 @@
 // Package capm3 is the Cluster API infrastructure provider for bare metal:
 // the Metal3Cluster and Metal3Machine controllers, which turn Cluster API
-// Machines into provisioned BareMetalHosts.
+// Machines into provisioned BareMetalHosts, and the Metal3Remediation
+// controller, which reboots the host of a Machine a MachineHealthCheck
+// found unhealthy.
 //
 // # Metal3Cluster
 //
@@ -29,7 +31,8 @@
 //     bootstrap data Secret (Machine spec.bootstrap.dataSecretName).
 //  2. Choose a host (AssociateBareMetalHost): in the Metal3Machine's
 //     namespace, matching spec.hostSelector, available or ready, without
-//     error, not paused, not being deleted, not consumed. A host already
+//     error, not paused, not being deleted, not consumed, not marked
+//     unhealthy by remediation (capm3.metal3.io/unhealthy). A host already
 //     consumed by this machine is taken back first; with nodeReuse, a host
 //     its machine set or control plane released. The claim sets the host's
 //     consumerRef with an update that carries the resourceVersion read, so
@@ -56,6 +59,21 @@
 // again, and releases it: consumerRef cleared, or, with nodeReuse on the
 // machine's template, kept on the Cluster with the node-reuse label naming
 // the machine set or control plane.
+//
+// # Metal3Remediation
+//
+// Cluster API's MachineHealthCheck creates a Metal3Remediation from the
+// Metal3RemediationTemplate it names, for each unhealthy Machine (same
+// name, owned by the Machine). With the Reboot strategy
+// (RemediationReconciler): the host is kept off with a suffixed reboot
+// annotation (reboot.metal3.io/metal3-remediation-<name>); once it is off
+// the Machine's Node is deleted, its labels and annotations kept on the
+// remediation; the annotation goes, the host powers on, and the Node that
+// registers again gets its labels and annotations back. A try that brings
+// no Node back within strategy.timeout is repeated up to
+// strategy.retryLimit times; then the host is marked
+// capm3.metal3.io/unhealthy and the Machine's OwnerRemediated condition
+// set False, so that its MachineSet replaces it.
 //
 // # Moves
 //

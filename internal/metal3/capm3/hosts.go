@@ -143,7 +143,7 @@ type chooseRequest struct {
 // created together spread over the hosts instead of racing for one.
 func chooseHost(hosts []metal3v1alpha1.BareMetalHost, req chooseRequest) choice {
 	var free, reuse []*metal3v1alpha1.BareMetalHost
-	var notMatching, consumed, notAvailable, failed, paused, busy int
+	var notMatching, consumed, notAvailable, failed, paused, busy, unhealthy int
 	for i := range hosts {
 		h := &hosts[i]
 		if consumedBy(h.Spec.ConsumerRef, req.machine) {
@@ -178,6 +178,10 @@ func chooseHost(hosts []metal3v1alpha1.BareMetalHost, req chooseRequest) choice 
 			failed++
 			continue
 		}
+		if markedUnhealthy(h) {
+			unhealthy++
+			continue
+		}
 		if _, ok := h.Annotations[metal3v1alpha1.PausedAnnotation]; ok {
 			paused++
 			continue
@@ -206,8 +210,16 @@ func chooseHost(hosts []metal3v1alpha1.BareMetalHost, req chooseRequest) choice 
 	if len(free) > 0 {
 		return choice{Host: spread(free, req.machine.UID)}
 	}
-	return choice{Why: fmt.Sprintf("no available BareMetalHost in namespace %s matches: %d hosts, %d not matching hostSelector, %d consumed, %d not available or ready, %d in error, %d paused or detached, %d being claimed by other machines",
-		req.machine.Namespace, len(hosts), notMatching, consumed, notAvailable, failed, paused, busy)}
+	return choice{Why: fmt.Sprintf("no available BareMetalHost in namespace %s matches: %d hosts, %d not matching hostSelector, %d consumed, %d not available or ready, %d in error, %d marked unhealthy, %d paused or detached, %d being claimed by other machines",
+		req.machine.Namespace, len(hosts), notMatching, consumed, notAvailable, failed, unhealthy, paused, busy)}
+}
+
+// markedUnhealthy: remediation gave up on the host (UnhealthyAnnotation,
+// or its former name); no machine claims it until it is removed.
+func markedUnhealthy(h *metal3v1alpha1.BareMetalHost) bool {
+	_, a := h.Annotations[UnhealthyAnnotation]
+	_, b := h.Annotations[UnhealthyAnnotationDeprecated]
+	return a || b
 }
 
 // spread picks one host of hosts (sorted by name for a stable order) from

@@ -73,6 +73,17 @@ func TestChooseHost(t *testing.T) {
 		{name: "node reuse: the set's released host first", hosts: []metal3v1alpha1.BareMetalHost{bmh("a"), bmh("b", reusable("md-1"))}, reuse: "md-1", want: "b", reused: true},
 		{name: "node reuse: another set's host is not taken", hosts: []metal3v1alpha1.BareMetalHost{bmh("a", reusable("md-2")), bmh("b")}, reuse: "md-1", want: "b"},
 		{name: "node reuse: a kept host is not taken without reuse", hosts: []metal3v1alpha1.BareMetalHost{bmh("a", reusable("md-1"))}, why: "1 consumed"},
+		{name: "hosts remediation gave up on are skipped, under either annotation",
+			hosts: []metal3v1alpha1.BareMetalHost{
+				bmh("a", func(h *metal3v1alpha1.BareMetalHost) {
+					h.Annotations = map[string]string{UnhealthyAnnotation: "capm3/UnhealthyNode"}
+				}),
+				bmh("b", func(h *metal3v1alpha1.BareMetalHost) {
+					h.Annotations = map[string]string{UnhealthyAnnotationDeprecated: ""}
+				}),
+			}, why: "2 marked unhealthy"},
+		{name: "a healthy host beside an unhealthy one", hosts: []metal3v1alpha1.BareMetalHost{
+			bmh("a", func(h *metal3v1alpha1.BareMetalHost) { h.Annotations = map[string]string{UnhealthyAnnotation: ""} }), bmh("b")}, want: "b"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

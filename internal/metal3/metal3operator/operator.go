@@ -92,10 +92,11 @@ const (
 	Metal3MachineController = "metal3machine"
 	Metal3DataController    = "metal3data"
 	IPPoolController        = "ippool"
+	RemediationController   = "metal3remediation"
 )
 
 // Controllers lists every controller the operator can run, in start order.
-var Controllers = []string{BareMetalHostController, Metal3ClusterController, Metal3MachineController, Metal3DataController, IPPoolController}
+var Controllers = []string{BareMetalHostController, Metal3ClusterController, Metal3MachineController, Metal3DataController, IPPoolController, RemediationController}
 
 // kindsOf lists the kinds each controller needs served, by group/version.
 var kindsOf = map[string]map[string][]string{
@@ -118,6 +119,11 @@ var kindsOf = map[string]map[string][]string{
 	IPPoolController: {
 		ipamv1.GroupVersion.String():    {"IPPool", "IPClaim", "IPAddress"},
 		clusterv1.GroupVersion.String(): {"Cluster"},
+	},
+	RemediationController: {
+		infrav1.GroupVersion.String():        {"Metal3Remediation", "Metal3Machine"},
+		clusterv1.GroupVersion.String():      {"Machine"},
+		metal3v1alpha1.GroupVersion.String(): {"BareMetalHost"},
 	},
 }
 
@@ -268,6 +274,8 @@ func (o Options) reconciler(c string, mgr ctrl.Manager) operatorkit.Reconciler {
 		return operatorkit.SetupFunc(func(ctx context.Context, mgr ctrl.Manager) error {
 			return ipam.SetupWithManager(ctx, mgr, ipam.Options{Concurrency: 4})
 		})
+	case RemediationController:
+		return &capm3.RemediationReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("metal3-operator")}
 	}
 	return operatorkit.SetupFunc(func(context.Context, ctrl.Manager) error { return fmt.Errorf("unknown controller %q", c) })
 }

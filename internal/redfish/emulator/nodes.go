@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -45,11 +46,17 @@ type nodeSyncer struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	done   chan struct{}
+
+	// taken is when each host's Node was last marked not Ready (the
+	// emulator took it from kwok, or took it back).
+	mu    sync.Mutex
+	taken map[string]time.Time
 }
 
 func newNodeSyncer(s *Server) *nodeSyncer {
 	ctx, cancel := context.WithCancel(context.Background())
 	n := &nodeSyncer{
+		taken:  map[string]time.Time{},
 		s:      s,
 		q:      workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[string](100*time.Millisecond, 30*time.Second)),
 		ctx:    ctx,
@@ -79,13 +86,16 @@ func (n *nodeSyncer) run() {
 				if quit {
 					return
 				}
-				if err := n.sync(host); err != nil {
+				if recheck, err := n.sync(host); err != nil {
 					if n.ctx.Err() == nil {
 						n.s.logger.Printf("%s: Node: %v (retrying)", host, err)
 						n.q.AddRateLimited(host)
 					}
 				} else {
 					n.q.Forget(host)
+					if recheck {
+						n.q.AddAfter(host, kwokSettle)
+					}
 				}
 				n.q.Done(host)
 			}
@@ -96,8 +106,17 @@ func (n *nodeSyncer) run() {
 	}
 }
 
-// sync applies a host's wanted Node.
-func (n *nodeSyncer) sync(hostName string) error {
+// After taking a Node from kwok the emulator looks at it again every
+// kwokSettle for kwokSettleWindow: a status update kwok computed before it
+// let the Node go can still land and mark it Ready.
+const (
+	kwokSettle       = time.Second
+	kwokSettleWindow = 30 * time.Second
+)
+
+// sync applies a host's wanted Node. recheck asks for another look a
+// little later: the Node was marked not Ready lately, which kwok may undo.
+func (n *nodeSyncer) sync(hostName string) (recheck bool, err error) {
 	h := n.s.byName[hostName]
 	n.s.mu.Lock()
 	want := h.st.node
@@ -110,13 +129,13 @@ func (n *nodeSyncer) sync(hostName string) error {
 	for _, ref := range want.stale {
 		c, err := n.client(ref.cluster)
 		if err != nil {
-			return err
+			return false, err
 		}
 		if c == nil {
 			continue
 		}
 		if err := n.delete(ctx, c, ref); err != nil {
-			return err
+			return false, err
 		}
 	}
 	if len(want.stale) > 0 {
@@ -125,22 +144,36 @@ func (n *nodeSyncer) sync(hostName string) error {
 		n.s.mu.Unlock()
 	}
 	if want.state == nodeNone {
-		return nil
+		return false, nil
 	}
 	c, err := n.client(want.cluster)
 	if err != nil || c == nil {
-		return err // no cluster: the boot logged why
+		return false, err // no cluster: the boot logged why
 	}
 	ref := nodeRef{cluster: want.cluster, name: want.name}
 	switch want.state {
 	case nodeReady:
-		return n.ready(ctx, c, hostName, want)
+		return false, n.ready(ctx, c, hostName, want)
 	case nodeNotReady:
-		return n.notReady(ctx, c, ref)
+		changed, err := n.notReady(ctx, c, ref)
+		if err != nil {
+			return false, err
+		}
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		now := time.Now()
+		if changed {
+			n.taken[hostName] = now
+		}
+		if t, ok := n.taken[hostName]; ok && now.Sub(t) < kwokSettleWindow {
+			return true, nil
+		}
+		delete(n.taken, hostName)
+		return false, nil
 	case nodeAbsent:
-		return n.delete(ctx, c, ref)
+		return false, n.delete(ctx, c, ref)
 	}
-	return nil
+	return false, nil
 }
 
 // client is the client of a Node's cluster (see nodeWant.cluster); nil
@@ -224,29 +257,32 @@ func (n *nodeSyncer) ready(ctx context.Context, c client.Client, hostName string
 	return nil
 }
 
-// notReady takes the Node from kwok, then marks it not Ready.
-func (n *nodeSyncer) notReady(ctx context.Context, c client.Client, ref nodeRef) error {
+// notReady takes the Node from kwok, then marks it not Ready; changed
+// says it did either.
+func (n *nodeSyncer) notReady(ctx context.Context, c client.Client, ref nodeRef) (changed bool, err error) {
 	node := &corev1.Node{}
 	if err := c.Get(ctx, client.ObjectKey{Name: ref.name}, node); err != nil {
 		if apierrors.IsNotFound(err) {
-			return nil
+			return false, nil
 		}
-		return fmt.Errorf("reading %s: %w", n.where(ref), err)
+		return false, fmt.Errorf("reading %s: %w", n.where(ref), err)
 	}
 	if _, ok := node.Annotations[KwokAnnotation]; ok {
 		delete(node.Annotations, KwokAnnotation)
 		if err := c.Update(ctx, node); err != nil {
-			return fmt.Errorf("updating %s: %w", n.where(ref), err)
+			return false, fmt.Errorf("updating %s: %w", n.where(ref), err)
 		}
+		changed = true
 	}
 	if cond := readyCondition(node); cond == nil || cond.Status != corev1.ConditionFalse || cond.Reason != PoweredOffReason {
 		setReady(node, corev1.ConditionFalse, PoweredOffReason, "the host is powered off")
 		if err := c.Status().Update(ctx, node); err != nil {
-			return fmt.Errorf("updating the status of %s: %w", n.where(ref), err)
+			return changed, fmt.Errorf("updating the status of %s: %w", n.where(ref), err)
 		}
 		n.s.logger.Printf("Node %s not ready: host powered off", n.where(ref))
+		changed = true
 	}
-	return nil
+	return changed, nil
 }
 
 func setNodeMeta(node *corev1.Node, hostName string, want nodeWant) {

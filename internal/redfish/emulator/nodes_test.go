@@ -187,6 +187,17 @@ func TestBootMakesNode(t *testing.T) {
 		}
 	})
 
+	t.Run("a late status write marking the powered-off Node Ready is undone", func(t *testing.T) {
+		// As kwok's heartbeat does when it was computed before the
+		// emulator took the Node: Ready again, though the host is off.
+		node := waitNode(t, env.Client, "worker-a", "powered off", poweredOff)
+		setReady(node, corev1.ConditionTrue, "KubeletReady", "a heartbeat from before the power-off")
+		if err := env.Client.Status().Update(t.Context(), node); err != nil {
+			t.Fatal(err)
+		}
+		waitNode(t, env.Client, "worker-a", "not Ready again", poweredOff)
+	})
+
 	t.Run("power on boots the media again and hands the Node back to kwok", func(t *testing.T) {
 		a.reset(schemas.OnResetType)
 		// The annotation and the status are two writes: wait for both.
