@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -176,7 +177,7 @@ func TestRemediationThroughMachineHealthCheck(t *testing.T) {
 	// 1. A worker's host forced off: rebooted, and healthy again.
 	victim := slices.Sorted(maps.Keys(workers))[0]
 	host, node := workers[victim].host, workers[victim].node
-	s.labelNode(node, "remediation-test", "kept")
+	oldNode := s.labelNode(node, "remediation-test", "kept")
 	// The host cannot be powered on until the remediation has taken it
 	// off and deleted its Node, else the BareMetalHost controller would
 	// power it on again (spec.online) before the MachineHealthCheck acts.
@@ -196,8 +197,8 @@ func TestRemediationThroughMachineHealthCheck(t *testing.T) {
 		err := s.workload.Client.Get(s.ctx, client.ObjectKey{Name: node}, n)
 		r := &infrav1.Metal3Remediation{}
 		rerr := s.c.Get(s.ctx, client.ObjectKey{Namespace: ns, Name: victim}, r)
-		return err == nil && n.CreationTimestamp.After(rem.CreationTimestamp.Time) && apierrors.IsNotFound(rerr),
-			fmt.Sprintf("Node %s: %v created %s; remediation: %v %s", node, err, n.CreationTimestamp, rerr, r.Status.Phase)
+		return err == nil && n.UID != oldNode && apierrors.IsNotFound(rerr),
+			fmt.Sprintf("Node %s: %v uid %s (was %s); remediation: %v %s", node, err, n.UID, oldNode, rerr, r.Status.Phase)
 	})
 	n := &corev1.Node{}
 	if err := s.workload.Client.Get(s.ctx, client.ObjectKey{Name: node}, n); err != nil {
@@ -307,8 +308,8 @@ func nodeReady(n *corev1.Node) bool {
 	return false
 }
 
-// labelNode adds a label to a workload Node.
-func (s *site) labelNode(name, key, value string) {
+// labelNode adds a label to a workload Node and returns its UID.
+func (s *site) labelNode(name, key, value string) types.UID {
 	s.t.Helper()
 	n := &corev1.Node{}
 	if err := s.workload.Client.Get(s.ctx, client.ObjectKey{Name: name}, n); err != nil {
@@ -319,6 +320,7 @@ func (s *site) labelNode(name, key, value string) {
 	if err := s.workload.Client.Patch(s.ctx, n, patch); err != nil {
 		s.t.Fatal(err)
 	}
+	return n.UID
 }
 
 // forceOff turns a host off at its BMC (ComputerSystem.Reset ForceOff),
