@@ -261,7 +261,7 @@ func (s *remediationScope) setPowerOff(on bool) error {
 func (s *remediationScope) powerOff() error {
 	rem := s.rem
 	if controllerutil.AddFinalizer(rem, infrav1.RemediationFinalizer) {
-		if err := s.r.Client.Update(s.ctx, rem); err != nil {
+		if err := s.writeMeta(func() error { return s.r.Client.Update(s.ctx, rem) }); err != nil {
 			return fmt.Errorf("adding the finalizer to Metal3Remediation %s/%s: %w", rem.Namespace, rem.Name, err)
 		}
 	}
@@ -392,7 +392,7 @@ func (s *remediationScope) backupNode(n *corev1.Node) error {
 		rem.Annotations = map[string]string{}
 	}
 	rem.Annotations[NodeLabelsBackupAnnotation], rem.Annotations[NodeAnnotationsBackupAnnotation] = string(labels), string(annotations)
-	if err := s.r.Client.Patch(s.ctx, rem, patch); err != nil {
+	if err := s.writeMeta(func() error { return s.r.Client.Patch(s.ctx, rem, patch) }); err != nil {
 		return fmt.Errorf("keeping Node %s's labels on Metal3Remediation %s/%s: %w", n.Name, rem.Namespace, rem.Name, err)
 	}
 	return nil
@@ -423,7 +423,7 @@ func (s *remediationScope) restoreNode(wc client.Client, n *corev1.Node) error {
 		p := client.MergeFrom(rem.DeepCopy())
 		delete(rem.Annotations, NodeLabelsBackupAnnotation)
 		delete(rem.Annotations, NodeAnnotationsBackupAnnotation)
-		if err := s.r.Client.Patch(s.ctx, rem, p); err != nil {
+		if err := s.writeMeta(func() error { return s.r.Client.Patch(s.ctx, rem, p) }); err != nil {
 			return fmt.Errorf("dropping the Node backup of Metal3Remediation %s/%s: %w", rem.Namespace, rem.Name, err)
 		}
 	}
@@ -468,7 +468,9 @@ func (s *remediationScope) ownerRemediate() error {
 		c.Reason == clusterv1.MachineOwnerRemediatedWaitingForRemediationReason && c.Message != "" {
 		return nil
 	}
-	patch := client.MergeFrom(m.DeepCopy())
+	// The whole conditions list goes in a merge patch: with the lock, a
+	// write of Cluster API's in between is a conflict, not overwritten.
+	patch := client.MergeFromWithOptions(m.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	apimeta.SetStatusCondition(&m.Status.Conditions, metav1.Condition{
 		Type:               clusterv1.MachineOwnerRemediatedCondition,
 		Status:             metav1.ConditionFalse,
@@ -482,28 +484,44 @@ func (s *remediationScope) ownerRemediate() error {
 	return nil
 }
 
+// writeMeta runs a write of the remediation's metadata, keeping the
+// status this pass set (the server's answer carries the stored one; the
+// pass writes its own at the end).
+func (s *remediationScope) writeMeta(write func() error) error {
+	st := s.rem.Status.DeepCopy()
+	err := write()
+	s.rem.Status = *st
+	return err
+}
+
 func (s *remediationScope) dropFinalizer() error {
 	rem := s.rem
 	if controllerutil.RemoveFinalizer(rem, infrav1.RemediationFinalizer) {
-		if err := s.r.Client.Update(s.ctx, rem); err != nil {
+		if err := s.writeMeta(func() error { return s.r.Client.Update(s.ctx, rem) }); err != nil {
 			return fmt.Errorf("removing the finalizer of Metal3Remediation %s/%s: %w", rem.Namespace, rem.Name, err)
 		}
 	}
 	return nil
 }
 
-// finish: a deleted remediation leaves no power-off annotation behind.
+// finish: a deleted remediation leaves no power-off annotation behind, on
+// whichever host of its namespace carries it (its Machine may be gone).
 func (s *remediationScope) finish() error {
 	rem := s.rem
 	if !controllerutil.ContainsFinalizer(rem, infrav1.RemediationFinalizer) {
 		return nil
 	}
-	if err := s.read(); err == nil {
-		if err := s.setPowerOff(false); err != nil {
-			return err
+	var hosts metal3v1alpha1.BareMetalHostList
+	if err := s.r.Client.List(s.ctx, &hosts, client.InNamespace(rem.Namespace)); err != nil {
+		return fmt.Errorf("listing the BareMetalHosts of namespace %s: %w", rem.Namespace, err)
+	}
+	for i := range hosts.Items {
+		if _, ok := hosts.Items[i].Annotations[s.powerOffKey()]; ok {
+			s.host = &hosts.Items[i]
+			if err := s.setPowerOff(false); err != nil {
+				return err
+			}
 		}
-	} else if !operatorkit.IsStalled(err) && !apierrors.IsNotFound(err) {
-		return err
 	}
 	return s.dropFinalizer()
 }
