@@ -37,7 +37,7 @@ func build(t *testing.T, dir string) []*unstructured.Unstructured {
 }
 
 func TestDefaultKustomizationBuilds(t *testing.T) {
-	testenv.ExpectKinds(t, "config/sip/default", map[string]int{"CustomResourceDefinition": 11, "ClusterRole": 1, "ClusterRoleBinding": 1, "Role": 1, "RoleBinding": 1, "ServiceAccount": 1, "Namespace": 1, "Deployment": 1, "Service": 1})
+	testenv.ExpectKinds(t, "config/sip/default", map[string]int{"CustomResourceDefinition": 14, "ClusterRole": 1, "ClusterRoleBinding": 1, "Role": 1, "RoleBinding": 1, "ServiceAccount": 1, "Namespace": 1, "Deployment": 1, "Service": 1})
 	samples := build(t, "samples")
 	if len(samples) != 2 || samples[0].GetKind() != "Namespace" || samples[1].GetKind() != "SIPCluster" || samples[1].GetNamespace() != samples[0].GetName() {
 		t.Fatalf("config/sip/samples: %d objects, want the SIPCluster and its Namespace", len(samples))
