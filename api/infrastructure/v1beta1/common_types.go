@@ -31,6 +31,11 @@ const (
 	UUIDLabel = "metal3.io/uuid"
 	// ProviderIDPrefix starts every providerID the provider writes.
 	ProviderIDPrefix = "metal3://"
+	// UnhealthyAnnotation on a BareMetalHost says remediation gave up on
+	// it: no machine claims it until someone removes the annotation.
+	// UnhealthyAnnotationDeprecated is its former name, still honoured.
+	UnhealthyAnnotation           = "capm3.metal3.io/unhealthy"
+	UnhealthyAnnotationDeprecated = "capi.metal3.io/unhealthy"
 	// LiveISODiskFormat is the image format that boots without a checksum.
 	LiveISODiskFormat = "live-iso"
 	// ContractLabel is the Cluster API contract label on this group's CRDs:

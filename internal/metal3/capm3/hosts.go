@@ -217,8 +217,8 @@ func chooseHost(hosts []metal3v1alpha1.BareMetalHost, req chooseRequest) choice 
 // markedUnhealthy: remediation gave up on the host (UnhealthyAnnotation,
 // or its former name); no machine claims it until it is removed.
 func markedUnhealthy(h *metal3v1alpha1.BareMetalHost) bool {
-	_, a := h.Annotations[UnhealthyAnnotation]
-	_, b := h.Annotations[UnhealthyAnnotationDeprecated]
+	_, a := h.Annotations[infrav1.UnhealthyAnnotation]
+	_, b := h.Annotations[infrav1.UnhealthyAnnotationDeprecated]
 	return a || b
 }
 

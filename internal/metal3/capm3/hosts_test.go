@@ -76,14 +76,16 @@ func TestChooseHost(t *testing.T) {
 		{name: "hosts remediation gave up on are skipped, under either annotation",
 			hosts: []metal3v1alpha1.BareMetalHost{
 				bmh("a", func(h *metal3v1alpha1.BareMetalHost) {
-					h.Annotations = map[string]string{UnhealthyAnnotation: "capm3/UnhealthyNode"}
+					h.Annotations = map[string]string{infrav1.UnhealthyAnnotation: "capm3/UnhealthyNode"}
 				}),
 				bmh("b", func(h *metal3v1alpha1.BareMetalHost) {
-					h.Annotations = map[string]string{UnhealthyAnnotationDeprecated: ""}
+					h.Annotations = map[string]string{infrav1.UnhealthyAnnotationDeprecated: ""}
 				}),
 			}, why: "2 marked unhealthy"},
 		{name: "a healthy host beside an unhealthy one", hosts: []metal3v1alpha1.BareMetalHost{
-			bmh("a", func(h *metal3v1alpha1.BareMetalHost) { h.Annotations = map[string]string{UnhealthyAnnotation: ""} }), bmh("b")}, want: "b"},
+			bmh("a", func(h *metal3v1alpha1.BareMetalHost) {
+				h.Annotations = map[string]string{infrav1.UnhealthyAnnotation: ""}
+			}), bmh("b")}, want: "b"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -40,11 +40,6 @@ const (
 	// Node it deleted, given back when the Node registers again.
 	NodeLabelsBackupAnnotation      = "remediation.metal3.io/node-labels-backup"
 	NodeAnnotationsBackupAnnotation = "remediation.metal3.io/node-annotations-backup"
-	// UnhealthyAnnotation on a BareMetalHost says remediation gave up on
-	// it: no machine claims it until someone removes the annotation.
-	// UnhealthyAnnotationDeprecated is its former name, still honoured.
-	UnhealthyAnnotation           = "capm3.metal3.io/unhealthy"
-	UnhealthyAnnotationDeprecated = "capi.metal3.io/unhealthy"
 )
 
 // DefaultRemediationTimeout is how long a try waits for the machine to be
@@ -214,16 +209,16 @@ func (s *remediationScope) read() error {
 	if err := s.r.Client.Get(s.ctx, types.NamespacedName{Namespace: rem.Namespace, Name: ref.Name}, m3m); err != nil {
 		return fmt.Errorf("reading Metal3Machine %s/%s: %w", rem.Namespace, ref.Name, err)
 	}
-	ns, name, ok := strings.Cut(m3m.Annotations[infrav1.HostAnnotation], "/")
-	if !ok || name == "" {
+	key, ok, err := hostKey(m3m)
+	switch {
+	case err != nil:
+		return operatorkit.Stall("HostInOtherNamespace", err)
+	case !ok:
 		return operatorkit.Stallf("NoHost", "Metal3Machine %s/%s has no host (annotation %s)", m3m.Namespace, m3m.Name, infrav1.HostAnnotation)
 	}
-	if ns != rem.Namespace {
-		return operatorkit.Stallf("HostInOtherNamespace", "Metal3Machine %s/%s names host %s/%s of another namespace", m3m.Namespace, m3m.Name, ns, name)
-	}
 	s.host = &metal3v1alpha1.BareMetalHost{}
-	if err := s.r.Client.Get(s.ctx, types.NamespacedName{Namespace: ns, Name: name}, s.host); err != nil {
-		return fmt.Errorf("reading BareMetalHost %s/%s of Metal3Machine %s: %w", ns, name, m3m.Name, err)
+	if err := s.r.Client.Get(s.ctx, key, s.host); err != nil {
+		return fmt.Errorf("reading BareMetalHost %s of Metal3Machine %s: %w", key, m3m.Name, err)
 	}
 	return nil
 }
@@ -348,7 +343,7 @@ func (s *remediationScope) powerOnAndWait() error {
 	}
 	rem.Status.Phase = infrav1.RemediationPhaseDeleting
 	s.r.event(rem, corev1.EventTypeWarning, "RemediationFailed", "Machine %s not healthy after %d tries: BareMetalHost %s marked %s, the Machine left to its owner to replace",
-		s.machine.Name, rem.Status.RetryCount+1, s.host.Name, UnhealthyAnnotation)
+		s.machine.Name, rem.Status.RetryCount+1, s.host.Name, infrav1.UnhealthyAnnotation)
 	return s.dropFinalizer()
 }
 
@@ -446,14 +441,14 @@ func merged(base, over map[string]string) map[string]string {
 // markHostUnhealthy keeps machines off the host.
 func (s *remediationScope) markHostUnhealthy() error {
 	h := s.host
-	if _, ok := h.Annotations[UnhealthyAnnotation]; ok {
+	if _, ok := h.Annotations[infrav1.UnhealthyAnnotation]; ok {
 		return nil
 	}
 	patch := client.MergeFrom(h.DeepCopy())
 	if h.Annotations == nil {
 		h.Annotations = map[string]string{}
 	}
-	h.Annotations[UnhealthyAnnotation] = "capm3/UnhealthyNode"
+	h.Annotations[infrav1.UnhealthyAnnotation] = "capm3/UnhealthyNode"
 	if err := s.r.Client.Patch(s.ctx, h, patch); err != nil {
 		return fmt.Errorf("marking BareMetalHost %s/%s unhealthy: %w", h.Namespace, h.Name, err)
 	}

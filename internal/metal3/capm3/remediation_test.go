@@ -228,8 +228,8 @@ func TestRemediationThroughMachineHealthCheck(t *testing.T) {
 	if rem.Status.RetryCount != 1 {
 		t.Errorf("Metal3Remediation %s gave up after retryCount %d, want 1", rem.Name, rem.Status.RetryCount)
 	}
-	if h := s.host(ns, host); h == nil || h.Annotations[capm3.UnhealthyAnnotation] == "" {
-		t.Errorf("host %s was not marked %s: %+v", host, capm3.UnhealthyAnnotation, h)
+	if h := s.host(ns, host); h == nil || h.Annotations[infrav1.UnhealthyAnnotation] == "" {
+		t.Errorf("host %s was not marked %s: %+v", host, infrav1.UnhealthyAnnotation, h)
 	}
 	s.step("%s given up after one retry; host %s marked unhealthy", victim, host)
 	// The BMC answers again: the Machine's deletion deprovisions the host
@@ -242,7 +242,7 @@ func TestRemediationThroughMachineHealthCheck(t *testing.T) {
 			t.Errorf("Machine %s is on the unhealthy host %s", m, host)
 		}
 	}
-	if h := s.host(ns, host); h == nil || h.Spec.ConsumerRef != nil || h.Annotations[capm3.UnhealthyAnnotation] == "" {
+	if h := s.host(ns, host); h == nil || h.Spec.ConsumerRef != nil || h.Annotations[infrav1.UnhealthyAnnotation] == "" {
 		t.Errorf("host %s after the replacement: %+v, want unclaimed and still marked unhealthy", host, h)
 	}
 	s.step("replaced: %v", replaced)
