@@ -6,6 +6,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -233,8 +234,64 @@ func (s *site) eventually(timeout time.Duration, what string, cond func() (bool,
 		return ok, nil
 	})
 	if err != nil {
-		s.t.Fatalf("%s: %v; last: %s", what, err, last)
+		msg := fmt.Sprintf("%s: %v; last: %s\n%s", what, err, last, s.state())
+		// Also straight to stderr: a package's output is cut in CI's
+		// summary, and stderr lands just before the test's own log.
+		fmt.Fprintf(os.Stderr, "%s [%5.1fs] %s\n", s.t.Name(), time.Since(s.start).Seconds(), msg)
+		s.t.Fatal(msg)
 	}
+}
+
+// state is a short account of the management cluster's Machines,
+// Metal3Machines, Metal3Remediations and BareMetalHosts, for a failure.
+func (s *site) state() string {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var b strings.Builder
+	var ms clusterv1.MachineList
+	if err := s.c.List(ctx, &ms); err != nil {
+		fmt.Fprintf(&b, "  Machines: %v\n", err)
+	}
+	for _, m := range ms.Items {
+		var conds []string
+		for _, c := range m.Status.Conditions {
+			if c.Status != metav1.ConditionTrue {
+				conds = append(conds, c.Type+"="+string(c.Status)+"/"+c.Reason)
+			}
+		}
+		fmt.Fprintf(&b, "  Machine %s/%s: phase %s deleting %t node %q; not true: %v\n",
+			m.Namespace, m.Name, m.Status.Phase, !m.DeletionTimestamp.IsZero(), m.Status.NodeRef.Name, conds)
+	}
+	var m3ms infrav1.Metal3MachineList
+	if err := s.c.List(ctx, &m3ms); err != nil {
+		fmt.Fprintf(&b, "  Metal3Machines: %v\n", err)
+	}
+	for _, m := range m3ms.Items {
+		fmt.Fprintf(&b, "  Metal3Machine %s/%s: host %q deleting %t ready %t failure %v\n",
+			m.Namespace, m.Name, m.Annotations[infrav1.HostAnnotation], !m.DeletionTimestamp.IsZero(), m.Status.Ready, m.Status.FailureMessage)
+	}
+	var rems infrav1.Metal3RemediationList
+	if err := s.c.List(ctx, &rems); err != nil {
+		fmt.Fprintf(&b, "  Metal3Remediations: %v\n", err)
+	}
+	for _, r := range rems.Items {
+		fmt.Fprintf(&b, "  Metal3Remediation %s/%s: phase %s retries %d deleting %t finalizers %v\n",
+			r.Namespace, r.Name, r.Status.Phase, r.Status.RetryCount, !r.DeletionTimestamp.IsZero(), r.Finalizers)
+	}
+	var hosts metal3v1alpha1.BareMetalHostList
+	if err := s.c.List(ctx, &hosts); err != nil {
+		fmt.Fprintf(&b, "  BareMetalHosts: %v\n", err)
+	}
+	for _, h := range hosts.Items {
+		consumer := ""
+		if h.Spec.ConsumerRef != nil {
+			consumer = h.Spec.ConsumerRef.Name
+		}
+		fmt.Fprintf(&b, "  BareMetalHost %s/%s: %s on %t online %t consumer %q error %q %q annotations %v\n",
+			h.Namespace, h.Name, h.Status.Provisioning.State, h.Status.PoweredOn, h.Spec.Online, consumer,
+			h.Status.ErrorType, h.Status.ErrorMessage, slices.Sorted(maps.Keys(h.Annotations)))
+	}
+	return b.String()
 }
 
 // apply creates the objects of a YAML stream (in order), in ns.
