@@ -120,6 +120,9 @@ type Operator struct {
 	Controllers []Controller
 	// LogValues are logged with the start line, after leaderElection.
 	LogValues []any
+	// Conversion is the operator's CRD conversion webhook, served from
+	// the start on every replica when enabled.
+	Conversion ConversionWebhook
 }
 
 // GroupKinds are kinds of one group version.
@@ -184,6 +187,11 @@ func (op Operator) build(ctx context.Context, cfg *rest.Config, log logr.Logger,
 	mgr, err := newManager(cfg, scheme, op.Options, op.LeaderElectionID, log, readyGate)
 	if err != nil {
 		return nil, err
+	}
+	if op.Conversion.Enabled() {
+		if err := op.Conversion.add(mgr, op.Options.RESTConfig(cfg), scheme, op.Options.ServerTimeouts, log); err != nil {
+			return nil, err
+		}
 	}
 	if op.Reconcilers == nil {
 		return mgr, nil
@@ -250,6 +258,9 @@ func (op Operator) Run(ctx context.Context, cfg *rest.Config, log logr.Logger) e
 }
 
 func (op Operator) validate() error {
+	if err := op.Conversion.Validate(); err != nil {
+		return err
+	}
 	if op.Validate != nil {
 		return op.Validate()
 	}

@@ -10,14 +10,16 @@
 // hub (conversion.Hub) and is marked as the storage version; the v1beta1
 // kinds of ../v1beta1 convert to and from it.
 //
-// Not served yet: each kind carries +kubebuilder:skipversion, which keeps
-// this version out of the generated CRDs until the operator runs the
-// conversion webhook. controller-gen reads that marker on types only, not on
-// the package, and applies a type's markers in no fixed order, so a skipped
-// kind cannot also carry version markers (status subresource, printer
-// columns): serving this version means removing skipversion and adding
-// those (the status subresource on every kind but the two templates of
-// Cluster and Machine, printer columns like v1beta1's).
+// In the CRDs, not served yet: each kind carries
+// +kubebuilder:unservedversion, so the generated CRDs hold this version's
+// schema with served: false, and v1beta1 (marked storageversion) stays the
+// stored version. metal3-operator serves the conversion webhook
+// (--conversion-webhook-bind-address; operatorkit.ConversionWebhook) and
+// TestConversionWebhook converts every kind through a real API server with
+// this version served and stored. Serving it on a site waits until every
+// place the CRDs are installed also runs the webhook: with a version served
+// that is not the stored one, every read of it (kubectl's preferred
+// version, the garbage collector's) calls the webhook.
 //
 // +kubebuilder:object:generate=true
 // +groupName=infrastructure.cluster.x-k8s.io

@@ -70,9 +70,13 @@ type Metal3DataStatus struct {
 }
 
 // +kubebuilder:object:root=true
-// +kubebuilder:storageversion
 // +kubebuilder:resource:path=metal3datas,scope=Namespaced,categories=cluster-api,shortName=m3d;m3data;m3datas;metal3d;metal3data
-// +kubebuilder:skipversion
+// +kubebuilder:unservedversion
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="Ready",type="boolean",JSONPath=".status.ready"
+// +kubebuilder:printcolumn:name="Index",type="integer",JSONPath=".spec.index"
+// +kubebuilder:printcolumn:name="Claim",type="string",JSONPath=".spec.claim.name"
+// +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
 
 // Metal3Data is the rendering of a Metal3DataTemplate for one
 // Metal3DataClaim: an index and the meta-data and network-data Secrets of

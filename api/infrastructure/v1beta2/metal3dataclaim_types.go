@@ -46,9 +46,12 @@ type Metal3DataClaimStatus struct {
 }
 
 // +kubebuilder:object:root=true
-// +kubebuilder:storageversion
 // +kubebuilder:resource:path=metal3dataclaims,scope=Namespaced,categories=cluster-api,shortName=m3dc;m3dataclaim;m3dataclaims;metal3dc;metal3dataclaim
-// +kubebuilder:skipversion
+// +kubebuilder:unservedversion
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="Template",type="string",JSONPath=".spec.template.name"
+// +kubebuilder:printcolumn:name="Data",type="string",JSONPath=".status.renderedData.name"
+// +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
 
 // Metal3DataClaim asks a Metal3DataTemplate for a Metal3Data.
 type Metal3DataClaim struct {

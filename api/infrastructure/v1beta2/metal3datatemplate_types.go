@@ -435,9 +435,10 @@ type NetworkDataLinkBondParam struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=512
 	Name string `json:"name,omitempty"`
-	// value of the setting, any JSON value.
+	// value of the setting, any JSON value: a number (miimon: 100) as
+	// well as an object. Upstream's schema says object, which refuses the
+	// numbers its own conversion from v1beta1 writes.
 	// +optional
-	// +kubebuilder:validation:Type=object
 	Value apiextensionsv1.JSON `json:"value,omitempty"`
 }
 
@@ -840,9 +841,11 @@ type Metal3DataTemplateStatus struct {
 }
 
 // +kubebuilder:object:root=true
-// +kubebuilder:storageversion
 // +kubebuilder:resource:path=metal3datatemplates,scope=Namespaced,categories=cluster-api,shortName=m3dt;m3datatemplate;m3datatemplates;metal3dt;metal3datatemplate
-// +kubebuilder:skipversion
+// +kubebuilder:unservedversion
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="Cluster",type="string",JSONPath=".metadata.labels.cluster\\.x-k8s\\.io/cluster-name",description="Cluster API Cluster the template belongs to"
+// +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
 
 // Metal3DataTemplate renders, for each Metal3DataClaim that names it, a
 // Metal3Data with its own index and the meta-data and network-data

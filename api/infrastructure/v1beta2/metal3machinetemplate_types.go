@@ -47,9 +47,10 @@ type Metal3MachineTemplateResource struct {
 }
 
 // +kubebuilder:object:root=true
-// +kubebuilder:storageversion
 // +kubebuilder:resource:path=metal3machinetemplates,scope=Namespaced,categories=cluster-api,shortName=m3mt;m3machinetemplate;m3machinetemplates;metal3mt;metal3machinetemplate
-// +kubebuilder:skipversion
+// +kubebuilder:unservedversion
+// +kubebuilder:printcolumn:name="NodeReuse",type="boolean",JSONPath=".spec.nodeReuse"
+// +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
 
 // Metal3MachineTemplate is a Metal3Machine to clone per Machine.
 type Metal3MachineTemplate struct {

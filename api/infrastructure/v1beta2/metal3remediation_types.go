@@ -92,9 +92,14 @@ type Metal3RemediationStatus struct {
 }
 
 // +kubebuilder:object:root=true
-// +kubebuilder:storageversion
 // +kubebuilder:resource:path=metal3remediations,scope=Namespaced,categories=cluster-api,shortName=m3r;m3remediation
-// +kubebuilder:skipversion
+// +kubebuilder:unservedversion
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="Retry limit",type=string,JSONPath=".spec.strategy.retryLimit"
+// +kubebuilder:printcolumn:name="Retry count",type=string,JSONPath=".status.retryCount"
+// +kubebuilder:printcolumn:name="Last Remediated",type=string,JSONPath=".status.lastRemediated"
+// +kubebuilder:printcolumn:name="Strategy",type=string,JSONPath=".spec.strategy.type"
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=".status.phase"
 
 // Metal3Remediation is the remediation of one unhealthy Machine's host,
 // created by a MachineHealthCheck from a Metal3RemediationTemplate.

@@ -20,6 +20,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	infrav1 "github.com/airshipit/airship-go/api/infrastructure/v1beta1"
+	infrav1beta2 "github.com/airshipit/airship-go/api/infrastructure/v1beta2"
 	ipamv1 "github.com/airshipit/airship-go/api/ipam/v1alpha1"
 	"github.com/airshipit/airship-go/internal/httplimit"
 	"github.com/airshipit/airship-go/internal/metal3/baremetalhost"
@@ -83,6 +84,24 @@ type Options struct {
 	Controllers []string
 	// MachineConcurrency is how many Metal3Machines are reconciled at once.
 	MachineConcurrency int
+	// Conversion is the webhook converting the infrastructure kinds
+	// between v1beta1 and v1beta2 (ConversionCRDs); its CRDs field is
+	// ConversionCRDs whatever it holds.
+	Conversion operatorkit.ConversionWebhook
+}
+
+// ConversionCRDs are the CRDs of more than one version whose conversion
+// the operator serves.
+var ConversionCRDs = []string{
+	"metal3clusters.infrastructure.cluster.x-k8s.io",
+	"metal3clustertemplates.infrastructure.cluster.x-k8s.io",
+	"metal3datas.infrastructure.cluster.x-k8s.io",
+	"metal3dataclaims.infrastructure.cluster.x-k8s.io",
+	"metal3datatemplates.infrastructure.cluster.x-k8s.io",
+	"metal3machines.infrastructure.cluster.x-k8s.io",
+	"metal3machinetemplates.infrastructure.cluster.x-k8s.io",
+	"metal3remediations.infrastructure.cluster.x-k8s.io",
+	"metal3remediationtemplates.infrastructure.cluster.x-k8s.io",
 }
 
 // Controller names for --controllers.
@@ -136,7 +155,8 @@ var kindsOf = map[string]map[string][]string{
 func DefaultOptions() Options {
 	o := Options{Options: operatorkit.Defaults(), Concurrency: 20, PowerPollInterval: baremetalhost.DefaultPowerPollInterval, BMCTimeout: 30 * time.Second,
 		Controllers: slices.Clone(Controllers), MachineConcurrency: 20, ProvisionPollInterval: baremetalhost.DefaultProvisionPollInterval,
-		IronicStuckTimeout: ironic.DefaultStuckTimeout, IronicCallbackTimeout: ironic.DefaultCallbackTimeout}
+		IronicStuckTimeout: ironic.DefaultStuckTimeout, IronicCallbackTimeout: ironic.DefaultCallbackTimeout,
+		Conversion: operatorkit.ConversionWebhook{Addr: "0"}}
 	o.QPS, o.Burst = 300, 600
 	return o
 }
@@ -157,6 +177,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		return nil
 	})
 	fs.IntVar(&o.MachineConcurrency, "machine-concurrency", o.MachineConcurrency, "Metal3Machines reconciled at once")
+	o.Conversion.BindFlags(fs)
 	fs.StringVar(&o.IronicEndpoint, "ironic-endpoint", o.IronicEndpoint, "Ironic API URL the BareMetalHost controller drives (empty: the hosts' BMCs directly over Redfish)")
 	fs.StringVar(&o.IronicCredentialsFile, "ironic-credentials-file", o.IronicCredentialsFile, "YAML file (mode 0600, or 0640 as a Secret volume with the pod's fsGroup) with Ironic's http_basic username and password (empty: noauth, loopback endpoints only)")
 	fs.StringVar(&o.IronicCAFile, "ironic-ca-file", o.IronicCAFile, "PEM bundle verifying an https --ironic-endpoint")
@@ -205,7 +226,7 @@ func (o Options) Validate() error {
 
 // addToScheme add the kinds the operator reads and writes besides
 // client-go's.
-var addToScheme = []func(*runtime.Scheme) error{metal3v1alpha1.AddToScheme, infrav1.AddToScheme, ipamv1.AddToScheme, clusterv1.AddToScheme}
+var addToScheme = []func(*runtime.Scheme) error{metal3v1alpha1.AddToScheme, infrav1.AddToScheme, infrav1beta2.AddToScheme, ipamv1.AddToScheme, clusterv1.AddToScheme}
 
 // Scheme returns the kinds the operator reads and writes.
 func Scheme() (*runtime.Scheme, error) { return operatorkit.NewScheme(addToScheme...) }
@@ -217,6 +238,10 @@ func Scheme() (*runtime.Scheme, error) { return operatorkit.NewScheme(addToSchem
 // deprecated recorder) records core/v1 Events on the Lease, in the Lease's
 // namespace; the controllers' own Events are events.k8s.io.
 // +kubebuilder:rbac:groups="",namespace=metal3-system,resources=events,verbs=create;patch
+// The conversion webhook sets the spec.conversion of the operator's CRDs
+// of two versions, and keeps its certificate in a Secret of its namespace.
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;update,resourceNames=metal3clusters.infrastructure.cluster.x-k8s.io;metal3clustertemplates.infrastructure.cluster.x-k8s.io;metal3datas.infrastructure.cluster.x-k8s.io;metal3dataclaims.infrastructure.cluster.x-k8s.io;metal3datatemplates.infrastructure.cluster.x-k8s.io;metal3machines.infrastructure.cluster.x-k8s.io;metal3machinetemplates.infrastructure.cluster.x-k8s.io;metal3remediations.infrastructure.cluster.x-k8s.io;metal3remediationtemplates.infrastructure.cluster.x-k8s.io
+// +kubebuilder:rbac:groups="",namespace=metal3-system,resources=secrets,verbs=get;create;update
 
 // operator is the Metal3 operator process of o: each selected controller
 // starts once the CRDs of the kinds it needs are served, whatever the
@@ -230,7 +255,10 @@ func (o Options) operator() operatorkit.Operator {
 			}})
 		}
 	}
+	conv := o.Conversion
+	conv.CRDs = ConversionCRDs
 	return operatorkit.Operator{
+		Conversion:       conv,
 		Name:             "metal3-operator",
 		LeaderElectionID: LeaderElectionID,
 		Options:          o.Options,

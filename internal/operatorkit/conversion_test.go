@@ -1,0 +1,62 @@
+package operatorkit
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestConversionWebhookValidate(t *testing.T) {
+	crds := []string{"things.example.com"}
+	for _, tc := range []struct {
+		name string
+		w    ConversionWebhook
+		want string
+	}{
+		{"disabled", ConversionWebhook{Addr: "0"}, ""},
+		{"disabled by default", ConversionWebhook{}, ""},
+		{"url", ConversionWebhook{Addr: ":9443", URL: "https://10.0.0.1:9443", CRDs: crds}, ""},
+		{"service", ConversionWebhook{Addr: ":9443", Service: "ns/svc", CertSecret: "ns/cert", CRDs: crds}, ""},
+		{"neither", ConversionWebhook{Addr: ":9443", CRDs: crds}, "needs one of"},
+		{"both", ConversionWebhook{Addr: ":9443", URL: "https://a:1", Service: "ns/svc", CRDs: crds}, "needs one of"},
+		{"http", ConversionWebhook{Addr: ":9443", URL: "http://a:1", CRDs: crds}, "want https://host:port"},
+		{"credentials in the URL", ConversionWebhook{Addr: ":9443", URL: "https://u:p@a:1", CRDs: crds}, "without credentials"},
+		{"a path", ConversionWebhook{Addr: ":9443", URL: "https://a:1/convert", CRDs: crds}, "want https://host:port"},
+		{"service without namespace", ConversionWebhook{Addr: ":9443", Service: "svc", CRDs: crds}, "--conversion-webhook-service"},
+		{"bad secret", ConversionWebhook{Addr: ":9443", Service: "ns/svc", CertSecret: "ns/a/b", CRDs: crds}, "--conversion-webhook-cert-secret"},
+		{"no CRDs", ConversionWebhook{Addr: ":9443", Service: "ns/svc"}, "no CRDs"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.w.Validate()
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("Validate: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Validate: %v, want an error with %q", err, tc.want)
+			}
+			if strings.Contains(err.Error(), "u:p@") {
+				t.Errorf("the error shows the URL's credentials: %v", err)
+			}
+		})
+	}
+}
+
+func TestConversionWebhookEndpoint(t *testing.T) {
+	svc := ConversionWebhook{Service: "metal3-system/metal3-operator-webhook"}
+	if got := svc.hosts(); got[0] != "metal3-operator-webhook.metal3-system.svc" || len(got) != 4 {
+		t.Errorf("service hosts %v", got)
+	}
+	cc := svc.clientConfig([]byte("ca"))
+	if cc.URL != nil || cc.Service == nil || cc.Service.Namespace != "metal3-system" || *cc.Service.Path != ConversionPath || *cc.Service.Port != 443 || string(cc.CABundle) != "ca" {
+		t.Errorf("service clientConfig %+v", cc)
+	}
+	u := ConversionWebhook{URL: "https://127.0.0.1:9443/"}
+	if got := u.hosts(); len(got) != 1 || got[0] != "127.0.0.1" {
+		t.Errorf("url hosts %v", got)
+	}
+	if cc := u.clientConfig(nil); cc.Service != nil || *cc.URL != "https://127.0.0.1:9443/convert" {
+		t.Errorf("url clientConfig %+v", cc)
+	}
+}
