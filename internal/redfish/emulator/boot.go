@@ -105,6 +105,9 @@ func (s *Server) nodeFromDrive(h *hostEntry, d *driveData) nodeWant {
 		if b.nodeIP != "" {
 			want.ip = b.nodeIP
 		}
+		if !b.join {
+			want.kubeadmConfig = b.clusterConfig
+		}
 		for k, v := range b.labels {
 			labels[k] = v
 		}

@@ -63,6 +63,9 @@ type kubeadmBoot struct {
 	// valid (a note says which).
 	nodeName, providerID, nodeIP string
 	labels                       map[string]string
+	// clusterConfig is the ClusterConfiguration document of a kubeadm
+	// init, which kubeadm uploads to the cluster (kubeadm-config).
+	clusterConfig []byte
 	// notes are what the host would have complained about, for the log.
 	notes []string
 }
@@ -127,6 +130,9 @@ func parseUserData(userData []byte, meta map[string]any) (*kubeadmBoot, error) {
 			reg = cfg.init.NodeRegistration
 		}
 		err = b.initEndpoint(cfg)
+		if cfg.cluster != nil {
+			b.clusterConfig = cfg.cluster.raw
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -550,6 +556,9 @@ type kubeadmDoc struct {
 	LocalAPIEndpoint     *apiEndpoint      `json:"localAPIEndpoint"`
 	NodeRegistration     *nodeRegistration `json:"nodeRegistration"`
 	Discovery            *discovery        `json:"discovery"`
+	// raw is the document as the user-data gives it (meta-data
+	// substituted).
+	raw []byte
 }
 
 type apiEndpoint struct {
@@ -620,6 +629,7 @@ func (c *kubeadmConfigs) add(index int, content []byte) error {
 		if err := yaml.Unmarshal(raw, doc); err != nil {
 			return decodeError(fmt.Sprintf("write_files[%d] document %d (%s)", index, n, kind), err)
 		}
+		doc.raw = raw
 		if *dst == nil {
 			*dst = doc
 		}

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/airshipit/airship-go/internal/test/testenv"
 )
@@ -63,6 +64,21 @@ func checkNoSecrets(t *testing.T, out string, caKey []byte) {
 	if strings.Contains(out, "PRIVATE KEY") {
 		t.Errorf("a private key appears in the output:\n%s", out)
 	}
+}
+
+// kubeadmConfig waits for kube-system/kubeadm-config (uploaded after the
+// Node registers) and returns it.
+func kubeadmConfig(t *testing.T, c client.Client) *corev1.ConfigMap {
+	t.Helper()
+	cm := &corev1.ConfigMap{}
+	var last error
+	if err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		last = c.Get(ctx, client.ObjectKey{Namespace: "kube-system", Name: "kubeadm-config"}, cm)
+		return last == nil, nil
+	}); err != nil {
+		t.Fatalf("kube-system/kubeadm-config: %v", last)
+	}
+	return cm
 }
 
 // TestUserDataClusterChoice: which cluster each user-data sends a booted
@@ -165,6 +181,19 @@ func TestBootRegistersInUserDataCluster(t *testing.T) {
 		cp.insertDrive(controllerMeta(t, "host-0000", "uid-0", "cp-machine-0"), initUserData(t, v1beta4, endpoint, caCrt, caKey, "{{ ds.meta_data.name }}", uuidLabel))
 		cp.reset(schemas.OnResetType)
 		checkNode(t, waitNode(t, workload.Client, "cp-machine-0", "created", created), "host-0000", "uid-0")
+		// kubeadm init's upload-config: the ClusterConfiguration of the
+		// user-data, which Cluster API's KubeadmControlPlane waits for.
+		cm := kubeadmConfig(t, workload.Client)
+		var cc struct{ Kind, ControlPlaneEndpoint string }
+		if err := yaml.Unmarshal([]byte(cm.Data["ClusterConfiguration"]), &cc); err != nil || cc.Kind != "ClusterConfiguration" || cc.ControlPlaneEndpoint != endpoint {
+			t.Errorf("kube-system/kubeadm-config ClusterConfiguration: %+v (%v), want kind ClusterConfiguration, controlPlaneEndpoint %s", cc, err, endpoint)
+		}
+		// What KubeadmControlPlane does on an upgrade: the emulator must
+		// not undo it (checked after the host boots again, below).
+		cm.Data["ClusterConfiguration"] += "# changed by another controller\n"
+		if err := workload.Client.Update(context.Background(), cm); err != nil {
+			t.Fatal(err)
+		}
 	})
 
 	t.Run("a worker with a bootstrap token only joins the same cluster", func(t *testing.T) {
@@ -223,6 +252,9 @@ func TestBootRegistersInUserDataCluster(t *testing.T) {
 		node = waitNode(t, workload.Client, "cp-machine-0", "back with kwok", managedByKwok)
 		if node.Spec.ProviderID != "metal3://metal3/host-0000/cp-machine-0" {
 			t.Errorf("providerID %q after booting again", node.Spec.ProviderID)
+		}
+		if cm := kubeadmConfig(t, workload.Client); !strings.HasSuffix(cm.Data["ClusterConfiguration"], "# changed by another controller\n") {
+			t.Errorf("kube-system/kubeadm-config after booting again was overwritten:\n%s", cm.Data["ClusterConfiguration"])
 		}
 	})
 

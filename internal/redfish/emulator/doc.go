@@ -148,6 +148,14 @@
 // user-data (it holds the CA key and the token). HostState.NodeCluster
 // tells where the Node is.
 //
+// A kubeadm init also does what kubeadm's upload-config phase does: once
+// the Node is registered, the user-data's ClusterConfiguration goes to
+// kube-system/kubeadm-config (key ClusterConfiguration) in that cluster,
+// where Cluster API's KubeadmControlPlane looks to know that the control
+// plane is initialized. A ConfigMap already there is left as it is (that
+// controller updates it). Nothing else of kubeadm's (certificates, static
+// Pods, etcd, RBAC, the kubelet-config ConfigMap) is emulated.
+//
 // Powering the host off removes the kwok annotation and sets the Ready
 // condition False with reason PoweredOff; booting it again (from the live
 // ISO, or from disk) hands the Node back to kwok. Both happen in the

@@ -254,6 +254,41 @@ func (n *nodeSyncer) ready(ctx context.Context, c client.Client, hostName string
 			return fmt.Errorf("updating the status of %s: %w", n.where(ref), err)
 		}
 	}
+	// As kubeadm init, whose kubelet registers the Node before the
+	// upload-config phase.
+	return n.uploadKubeadmConfig(ctx, c, hostName, want)
+}
+
+// Where kubeadm init uploads the cluster's configuration, which kubeadm
+// join and Cluster API's control-plane provider read back.
+const (
+	kubeadmConfigMap   = "kubeadm-config"
+	clusterConfigKey   = "ClusterConfiguration"
+	kubeadmConfigMapNS = metav1.NamespaceSystem
+)
+
+// uploadKubeadmConfig does what kubeadm init's upload-config phase does
+// for a host whose user-data runs kubeadm init: it stores the
+// ClusterConfiguration in kube-system/kubeadm-config. A ConfigMap that is
+// already there is left alone: this runs on every sync of the host, and
+// another controller (Cluster API's KubeadmControlPlane) may have changed
+// it since.
+func (n *nodeSyncer) uploadKubeadmConfig(ctx context.Context, c client.Client, hostName string, want nodeWant) error {
+	if len(want.kubeadmConfig) == 0 {
+		return nil
+	}
+	cm := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: kubeadmConfigMapNS, Name: kubeadmConfigMap},
+		Data:       map[string]string{clusterConfigKey: string(want.kubeadmConfig)},
+	}
+	err := c.Create(ctx, cm)
+	switch {
+	case apierrors.IsAlreadyExists(err):
+		return nil
+	case err != nil:
+		return fmt.Errorf("uploading %s/%s to %s: %w", kubeadmConfigMapNS, kubeadmConfigMap, n.s.clusterName(want.cluster), err)
+	}
+	n.s.logger.Printf("%s: kubeadm init: %s/%s uploaded to %s", hostName, kubeadmConfigMapNS, kubeadmConfigMap, n.s.clusterName(want.cluster))
 	return nil
 }
 

@@ -63,6 +63,9 @@ type nodeWant struct {
 	providerID string
 	labels     map[string]string
 	ip         string
+	// kubeadmConfig is the ClusterConfiguration a kubeadm init uploads
+	// as kube-system/kubeadm-config; nil for a join.
+	kubeadmConfig []byte
 	// stale are Nodes of earlier provisionings to delete.
 	stale []nodeRef
 }
