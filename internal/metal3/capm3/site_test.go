@@ -66,6 +66,13 @@ func (s *site) step(format string, args ...any) {
 // disks and the deploy agent.
 func startSite(t *testing.T, hosts []emulator.Host, mutate func(*metal3operator.Options)) *site {
 	t.Helper()
+	return startSiteWith(t, hosts, mutate, "")
+}
+
+// startSiteWith is startSite with Cluster API's managers run with these
+// feature gates (their --feature-gates, e.g. "ClusterTopology=true").
+func startSiteWith(t *testing.T, hosts []emulator.Host, mutate func(*metal3operator.Options), featureGates string) *site {
+	t.Helper()
 	s := &site{t: t, start: time.Now(), ctx: t.Context()}
 	adds := []func(*runtime.Scheme) error{metal3v1alpha1.AddToScheme, infrav1.AddToScheme, ipamv1.AddToScheme, clusterv1.AddToScheme}
 	s.mgmt = testenv.StartFull(t, testenv.Options{Nodes: 1, AddToScheme: adds})
@@ -74,7 +81,7 @@ func startSite(t *testing.T, hosts []emulator.Host, mutate func(*metal3operator.
 	s.step("management and workload control planes up")
 	capienv.Init(t, s.mgmt, capienv.InitOptions{Infrastructure: map[string]string{"metal3": "config/metal3/default"}})
 	s.step("clusterctl init: core, kubeadm bootstrap and control plane, metal3")
-	capienv.Start(t, s.mgmt, capienv.Options{Name: "mgmt-"})
+	capienv.Start(t, s.mgmt, capienv.Options{Name: "mgmt-", FeatureGates: featureGates})
 	s.step("Cluster API managers running")
 	s.ironic = startIronic(t)
 	s.image, s.imageData = serveImage(t, s.ironic, "worker.img")
