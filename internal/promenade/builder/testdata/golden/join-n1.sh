@@ -171,7 +171,8 @@ fetch() {
   fi
   log "fetching ${dest} from ${url}"
   tmp=$(mktemp -d)
-  curl -fsSL --retry 5 "${url}" | tar -xz -C "${tmp}" "${member}"
+  # Bounded: 10 s to connect, 10 min and 2 GiB per download.
+  curl -fsSL --retry 5 --connect-timeout 10 --max-time 600 --max-filesize 2147483648 "${url}" | tar -xz -C "${tmp}" "${member}"
   install -D -m "${mode}" "${tmp}/${member}" "${R}${dest}"
   rm -rf "${tmp}"
   mkdir -p "$(dirname "${marker}")"
@@ -233,7 +234,7 @@ start_unit containerd "${R}/etc/containerd/config.toml" "${R}/etc/systemd/system
 
 log "starting kubelet"
 start_unit kubelet "${R}/etc/kubernetes/kubelet/config.yaml" "${R}/etc/kubernetes/kubelet/kubeconfig.yaml" "${R}/etc/kubernetes/kubelet/pki/cluster-ca.pem" "${R}/etc/kubernetes/kubelet/pki/kubelet-client-ca.pem" "${R}/etc/kubernetes/kubelet/pki/kubelet-key.pem" "${R}/etc/kubernetes/kubelet/pki/kubelet.pem" "${R}/etc/systemd/system/kubelet.service" "${R}/opt/kubernetes/bin/kubelet"
-wait_for "kubelet health" 300 curl -fsS http://127.0.0.1:10248/healthz
+wait_for "kubelet health" 300 curl -fsS --max-time 5 http://127.0.0.1:10248/healthz
 wait_for "node ${NODE_NAME} registered" 600 kctl get node "${NODE_NAME}"
 
 log "applying labels"

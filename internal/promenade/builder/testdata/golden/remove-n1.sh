@@ -76,7 +76,7 @@ if [[ -z "${KUBECTL}" && -x "${R}/usr/local/bin/kubectl" ]]; then
 fi
 if [[ -z "${KUBECTL}" ]]; then
   log "fetching kubectl from https://dl.k8s.io/v1.33.4/kubernetes-node-linux-amd64.tar.gz"
-  curl -fsSL --retry 5 https://dl.k8s.io/v1.33.4/kubernetes-node-linux-amd64.tar.gz | tar -xz -C "${WORK}" kubernetes/node/bin/kubectl
+  curl -fsSL --retry 5 --connect-timeout 10 --max-time 600 --max-filesize 2147483648 https://dl.k8s.io/v1.33.4/kubernetes-node-linux-amd64.tar.gz | tar -xz -C "${WORK}" kubernetes/node/bin/kubectl
   KUBECTL="${WORK}/"kubernetes/node/bin/kubectl
 fi
 [[ -n "${KUBECTL}" ]] || fail "kubectl not found: install it or put it on PATH"

@@ -88,7 +88,7 @@ PROMENADE_SUMS
 check "embedded files in place and unchanged" files_match
 check "containerd active" systemctl is-active --quiet containerd
 check "kubelet active" systemctl is-active --quiet kubelet
-check "kubelet healthy" curl -fsS http://127.0.0.1:10248/healthz
+check "kubelet healthy" curl -fsS --max-time 5 http://127.0.0.1:10248/healthz
 check "node n0 Ready" node_ready n0
 check "label calico-etcd=enabled" has_label n0 calico-etcd=enabled
 check "label node-role.kubernetes.io/master=" has_label n0 node-role.kubernetes.io/master=
