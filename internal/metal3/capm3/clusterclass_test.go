@@ -2,6 +2,7 @@ package capm3_test
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -316,6 +317,71 @@ func TestClusterClassTopology(t *testing.T) {
 		t.Errorf("%d control-plane and %d worker Machines on %d hosts, want 1, 2 and 3: %v", cps, workers, len(hostsUsed), running)
 	}
 	s.step("control plane %d, workers %d; Metal3Data with the pools' addresses", cps, workers)
+
+	s.upstreamClusterClass(vars)
+}
+
+// upstreamClusterClass applies upstream's whole ClusterClass example and
+// its topology Cluster, unchanged but for their variables, in a namespace
+// of their own (no hosts there: its machines wait for one), and checks
+// what the topology controller made of them through this provider's
+// templates: the Metal3Cluster with the endpoint variable, the control
+// plane's and the workers' Metal3MachineTemplates with the image and data
+// template variables patched in, the KubeadmControlPlane and the
+// MachineDeployment of two.
+func (s *site) upstreamClusterClass(vars map[string]string) {
+	t := s.t
+	t.Helper()
+	const ns, cluster = "upstream", "upstream"
+	s.namespace(ns)
+	v := maps.Clone(vars)
+	v["NAMESPACE"], v["CLUSTER_NAME"] = ns, cluster
+	s.apply(ns, expand(t, v, readTestdata(t, "upstream-clusterclass.yaml")))
+	s.apply(ns, expand(t, v, readTestdata(t, "upstream-cluster.yaml")))
+	var cl clusterv1.Cluster
+	var mds clusterv1.MachineDeploymentList
+	s.eventually(3*time.Minute, "upstream's topology Cluster's objects", func() (bool, string) {
+		if err := s.c.Get(s.ctx, client.ObjectKey{Namespace: ns, Name: cluster}, &cl); err != nil {
+			return false, err.Error()
+		}
+		if err := s.c.List(s.ctx, &mds, client.InNamespace(ns), client.MatchingLabels{clusterv1.ClusterNameLabel: cluster}); err != nil {
+			return false, err.Error()
+		}
+		return cl.Spec.InfrastructureRef.IsDefined() && cl.Spec.ControlPlaneRef.IsDefined() && len(mds.Items) == 1,
+			fmt.Sprintf("infrastructureRef %+v controlPlaneRef %+v, %d MachineDeployments; conditions %v", cl.Spec.InfrastructureRef, cl.Spec.ControlPlaneRef, len(mds.Items), cl.Status.Conditions)
+	})
+	m3c := &infrav1.Metal3Cluster{}
+	if err := s.c.Get(s.ctx, client.ObjectKey{Namespace: ns, Name: cl.Spec.InfrastructureRef.Name}, m3c); err != nil {
+		t.Fatal(err)
+	}
+	if ep := m3c.Spec.ControlPlaneEndpoint; ep.Host != vars["CLUSTER_APIENDPOINT_HOST"] || fmt.Sprint(ep.Port) != vars["CLUSTER_APIENDPOINT_PORT"] {
+		t.Errorf("upstream: Metal3Cluster %s endpoint %+v, want the controlPlaneEndpoint variable", m3c.Name, ep)
+	}
+	md := mds.Items[0]
+	if md.Spec.Replicas == nil || *md.Spec.Replicas != 2 || md.Name != cluster+"-machine" && md.Labels[clusterv1.ClusterTopologyMachineDeploymentNameLabel] != cluster+"-machine" {
+		t.Errorf("upstream: MachineDeployment %s replicas %v labels %v, want %s-machine of 2", md.Name, md.Spec.Replicas, md.Labels, cluster)
+	}
+	// The Metal3MachineTemplates the topology made: the workers' from the
+	// MachineDeployment, the control plane's from the KubeadmControlPlane.
+	kcp := get(s, "controlplane.cluster.x-k8s.io/v1beta2", "KubeadmControlPlane", ns, cl.Spec.ControlPlaneRef.Name)
+	if kcp == nil {
+		t.Fatalf("upstream: KubeadmControlPlane %s not found", cl.Spec.ControlPlaneRef.Name)
+	}
+	for what, name := range map[string]string{
+		"example-md-metadata": md.Spec.Template.Spec.InfrastructureRef.Name,
+		"example-cp-metadata": str(kcp, "spec", "machineTemplate", "spec", "infrastructureRef", "name"),
+	} {
+		tmpl := &infrav1.Metal3MachineTemplate{}
+		if err := s.c.Get(s.ctx, client.ObjectKey{Namespace: ns, Name: name}, tmpl); err != nil {
+			t.Fatalf("upstream: Metal3MachineTemplate %q: %v", name, err)
+		}
+		spec := tmpl.Spec.Template.Spec
+		if spec.Image.URL != vars["IMAGE_URL"] || spec.Image.Checksum != vars["IMAGE_CHECKSUM"] || spec.DataTemplate == nil || spec.DataTemplate.Name != what {
+			t.Errorf("upstream: Metal3MachineTemplate %s: image %+v dataTemplate %+v, want the image variable and %s", name, spec.Image, spec.DataTemplate, what)
+		}
+	}
+	s.step("upstream's ClusterClass example: Metal3Cluster %s, KubeadmControlPlane %s, MachineDeployment %s, their Metal3MachineTemplates patched from the variables",
+		m3c.Name, cl.Spec.ControlPlaneRef.Name, md.Name)
 }
 
 // checkTopologyData checks a machine's Metal3Data, rendered from
@@ -375,6 +441,16 @@ func (s *site) secretData(ns, name, key string) string {
 		s.t.Fatal(err)
 	}
 	return string(sec.Data[key])
+}
+
+// readTestdata reads a file of testdata/.
+func readTestdata(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 // readUpstream reads one of upstream's example manifests.
