@@ -163,8 +163,11 @@ start redfish-emulator serving bin/redfish-emulator --config examples/site/funct
   --listen 127.0.0.1:8000 --target-kubeconfig "${kubeconfig}" --state-dir "${disks}" --host-api-servers
 # Every controller: BareMetalHosts, and the Cluster API provider once
 # Cluster API's CRDs are in.
-# metal3-operator's BareMetalHost controller drives the ephemeral Ironic.
-start metal3-operator "" bin/metal3-operator "${local_flags[@]}" --power-poll-interval=10s "${ironic_flags[@]}"
+# metal3-operator's BareMetalHost controller drives the ephemeral Ironic;
+# it also serves the conversion webhook of the infrastructure kinds
+# (v1beta1 and v1beta2), which it points the ephemeral CRDs at.
+start metal3-operator "" bin/metal3-operator "${local_flags[@]}" --power-poll-interval=10s "${ironic_flags[@]}" \
+  --conversion-webhook-bind-address=127.0.0.1:9443 --conversion-webhook-url=https://127.0.0.1:9443
 start sip-operator "" bin/sip-operator "${local_flags[@]}"
 # The target cluster's own operators, as pods on its real node: after the
 # pivot (clusterctl-move) it manages its machines, hosts and SIPCluster

@@ -38,6 +38,9 @@ import (
 	"github.com/airshipit/airship-go/internal/redact"
 )
 
+// InClusterNamespaceFile is where a pod finds its namespace.
+var InClusterNamespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
 // ConversionPath is where the conversion webhook answers.
 const ConversionPath = "/convert"
 
@@ -62,16 +65,18 @@ type ConversionWebhook struct {
 	// cluster (https://host:port; the path is ConversionPath).
 	URL string
 	// Service is namespace/name of the Service in front of the operator's
-	// pods, port 443; one of URL and Service is set.
+	// pods, port 443; one of URL and Service is set. A name alone is in
+	// the operator's namespace (its pod's).
 	Service string
 	// CertDir holds tls.crt, tls.key and ca.crt (a mounted Secret, as
 	// cert-manager writes it), read again as they change. Empty: the
 	// certificate is the operator's own, kept in CertSecret.
 	CertDir string
-	// CertSecret is namespace/name of the Secret (kubernetes.io/tls, with
-	// ca.crt) the first replica writes a CA and serving certificate to and
-	// the others read; empty with no CertDir: made in memory at start,
-	// for one process only (a local process, a test).
+	// CertSecret is namespace/name (or a name in the operator's
+	// namespace) of the Secret (kubernetes.io/tls, with ca.crt) the first
+	// replica writes a CA and serving certificate to and the others read;
+	// empty with no CertDir: made in memory at start, for one process only
+	// (a local process, a test).
 	CertSecret string
 	// CRDs are the names of the CRDs whose conversion it serves.
 	CRDs []string
@@ -109,8 +114,8 @@ func (w ConversionWebhook) Validate() error {
 		if v == "" {
 			continue
 		}
-		if ns, name, ok := strings.Cut(v, "/"); !ok || ns == "" || name == "" || strings.Contains(name, "/") {
-			return fmt.Errorf("%s %q: want namespace/name", flag, v)
+		if ns, name, ok := strings.Cut(v, "/"); ok && (ns == "" || name == "" || strings.Contains(name, "/")) {
+			return fmt.Errorf("%s %q: want namespace/name, or a name in the operator's namespace", flag, v)
 		}
 	}
 	if len(w.CRDs) == 0 {
@@ -143,6 +148,21 @@ func (w ConversionWebhook) clientConfig(ca []byte) *apiextensionsv1.WebhookClien
 	return cc
 }
 
+// inNamespace is w with a Service or CertSecret named without a
+// namespace put in the operator's (its pod's).
+func (w ConversionWebhook) inNamespace() (ConversionWebhook, error) {
+	for _, ref := range []*string{&w.Service, &w.CertSecret} {
+		if *ref != "" && !strings.Contains(*ref, "/") {
+			ns, err := os.ReadFile(InClusterNamespaceFile)
+			if err != nil {
+				return w, fmt.Errorf("conversion webhook: %q names no namespace and the operator runs outside a pod: %w", *ref, err)
+			}
+			*ref = strings.TrimSpace(string(ns)) + "/" + *ref
+		}
+	}
+	return w, nil
+}
+
 // add registers the webhook's server and its certificate and CRD keeper on
 // mgr; both run on every replica, leader or not.
 func (w ConversionWebhook) add(mgr ctrl.Manager, cfg *rest.Config, scheme *runtime.Scheme, t httplimit.ServerTimeouts, log logr.Logger) error {
@@ -155,6 +175,10 @@ func (w ConversionWebhook) add(mgr ctrl.Manager, cfg *rest.Config, scheme *runti
 	c, err := client.New(cfg, client.Options{Scheme: s})
 	if err != nil {
 		return fmt.Errorf("conversion webhook client: %w", err)
+	}
+	w, err = w.inNamespace()
+	if err != nil {
+		return err
 	}
 	k := &conversionKeeper{w: w, c: c, log: log.WithName("conversion-webhook")}
 	if w.CertDir == "" && w.CertSecret == "" {

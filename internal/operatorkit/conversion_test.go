@@ -1,6 +1,8 @@
 package operatorkit
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -21,7 +23,8 @@ func TestConversionWebhookValidate(t *testing.T) {
 		{"http", ConversionWebhook{Addr: ":9443", URL: "http://a:1", CRDs: crds}, "want https://host:port"},
 		{"credentials in the URL", ConversionWebhook{Addr: ":9443", URL: "https://u:p@a:1", CRDs: crds}, "without credentials"},
 		{"a path", ConversionWebhook{Addr: ":9443", URL: "https://a:1/convert", CRDs: crds}, "want https://host:port"},
-		{"service without namespace", ConversionWebhook{Addr: ":9443", Service: "svc", CRDs: crds}, "--conversion-webhook-service"},
+		{"service in the operator's namespace", ConversionWebhook{Addr: ":9443", Service: "svc", CertSecret: "cert", CRDs: crds}, ""},
+		{"service with an empty namespace", ConversionWebhook{Addr: ":9443", Service: "/svc", CRDs: crds}, "--conversion-webhook-service"},
 		{"bad secret", ConversionWebhook{Addr: ":9443", Service: "ns/svc", CertSecret: "ns/a/b", CRDs: crds}, "--conversion-webhook-cert-secret"},
 		{"no CRDs", ConversionWebhook{Addr: ":9443", Service: "ns/svc"}, "no CRDs"},
 	} {
@@ -58,5 +61,22 @@ func TestConversionWebhookEndpoint(t *testing.T) {
 	}
 	if cc := u.clientConfig(nil); cc.Service != nil || *cc.URL != "https://127.0.0.1:9443/convert" {
 		t.Errorf("url clientConfig %+v", cc)
+	}
+}
+
+func TestConversionWebhookInNamespace(t *testing.T) {
+	saved := InClusterNamespaceFile
+	t.Cleanup(func() { InClusterNamespaceFile = saved })
+	InClusterNamespaceFile = filepath.Join(t.TempDir(), "namespace")
+	w := ConversionWebhook{Service: "webhook", CertSecret: "other/cert"}
+	if _, err := w.inNamespace(); err == nil || !strings.Contains(err.Error(), "outside a pod") {
+		t.Errorf("outside a pod: %v, want an error", err)
+	}
+	if err := os.WriteFile(InClusterNamespaceFile, []byte("metal3-system\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := w.inNamespace()
+	if err != nil || got.Service != "metal3-system/webhook" || got.CertSecret != "other/cert" {
+		t.Errorf("in a pod: %+v %v, want the Service in metal3-system and the Secret where it was named", got, err)
 	}
 }

@@ -175,6 +175,7 @@ func TestDemoAndDemoDown(t *testing.T) {
 	// load balancer ran as real pods on its real node, and did the work
 	// above: the charts, the adoption, the SIPCluster.
 	expectRealNodePods(t, shell, filepath.Join(home, ".airship", "local-target", "kubeconfig"))
+	expectV1beta2(t, shell, filepath.Join(home, ".airship", "local-target", "kubeconfig"), len(provisioned))
 	if !strings.Contains(demo.stdout, "airship-node-1") || !regexp.MustCompile(`(?m)^armada-system +armada-operator-\S+ +1/1 +Running +0 `).MatchString(demo.stdout) {
 		t.Errorf("the demo does not show the operators' pods on the real node:\n%s", demo.stdout)
 	}
@@ -419,6 +420,23 @@ func expectLoadBalancerFollows(t *testing.T, shell func(string) result, kubeconf
 	r := shell(kubectl + "--server https://" + strings.TrimSpace(ip) + ":30443 --tls-server-name kubernetes --request-timeout 10s get nodes " + local.RealNodeName(0))
 	if r.code != 0 || !strings.Contains(r.stdout, local.RealNodeName(0)) {
 		t.Errorf("the target cluster through the load balancer after %s came back: %s", host, r.stdout)
+	}
+}
+
+// expectV1beta2: the target cluster's Metal3Machines read as v1beta2,
+// converted by its metal3-operator pod's webhook (the API server calls it
+// through its Service), one per provisioned host; and kubectl's default
+// version of the kind is v1beta2.
+func expectV1beta2(t *testing.T, shell func(string) result, kubeconfig string, want int) {
+	t.Helper()
+	kubectl := "KUBECONFIG=" + kubeconfig + " kubectl "
+	r := shell(kubectl + `-n metal3 get metal3machines.v1beta2.infrastructure.cluster.x-k8s.io -o jsonpath='{range .items[*]}{.apiVersion}={.spec.providerID} {end}'`)
+	if r.code != 0 || strings.Count(r.stdout, "infrastructure.cluster.x-k8s.io/v1beta2=metal3://") != want {
+		t.Errorf("the target cluster's Metal3Machines as v1beta2: %s, want %d with their providerIDs", r.stdout, want)
+	}
+	r = shell(kubectl + `-n metal3 get metal3machines -o jsonpath='{.items[0].apiVersion}'`)
+	if r.code != 0 || r.stdout != "infrastructure.cluster.x-k8s.io/v1beta2" {
+		t.Errorf("kubectl's default version of Metal3Machine on the target cluster: %s, want v1beta2", r.stdout)
 	}
 }
 

@@ -356,8 +356,12 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 	disks := t.TempDir()
 	logs["redfish-emulator"] = start(t, "redfish-emulator", "serving 6 hosts at http://127.0.0.1:", emulatorBin, "--config", filepath.Join(hostsDir, "emulator.yaml"),
 		"--listen", "127.0.0.1:0", "--manifests", filepath.Join(hostsDir, "hosts.yaml"), "--namespace", "metal3", "--target-kubeconfig", kubeconfig, "--state-dir", disks)
+	// Each metal3-operator also serves its cluster's conversion webhook
+	// (v1beta1 and v1beta2 of the infrastructure kinds), at a URL.
 	ironicFlags := func(inst *localironic.Instance) []string {
-		return []string{"--ironic-endpoint", inst.APIURL, "--deploy-iso", inst.DeployISOURL, "--provision-poll-interval=2s"}
+		webhook := testenv.FreeAddr(t)
+		return []string{"--ironic-endpoint", inst.APIURL, "--deploy-iso", inst.DeployISOURL, "--provision-poll-interval=2s",
+			"--conversion-webhook-bind-address=" + webhook, "--conversion-webhook-url=https://" + webhook}
 	}
 	logs["metal3-operator"] = start(t, "metal3-operator", "", metal3Bin, append([]string{"--kubeconfig", kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0"},
 		ironicFlags(ironicEphemeral)...)...)
@@ -460,6 +464,14 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 		}
 		return strings.Join(machines, " "), len(machines) == 3
 	})
+
+	// The moved Metal3Machines read as v1beta2 too, converted by the
+	// target's metal3-operator: the same machines, each with its host.
+	v1beta2 := kc(targetKubeconfig, "-n", "metal3", "get", "metal3machines.v1beta2.infrastructure.cluster.x-k8s.io", "-o",
+		`jsonpath={range .items[*]}{.apiVersion} {.spec.providerID}{"\n"}{end}`)
+	if lines := strings.Split(strings.TrimSpace(v1beta2), "\n"); len(lines) != 3 || strings.Count(v1beta2, "infrastructure.cluster.x-k8s.io/v1beta2 metal3://") != 3 {
+		t.Errorf("the target's Metal3Machines as v1beta2: %q, want 3 with their providerIDs", v1beta2)
+	}
 
 	// The hosts phase waited for metal3-operator: every host registered
 	// and inspected through Ironic; the power phase found every host on

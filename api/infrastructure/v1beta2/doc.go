@@ -7,19 +7,13 @@
 // Field names, types and validation follow upstream
 // cluster-api-provider-metal3's v1beta2, written here because upstream's API
 // module does not build with Cluster API v1.14. Every kind is the conversion
-// hub (conversion.Hub) and is marked as the storage version; the v1beta1
-// kinds of ../v1beta1 convert to and from it.
+// hub (conversion.Hub); the v1beta1 kinds of ../v1beta1 convert to and
+// from it.
 //
-// In the CRDs, not served yet: each kind carries
-// +kubebuilder:unservedversion, so the generated CRDs hold this version's
-// schema with served: false, and v1beta1 (marked storageversion) stays the
-// stored version. metal3-operator serves the conversion webhook
-// (--conversion-webhook-bind-address; operatorkit.ConversionWebhook) and
-// TestConversionWebhook converts every kind through a real API server with
-// this version served and stored. Serving it on a site waits until every
-// place the CRDs are installed also runs the webhook: with a version served
-// that is not the stored one, every read of it (kubectl's preferred
-// version, the garbage collector's) calls the webhook.
+// Served beside v1beta1, which stays the stored version (its kinds carry
+// +kubebuilder:storageversion): metal3-operator converts through its
+// conversion webhook (operatorkit.ConversionWebhook), which the CRDs as
+// installed name (config/metal3/crd).
 //
 // +kubebuilder:object:generate=true
 // +groupName=infrastructure.cluster.x-k8s.io

@@ -18,9 +18,6 @@ import (
 	"github.com/airshipit/airship-go/internal/operatorkit"
 )
 
-// InClusterNamespaceFile is where a pod finds its namespace.
-var InClusterNamespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
-
 // Spec describes one operator binary whose options are an O (the
 // operator's Options, which embed operatorkit.Options). Method
 // expressions fill it: Bind: (*operator.Options).BindFlags,
@@ -106,7 +103,7 @@ func RESTConfig(path string) (*rest.Config, error) {
 // context, or default.
 func LeaderElectionNamespace(kubeconfig string) (string, error) {
 	if kubeconfig == "" {
-		if _, err := os.Stat(InClusterNamespaceFile); err == nil {
+		if _, err := os.Stat(operatorkit.InClusterNamespaceFile); err == nil {
 			return "", nil
 		}
 	}

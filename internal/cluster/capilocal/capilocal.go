@@ -101,7 +101,9 @@ type Env struct {
 	Managers []*Manager
 	// CABundle is the PEM CA the rewritten webhooks trust.
 	CABundle []byte
-	// Skipped are the providers left alone: no binary and no webhooks.
+	// Skipped are the providers left alone: no binary and no admission
+	// webhooks. Their CRDs' conversion webhooks are their own to serve and
+	// point (metal3-operator runs its own and sets its CRDs' conversion).
 	Skipped []string
 }
 
@@ -150,8 +152,8 @@ func New(ctx context.Context, cfg *rest.Config, kubeconfig string, opts Options)
 	for _, p := range providers {
 		bin, ok := Binaries[p.label]
 		if !ok {
-			if n := hooks.count(p.namespace); n > 0 {
-				return nil, fmt.Errorf("provider %s (namespace %s) has %d webhooks but no local manager binary; capienv runs %s",
+			if n := hooks.admission(p.namespace); n > 0 {
+				return nil, fmt.Errorf("provider %s (namespace %s) has %d admission webhooks but no local manager binary; capienv runs %s",
 					p.label, p.namespace, n, strings.Join(slices.Sorted(maps.Keys(Binaries)), ", "))
 			}
 			e.Skipped = append(e.Skipped, p.label)
@@ -424,6 +426,18 @@ func (w *webhooks) count(namespace string) int {
 	n := 0
 	for _, s := range w.service {
 		if s.Namespace == namespace {
+			n++
+		}
+	}
+	return n
+}
+
+// admission counts the validating and mutating webhooks calling a
+// Service of namespace (not the CRDs' conversion webhooks).
+func (w *webhooks) admission(namespace string) int {
+	n := 0
+	for k, s := range w.service {
+		if s.Namespace == namespace && !strings.HasPrefix(k, "crd/") {
 			n++
 		}
 	}

@@ -124,6 +124,9 @@ func TestRewriteWebhooks(t *testing.T) {
 	if n := hooks.count("provider-system"); n != 3 {
 		t.Errorf("webhooks served from provider-system: %d, want 3", n)
 	}
+	if n := hooks.admission("provider-system"); n != 2 {
+		t.Errorf("admission webhooks served from provider-system: %d, want 2 (not the CRD's conversion)", n)
+	}
 	ca, err := writeServingCert(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -257,7 +260,41 @@ func TestNewChecksProviders(t *testing.T) {
 				}
 				t.Cleanup(func() { _ = env.Client.Delete(context.Background(), vwc) })
 			},
-			want: "provider infrastructure-b (namespace infra-b-system) has 1 webhooks but no local manager binary",
+			want: "provider infrastructure-b (namespace infra-b-system) has 1 admission webhooks but no local manager binary",
+		},
+		{
+			// Its CRDs' conversion webhook is its own to serve and point
+			// (as metal3-operator does): left to the test like infra-a.
+			name: "provider without binary whose only webhook is a CRD's conversion",
+			setup: func(t *testing.T) {
+				addProvider(t, "infra-c-system", "c", "InfrastructureProvider")
+				schema := &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: ptr(true)}}
+				crd := &apiextensionsv1.CustomResourceDefinition{
+					ObjectMeta: metav1.ObjectMeta{Name: "gadgets.infra-c.test"},
+					Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+						Group: "infra-c.test", Scope: apiextensionsv1.NamespaceScoped,
+						Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "gadgets", Kind: "Gadget"},
+						Versions: []apiextensionsv1.CustomResourceDefinitionVersion{
+							{Name: "v1", Served: true, Storage: true, Schema: schema},
+							{Name: "v2", Served: true, Schema: schema},
+						},
+						Conversion: &apiextensionsv1.CustomResourceConversion{
+							Strategy: apiextensionsv1.WebhookConverter,
+							Webhook: &apiextensionsv1.WebhookConversion{
+								ConversionReviewVersions: []string{"v1"},
+								ClientConfig: &apiextensionsv1.WebhookClientConfig{Service: &apiextensionsv1.ServiceReference{
+									Namespace: "infra-c-system", Name: "webhook-service", Path: ptr("/convert"),
+								}},
+							},
+						},
+					},
+				}
+				if err := env.Client.Create(ctx, crd); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = env.Client.Delete(context.Background(), crd) })
+			},
+			want: "found 1 providers",
 		},
 		{
 			name:   "core provider, binary not built",

@@ -332,6 +332,10 @@ func apiServerArgs(p paths, ports map[string]int, realNodes int) []string {
 		"--requestheader-extra-headers-prefix=X-Remote-Extra-",
 		"--proxy-client-cert-file=" + f("front-proxy-client.crt"),
 		"--proxy-client-key-file=" + f("front-proxy-client.key"),
+		// Webhooks and aggregated APIs behind a Service are called at
+		// its endpoints (the pods' addresses, on the nodes' bridge):
+		// this host runs no kube-proxy that would route a ClusterIP.
+		"--enable-aggregator-routing=true",
 	}
 }
 

@@ -28,6 +28,7 @@ import (
 	"github.com/airshipit/airship-go/internal/configdrive/configdrivetest"
 	"github.com/airshipit/airship-go/internal/localironic"
 	"github.com/airshipit/airship-go/internal/metal3/metal3operator"
+	"github.com/airshipit/airship-go/internal/operatorkit"
 	"github.com/airshipit/airship-go/internal/redfish/emulator"
 	"github.com/airshipit/airship-go/internal/test/capienv"
 	"github.com/airshipit/airship-go/internal/test/testenv"
@@ -125,10 +126,10 @@ func startIronic(t *testing.T) *localironic.Instance {
 	})
 }
 
-// startOperator runs metal3-operator (all controllers) against env until
-// the test ends, its BareMetalHost controller driving inst: the deploy
-// agent downloads images from their URLs, steps under way are looked at
-// every second.
+// startOperator runs metal3-operator (all controllers and the conversion
+// webhook) against env until the test ends, its BareMetalHost controller
+// driving inst: the deploy agent downloads images from their URLs, steps
+// under way are looked at every second.
 func startOperator(t *testing.T, env *testenv.Env, inst *localironic.Instance, mutate func(*metal3operator.Options)) {
 	t.Helper()
 	o := metal3operator.DefaultOptions()
@@ -138,6 +139,10 @@ func startOperator(t *testing.T, env *testenv.Env, inst *localironic.Instance, m
 	o.IronicEndpoint, o.DeployISO = inst.APIURL, inst.DeployISOURL
 	o.IronicImageDownloadSource = "http"
 	o.ProvisionPollInterval = time.Second
+	// The conversion webhook of the infrastructure kinds, called at its
+	// URL by env's API server, its certificate made at start.
+	addr := testenv.FreeAddr(t)
+	o.Conversion = operatorkit.ConversionWebhook{Addr: addr, URL: "https://" + addr}
 	if mutate != nil {
 		mutate(&o)
 	}

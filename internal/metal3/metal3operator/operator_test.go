@@ -138,7 +138,7 @@ func build(t *testing.T, dir string) []*unstructured.Unstructured {
 }
 
 func TestDefaultKustomizationBuilds(t *testing.T) {
-	testenv.ExpectKinds(t, "config/metal3/default", map[string]int{"CustomResourceDefinition": 13, "ClusterRole": 1, "ClusterRoleBinding": 1, "Role": 1, "RoleBinding": 1, "ServiceAccount": 1, "Namespace": 1, "Deployment": 2, "ConfigMap": 1, "Service": 1, "ValidatingAdmissionPolicy": 7, "ValidatingAdmissionPolicyBinding": 7})
+	testenv.ExpectKinds(t, "config/metal3/default", map[string]int{"CustomResourceDefinition": 13, "ClusterRole": 1, "ClusterRoleBinding": 1, "Role": 1, "RoleBinding": 1, "ServiceAccount": 1, "Namespace": 1, "Deployment": 2, "ConfigMap": 1, "Service": 2, "ValidatingAdmissionPolicy": 7, "ValidatingAdmissionPolicyBinding": 7})
 	samples := map[string]int{}
 	for _, u := range build(t, "samples") {
 		samples[u.GetKind()]++
