@@ -226,24 +226,42 @@ func (k *conversionKeeper) certificate(*tls.ClientHelloInfo) (*tls.Certificate, 
 }
 
 // Start syncs at once and then every SyncInterval until ctx ends; errors
-// are logged and tried again.
+// are logged and tried again. While a CRD is missing or a sync failed it
+// tries every second, so a CRD installed after the operator started
+// converts through it at once.
 func (k *conversionKeeper) Start(ctx context.Context) error {
 	every := k.w.SyncInterval
 	if every <= 0 {
 		every = DefaultConversionSyncInterval
 	}
-	tick := time.NewTicker(every)
-	defer tick.Stop()
 	for {
+		next := every
 		if err := k.sync(ctx); err != nil && ctx.Err() == nil {
 			k.log.Error(err, "conversion webhook")
+			next = min(next, time.Second)
 		}
+		if k.anyMissing() {
+			next = min(next, time.Second)
+		}
+		t := time.NewTimer(next)
 		select {
 		case <-ctx.Done():
+			t.Stop()
 			return nil
-		case <-tick.C:
+		case <-t.C:
 		}
 	}
+}
+
+func (k *conversionKeeper) anyMissing() bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for _, m := range k.missing {
+		if m {
+			return true
+		}
+	}
+	return false
 }
 
 // Sync loads the certificate and sets every CRD's spec.conversion.
@@ -287,6 +305,9 @@ func (k *conversionKeeper) setConversion(ctx context.Context, name string, ca []
 		}
 		return fmt.Errorf("reading CRD %s: %w", name, err)
 	}
+	k.mu.Lock()
+	delete(k.missing, name)
+	k.mu.Unlock()
 	want := &apiextensionsv1.CustomResourceConversion{
 		Strategy: apiextensionsv1.WebhookConverter,
 		Webhook: &apiextensionsv1.WebhookConversion{

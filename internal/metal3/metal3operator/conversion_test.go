@@ -63,8 +63,9 @@ func servingV1beta2(t *testing.T, root string) []*apiextensionsv1.CustomResource
 }
 
 // TestConversionWebhook: with the infrastructure CRDs serving v1beta2 as
-// their storage version, the operator's conversion webhook (its own
-// certificate, kept in a Secret) is set on every CRD, and the API server
+// their storage version, installed after the operator started, the
+// operator's conversion webhook (its own certificate, kept in a Secret)
+// is set on every CRD, and the API server
 // converts through it: every kind of the v1beta1 objects and upstream
 // ClusterClass templates, created as v1beta1, reads as v1beta2 what the
 // Go conversion gives and as v1beta1 what was created; an object created
@@ -76,9 +77,6 @@ func TestConversionWebhook(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := testenv.StartAPI(t, testenv.Options{AddToScheme: []func(*runtime.Scheme) error{infrav1.AddToScheme, infrav1beta2.AddToScheme}})
-	if _, err := envtest.InstallCRDs(env.Config, envtest.CRDInstallOptions{CRDs: servingV1beta2(t, root)}); err != nil {
-		t.Fatal(err)
-	}
 	ctx := t.Context()
 	c := env.Client
 	for _, ns := range []string{"metal3-system", "conv"} {
@@ -91,13 +89,19 @@ func TestConversionWebhook(t *testing.T) {
 		o.LeaderElection, o.SkipControllerNameValidation = false, true
 		o.MetricsAddr, o.ProbeAddr = "0", "0"
 		o.Controllers = []string{IPPoolController}
-		o.Conversion = operatorkit.ConversionWebhook{Addr: addr, URL: "https://" + addr, CertSecret: "metal3-system/metal3-operator-webhook", SyncInterval: 200 * time.Millisecond}
+		// An hour between syncs: a CRD installed after the start is set
+		// by the retries of a missing one, not by the next round.
+		o.Conversion = operatorkit.ConversionWebhook{Addr: addr, URL: "https://" + addr, CertSecret: "metal3-system/metal3-operator-webhook", SyncInterval: time.Hour}
 		runCtx, cancel := context.WithCancel(ctx)
 		testenv.Go(t, runCtx, "metal3-operator", func(ctx context.Context) error { return Run(ctx, env.Config, o, logr.Discard()) })
 		return cancel
 	}
 	addr := testenv.FreeAddr(t)
 	stop := start(addr)
+	// The CRDs come after the operator, as when a phase installs them.
+	if _, err := envtest.InstallCRDs(env.Config, envtest.CRDInstallOptions{CRDs: servingV1beta2(t, root)}); err != nil {
+		t.Fatal(err)
+	}
 
 	var ca []byte
 	poll(t, "every CRD converting through the webhook", func() (bool, string) {
