@@ -211,7 +211,8 @@ type conversionKeeper struct {
 	cert atomic.Pointer[tls.Certificate]
 	mu   sync.Mutex
 	ca   []byte
-	// missing are the CRDs not found at the last sync, logged once.
+	// missing are the CRDs not found since they were last seen (each logged
+	// once); while any is, syncs come every second.
 	missing map[string]bool
 }
 
@@ -264,7 +265,7 @@ func (k *conversionKeeper) anyMissing() bool {
 	return false
 }
 
-// Sync loads the certificate and sets every CRD's spec.conversion.
+// sync loads the certificate and sets every CRD's spec.conversion.
 func (k *conversionKeeper) sync(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()

@@ -46,6 +46,14 @@
 // serves and /readyz is the caches' check, though other controllers may
 // still wait (the log says which).
 //
+// An operator whose CRDs have more than one version sets
+// Operator.Conversion (conversion.go): a conversion webhook served from the
+// start on every replica (TLS, POST /convert, through each kind's
+// conversion hub on the operator's scheme), which keeps those CRDs'
+// spec.conversion pointing at it (its Service or URL, and the CA of its
+// certificate: a mounted directory's, one kept in a Secret the replicas
+// share, or one made at start).
+//
 // The reconcile kit (the other files): how a pass ends (WaitingError,
 // StalledError, FailedError, sorted by OutcomeOf), its one status write
 // (StatusSnapshot, Settle), the kstatus conditions (Conditions), events on

@@ -1,7 +1,8 @@
 // Package metal3operator is the Metal3 operator process cmd/metal3-operator
 // runs, as an operatorkit.Operator: the controllers --controllers selects
 // (BareMetalHost, Metal3Cluster, Metal3Machine, Metal3DataTemplate and
-// Metal3Data, IPPool), on operatorkit's shared manager settings. Each
+// Metal3Data, IPPool, Metal3Remediation), on operatorkit's shared manager
+// settings. Each
 // controller starts once the CRDs of the kinds it needs are served
 // (operatorkit.Controller), so with the default controllers a site of
 // BareMetalHosts alone, without Cluster API, gets its hosts reconciled
@@ -15,4 +16,10 @@
 // --ironic-callback-timeout for nodes stuck in a transitional state), or,
 // without an endpoint, the direct one over the hosts' BMCs (Redfish,
 // --bmc-timeout). Options.Factory replaces both in tests.
+//
+// With --conversion-webhook-bind-address it also serves the conversion
+// webhook of the infrastructure kinds between v1beta1 and v1beta2
+// (Options.Conversion, an operatorkit.ConversionWebhook over the
+// ConversionCRDs), behind a Service in a pod or at --conversion-webhook-url
+// outside the cluster.
 package metal3operator
