@@ -1,10 +1,14 @@
 package operatorkit
 
 import (
+	"crypto/x509/pkix"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/airshipit/airship-go/internal/pki"
 )
 
 func TestConversionWebhookValidate(t *testing.T) {
@@ -78,5 +82,51 @@ func TestConversionWebhookInNamespace(t *testing.T) {
 	got, err := w.inNamespace()
 	if err != nil || got.Service != "metal3-system/webhook" || got.CertSecret != "other/cert" {
 		t.Errorf("in a pod: %+v %v, want the Service in metal3-system and the Secret where it was named", got, err)
+	}
+}
+
+// TestConversionCertificateServes: the shared Secret's certificate is
+// kept only while it is for every host of the webhook and has more than a
+// tenth of its life left.
+func TestConversionCertificateServes(t *testing.T) {
+	k := &conversionKeeper{w: ConversionWebhook{Service: "ns/svc"}}
+	certPEM, _, _, err := k.issue()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !k.serves(certPEM) {
+		t.Errorf("a fresh certificate for the Service is not kept")
+	}
+	other := &conversionKeeper{w: ConversionWebhook{Service: "ns/other"}}
+	if other.serves(certPEM) {
+		t.Errorf("a certificate for another Service is kept")
+	}
+	ca, err := pki.NewCA("test-ca", time.Hour, pki.ECDSAP256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := ca.Issue(pki.Request{CommonName: "svc.ns.svc", Hosts: k.w.hosts(), Server: true, Validity: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One minute of life, issued a moment ago: most of it is left.
+	if !k.serves(old.CertPEM()) {
+		t.Errorf("a certificate with most of its life left is not kept")
+	}
+	// Issued 95 minutes ago for 100: a twentieth of its life is left.
+	key, err := pki.NewKey(pki.ECDSAP256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ending, err := pki.Sign(pki.Spec{Subject: pkix.Name{CommonName: "svc.ns.svc"}, Hosts: k.w.hosts(), Server: true, Validity: 100 * time.Minute},
+		key, ca, pki.Env{Now: func() time.Time { return time.Now().Add(-95 * time.Minute) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k.serves(ending.CertPEM()) {
+		t.Errorf("a certificate with a twentieth of its life left is kept, want it renewed")
+	}
+	if k.serves([]byte("not a certificate")) {
+		t.Errorf("garbage is kept as a certificate")
 	}
 }

@@ -58,6 +58,32 @@ func TestVersionMatchesBuildScript(t *testing.T) {
 
 func ptr[T any](v T) *T { return &v }
 
+// conversionCRD is a CRD of plural.group in versions v1 (stored) and v2,
+// converted by the webhook behind Service webhook-service of namespace.
+func conversionCRD(plural, group, namespace string) *apiextensionsv1.CustomResourceDefinition {
+	schema := &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: ptr(true)}}
+	return &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: plural + "." + group},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: group, Scope: apiextensionsv1.NamespaceScoped,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: plural, Kind: strings.ToUpper(plural[:1]) + plural[1:len(plural)-1]},
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{
+				{Name: "v1", Served: true, Storage: true, Schema: schema},
+				{Name: "v2", Served: true, Schema: schema},
+			},
+			Conversion: &apiextensionsv1.CustomResourceConversion{
+				Strategy: apiextensionsv1.WebhookConverter,
+				Webhook: &apiextensionsv1.WebhookConversion{
+					ConversionReviewVersions: []string{"v1"},
+					ClientConfig: &apiextensionsv1.WebhookClientConfig{Service: &apiextensionsv1.ServiceReference{
+						Namespace: namespace, Name: "webhook-service", Path: ptr("/convert"),
+					}},
+				},
+			},
+		},
+	}
+}
+
 // TestRewriteWebhooks points a provider's admission and conversion webhooks
 // at a local URL on a real API server and leaves other webhooks alone.
 func TestRewriteWebhooks(t *testing.T) {
@@ -90,28 +116,7 @@ func TestRewriteWebhooks(t *testing.T) {
 			SideEffects: ptr(admissionv1.SideEffectClassNone), AdmissionReviewVersions: []string{"v1"},
 		}},
 	}
-	preserve := true
-	schema := &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: &preserve}}
-	crd := &apiextensionsv1.CustomResourceDefinition{
-		ObjectMeta: metav1.ObjectMeta{Name: "widgets.example.test"},
-		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
-			Group: "example.test", Scope: apiextensionsv1.NamespaceScoped,
-			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "widgets", Kind: "Widget"},
-			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{
-				{Name: "v1", Served: true, Storage: true, Schema: schema},
-				{Name: "v2", Served: true, Schema: schema},
-			},
-			Conversion: &apiextensionsv1.CustomResourceConversion{
-				Strategy: apiextensionsv1.WebhookConverter,
-				Webhook: &apiextensionsv1.WebhookConversion{
-					ConversionReviewVersions: []string{"v1"},
-					ClientConfig: &apiextensionsv1.WebhookClientConfig{Service: &apiextensionsv1.ServiceReference{
-						Namespace: "provider-system", Name: "webhook-service", Path: ptr("/convert"),
-					}},
-				},
-			},
-		},
-	}
+	crd := conversionCRD("widgets", "example.test", "provider-system")
 	for _, o := range []client.Object{vwc, mwc, crd} {
 		if err := env.Client.Create(ctx, o); err != nil {
 			t.Fatal(err)
@@ -268,27 +273,7 @@ func TestNewChecksProviders(t *testing.T) {
 			name: "provider without binary whose only webhook is a CRD's conversion",
 			setup: func(t *testing.T) {
 				addProvider(t, "infra-c-system", "c", "InfrastructureProvider")
-				schema := &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: ptr(true)}}
-				crd := &apiextensionsv1.CustomResourceDefinition{
-					ObjectMeta: metav1.ObjectMeta{Name: "gadgets.infra-c.test"},
-					Spec: apiextensionsv1.CustomResourceDefinitionSpec{
-						Group: "infra-c.test", Scope: apiextensionsv1.NamespaceScoped,
-						Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "gadgets", Kind: "Gadget"},
-						Versions: []apiextensionsv1.CustomResourceDefinitionVersion{
-							{Name: "v1", Served: true, Storage: true, Schema: schema},
-							{Name: "v2", Served: true, Schema: schema},
-						},
-						Conversion: &apiextensionsv1.CustomResourceConversion{
-							Strategy: apiextensionsv1.WebhookConverter,
-							Webhook: &apiextensionsv1.WebhookConversion{
-								ConversionReviewVersions: []string{"v1"},
-								ClientConfig: &apiextensionsv1.WebhookClientConfig{Service: &apiextensionsv1.ServiceReference{
-									Namespace: "infra-c-system", Name: "webhook-service", Path: ptr("/convert"),
-								}},
-							},
-						},
-					},
-				}
+				crd := conversionCRD("gadgets", "infra-c.test", "infra-c-system")
 				if err := env.Client.Create(ctx, crd); err != nil {
 					t.Fatal(err)
 				}

@@ -3,23 +3,19 @@ package capm3
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
 	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/airshipit/airship-go/api/infrastructure/v1beta1"
-	"github.com/airshipit/airship-go/internal/test/capienv"
-	"github.com/airshipit/airship-go/internal/test/testenv"
 )
 
 // TestRemediationEdges runs the Metal3Remediation controller against a real
@@ -29,29 +25,11 @@ import (
 // while it keeps its host off removes the power-off annotation, even with
 // its Machine gone.
 func TestRemediationEdges(t *testing.T) {
-	capiCRDs := filepath.Join(capienv.ModuleDir(t), "core", "config", "crd", "bases")
-	env := testenv.StartAPI(t, testenv.Options{
-		CRDDirs:     []string{"config/metal3/crd/bases", capiCRDs},
-		AddToScheme: []func(*runtime.Scheme) error{metal3v1alpha1.AddToScheme, infrav1.AddToScheme, clusterv1.AddToScheme},
+	const ns = "site"
+	c, create := startReconciler(t, ns, func(ctx context.Context, mgr ctrl.Manager) error {
+		return (&RemediationReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("capm3-test")}).SetupWithManager(ctx, mgr)
 	})
 	ctx := context.Background()
-	c := env.Client
-	mgr := testenv.NewManager(t, env)
-	if err := (&RemediationReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("capm3-test")}).SetupWithManager(ctx, mgr); err != nil {
-		t.Fatal(err)
-	}
-	testenv.Go(t, ctx, "manager", mgr.Start)
-
-	const ns = "site"
-	create := func(objs ...client.Object) {
-		t.Helper()
-		for _, o := range objs {
-			if err := c.Create(ctx, o); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
 	// machineOn makes a host (online as given), its Metal3Machine and the
 	// Machine that owns it, and returns the Machine.
 	machineOn := func(name string, online bool) *clusterv1.Machine {

@@ -3,7 +3,6 @@ package capm3
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -11,15 +10,13 @@ import (
 	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/airshipit/airship-go/api/infrastructure/v1beta1"
-	"github.com/airshipit/airship-go/internal/test/capienv"
-	"github.com/airshipit/airship-go/internal/test/testenv"
 )
 
 // TestMachineHostSelectorOperatorRefused: a Metal3Machine whose
@@ -31,29 +28,11 @@ import (
 // claimed. The same selector with "!" claims the host, so the site would
 // have given the first machine one.
 func TestMachineHostSelectorOperatorRefused(t *testing.T) {
-	capiCRDs := filepath.Join(capienv.ModuleDir(t), "core", "config", "crd", "bases")
-	env := testenv.StartAPI(t, testenv.Options{
-		CRDDirs:     []string{"config/metal3/crd/bases", capiCRDs},
-		AddToScheme: []func(*runtime.Scheme) error{metal3v1alpha1.AddToScheme, infrav1.AddToScheme, clusterv1.AddToScheme},
+	const ns = "site"
+	c, create := startReconciler(t, ns, func(ctx context.Context, mgr ctrl.Manager) error {
+		return (&MachineReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("capm3-test")}).SetupWithManager(ctx, mgr)
 	})
 	ctx := context.Background()
-	c := env.Client
-	mgr := testenv.NewManager(t, env)
-	if err := (&MachineReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("capm3-test")}).SetupWithManager(ctx, mgr); err != nil {
-		t.Fatal(err)
-	}
-	testenv.Go(t, ctx, "manager", mgr.Start)
-
-	const ns = "site"
-	create := func(objs ...client.Object) {
-		t.Helper()
-		for _, o := range objs {
-			if err := c.Create(ctx, o); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
 	cluster := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "c1"},
 		Spec: clusterv1.ClusterSpec{InfrastructureRef: clusterv1.ContractVersionedObjectReference{APIGroup: infrav1.GroupVersion.Group, Kind: "Metal3Cluster", Name: "c1"}}}
 	create(cluster)
