@@ -30,6 +30,7 @@ import (
 	"github.com/airshipit/airship-go/bench/internal/harness"
 	"github.com/airshipit/airship-go/internal/cluster/capilocal"
 	"github.com/airshipit/airship-go/internal/cluster/local"
+	"github.com/airshipit/airship-go/internal/metal3/metal3test"
 	"github.com/airshipit/airship-go/internal/test/capienv"
 	"github.com/airshipit/airship-go/internal/test/testenv"
 	"github.com/airshipit/airship-go/internal/test/testtool"
@@ -190,7 +191,12 @@ func (s *site) startOperator(bin string, args []string) {
 	addr := testenv.FreeAddr(s.b)
 	s.metrics = "http://" + addr
 	//nolint:noctx // the operator outlives this call; stopOperator ends it, Pdeathsig if the benchmark dies
-	s.op = exec.Command(bin, append(slices.Clone(args), "--metrics-bind-address="+addr, "--kubeconfig", s.mgmt.Kubeconfig)...)
+	// The infrastructure kinds store v1beta2: the operator serves their
+	// conversion webhook, and nothing of v1beta1 is read or written until
+	// the CRDs point at it.
+	webhook := "https://" + testenv.FreeAddr(s.b)
+	s.op = exec.Command(bin, append(slices.Clone(args), "--metrics-bind-address="+addr, "--kubeconfig", s.mgmt.Kubeconfig,
+		"--conversion-webhook-bind-address="+strings.TrimPrefix(webhook, "https://"), "--conversion-webhook-url="+webhook)...)
 	s.op.Stdout, s.op.Stderr = f, f
 	s.op.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := s.op.Start(); err != nil {
@@ -201,7 +207,8 @@ func (s *site) startOperator(bin string, args []string) {
 		_ = s.op.Wait()
 		close(s.opEnd)
 	}()
-	s.step("metal3-operator started: %s", strings.Join(args, " "))
+	metal3test.WaitConversion(s.b, s.c, webhook)
+	s.step("metal3-operator started, the CRDs converting through its webhook: %s", strings.Join(args, " "))
 }
 
 // stopOperator ends metal3-operator (SIGTERM, then SIGKILL after 10 s).

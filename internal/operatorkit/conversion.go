@@ -27,6 +27,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -163,6 +164,38 @@ func (w ConversionWebhook) inNamespace() (ConversionWebhook, error) {
 	return w, nil
 }
 
+// AddToManager registers the webhook's server and its certificate and
+// CRD keeper on mgr, a manager not built by Operator (a test's, serving
+// conversions for controllers run another way), with httplimit's default
+// timeouts.
+func (w ConversionWebhook) AddToManager(mgr ctrl.Manager, scheme *runtime.Scheme, log logr.Logger) error {
+	if err := w.Validate(); err != nil {
+		return err
+	}
+	return w.add(mgr, mgr.GetConfig(), scheme, httplimit.ServerTimeouts{}.WithDefaults(), log)
+}
+
+// ConversionPending names a CRD of crds that does not convert through a
+// webhook at url (its ConversionPath) with a CA yet, "" once all do.
+func ConversionPending(ctx context.Context, c client.Reader, crds []string, url string) (string, error) {
+	want := strings.TrimSuffix(url, "/") + ConversionPath
+	for _, name := range crds {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := c.Get(ctx, client.ObjectKey{Name: name}, crd); err != nil {
+			if apierrors.IsNotFound(err) {
+				return name + " (not installed)", nil
+			}
+			return "", fmt.Errorf("reading CRD %s: %w", name, err)
+		}
+		cv := crd.Spec.Conversion
+		if cv == nil || cv.Strategy != apiextensionsv1.WebhookConverter || cv.Webhook == nil || cv.Webhook.ClientConfig == nil ||
+			cv.Webhook.ClientConfig.URL == nil || *cv.Webhook.ClientConfig.URL != want || len(cv.Webhook.ClientConfig.CABundle) == 0 {
+			return name, nil
+		}
+	}
+	return "", nil
+}
+
 // add registers the webhook's server and its certificate and CRD keeper on
 // mgr; both run on every replica, leader or not.
 func (w ConversionWebhook) add(mgr ctrl.Manager, cfg *rest.Config, scheme *runtime.Scheme, t httplimit.ServerTimeouts, log logr.Logger) error {
@@ -172,7 +205,7 @@ func (w ConversionWebhook) add(mgr ctrl.Manager, cfg *rest.Config, scheme *runti
 			return err
 		}
 	}
-	c, err := client.New(cfg, client.Options{Scheme: s})
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: s})
 	if err != nil {
 		return fmt.Errorf("conversion webhook client: %w", err)
 	}
@@ -180,7 +213,7 @@ func (w ConversionWebhook) add(mgr ctrl.Manager, cfg *rest.Config, scheme *runti
 	if err != nil {
 		return err
 	}
-	k := &conversionKeeper{w: w, c: c, log: log.WithName("conversion-webhook")}
+	k := &conversionKeeper{w: w, c: c, log: log.WithName("conversion-webhook"), kicks: make(chan struct{}, 1)}
 	if w.CertDir == "" && w.CertSecret == "" {
 		if err := k.selfSigned(); err != nil {
 			return err
@@ -205,8 +238,10 @@ func (w ConversionWebhook) add(mgr ctrl.Manager, cfg *rest.Config, scheme *runti
 // spec.conversion on it.
 type conversionKeeper struct {
 	w   ConversionWebhook
-	c   client.Client
+	c   client.WithWatch
 	log logr.Logger
+	// kicks asks for a sync now: a watched CRD changed.
+	kicks chan struct{}
 
 	cert atomic.Pointer[tls.Certificate]
 	mu   sync.Mutex
@@ -226,14 +261,20 @@ func (k *conversionKeeper) certificate(*tls.ClientHelloInfo) (*tls.Certificate, 
 	return nil, errors.New("conversion webhook: no certificate yet")
 }
 
-// Start syncs at once and then every SyncInterval until ctx ends; errors
-// are logged and tried again. While a CRD is missing or a sync failed it
-// tries every second, so a CRD installed after the operator started
-// converts through it at once.
+// Start syncs at once, whenever a CRD of w.CRDs changes (watched: one
+// installed, or applied again from a manifest that says otherwise, is set
+// within moments) and every SyncInterval, until ctx ends; errors are
+// logged and tried again. While a CRD is missing or a sync failed it tries
+// every second as well, should its watch fail.
 func (k *conversionKeeper) Start(ctx context.Context) error {
 	every := k.w.SyncInterval
 	if every <= 0 {
 		every = DefaultConversionSyncInterval
+	}
+	var watches sync.WaitGroup
+	defer watches.Wait()
+	for _, name := range k.w.CRDs {
+		watches.Go(func() { k.watchCRD(ctx, name) })
 	}
 	for {
 		next := every
@@ -249,6 +290,40 @@ func (k *conversionKeeper) Start(ctx context.Context) error {
 		case <-ctx.Done():
 			t.Stop()
 			return nil
+		case <-t.C:
+		case <-k.kicks:
+			t.Stop()
+		}
+	}
+}
+
+// watchCRD asks for a sync whenever CRD name is added, changed or
+// deleted, until ctx ends; a watch that ends or fails is opened again a
+// second later. It watches the CRD's metadata alone, by name, which is
+// what the operator's Role grants.
+func (k *conversionKeeper) watchCRD(ctx context.Context, name string) {
+	for ctx.Err() == nil {
+		list := &metav1.PartialObjectMetadataList{}
+		list.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinitionList"))
+		w, err := k.c.Watch(ctx, list, client.MatchingFields{"metadata.name": name})
+		if err != nil {
+			k.log.V(1).Info("watching CRD", "crd", name, "error", err.Error())
+		} else {
+			for ev := range w.ResultChan() {
+				if ev.Type == watch.Error {
+					break
+				}
+				select {
+				case k.kicks <- struct{}{}:
+				default: // a sync is asked for already
+				}
+			}
+			w.Stop()
+		}
+		t := time.NewTimer(time.Second)
+		select {
+		case <-ctx.Done():
+			t.Stop()
 		case <-t.C:
 		}
 	}

@@ -52,7 +52,10 @@
 // conversion hub on the operator's scheme), which keeps those CRDs'
 // spec.conversion pointing at it (its Service or URL, and the CA of its
 // certificate: a mounted directory's, one kept in a Secret the replicas
-// share, or one made at start).
+// share, or one made at start), watching them so that one applied again
+// is set back at once. ConversionWebhook.AddToManager serves it from a
+// manager built elsewhere (a test's); ConversionPending says which CRD
+// does not point at a URL's webhook yet.
 //
 // The reconcile kit (the other files): how a pass ends (WaitingError,
 // StalledError, FailedError, sorted by OutcomeOf), its one status write

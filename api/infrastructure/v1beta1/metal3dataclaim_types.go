@@ -51,7 +51,6 @@ type Metal3DataClaimStatus struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:path=metal3dataclaims,scope=Namespaced,categories=cluster-api,shortName=m3dc;m3dataclaim;m3dataclaims;metal3dc;metal3dataclaim
-// +kubebuilder:storageversion
 // +kubebuilder:metadata:labels="cluster.x-k8s.io/v1beta2=v1beta1"
 // +kubebuilder:printcolumn:name="Template",type="string",JSONPath=".spec.template.name"
 // +kubebuilder:printcolumn:name="Data",type="string",JSONPath=".status.renderedData.name"

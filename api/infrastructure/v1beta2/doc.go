@@ -10,10 +10,12 @@
 // hub (conversion.Hub); the v1beta1 kinds of ../v1beta1 convert to and
 // from it.
 //
-// Served beside v1beta1, which stays the stored version (its kinds carry
-// +kubebuilder:storageversion): metal3-operator converts through its
-// conversion webhook (operatorkit.ConversionWebhook), which the CRDs as
-// installed name (config/metal3/crd).
+// The stored version, served beside v1beta1: metal3-operator converts
+// through its conversion webhook (operatorkit.ConversionWebhook), which the
+// CRDs as installed name (config/metal3/crd). Without the webhook nothing
+// of v1beta1 can be read or written, so every CRD of CRDNames must point at
+// a running one before its objects are used (the raw CRDs of
+// config/metal3/crd/bases convert nothing).
 //
 // +kubebuilder:object:generate=true
 // +groupName=infrastructure.cluster.x-k8s.io

@@ -31,6 +31,20 @@ var (
 	// AddToScheme adds every kind of this package to a runtime.Scheme.
 	AddToScheme = schemeBuilder.AddToScheme
 
+	// CRDNames are the CRDs of this group, each serving v1beta1 and
+	// v1beta2 and storing v1beta2.
+	CRDNames = []string{
+		"metal3clusters.infrastructure.cluster.x-k8s.io",
+		"metal3clustertemplates.infrastructure.cluster.x-k8s.io",
+		"metal3datas.infrastructure.cluster.x-k8s.io",
+		"metal3dataclaims.infrastructure.cluster.x-k8s.io",
+		"metal3datatemplates.infrastructure.cluster.x-k8s.io",
+		"metal3machines.infrastructure.cluster.x-k8s.io",
+		"metal3machinetemplates.infrastructure.cluster.x-k8s.io",
+		"metal3remediations.infrastructure.cluster.x-k8s.io",
+		"metal3remediationtemplates.infrastructure.cluster.x-k8s.io",
+	}
+
 	// objectTypes are the kinds of this package; each file that declares a
 	// kind appends it and its list from init.
 	objectTypes []runtime.Object

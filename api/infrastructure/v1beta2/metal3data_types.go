@@ -71,6 +71,7 @@ type Metal3DataStatus struct {
 
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:path=metal3datas,scope=Namespaced,categories=cluster-api,shortName=m3d;m3data;m3datas;metal3d;metal3data
+// +kubebuilder:storageversion
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="Ready",type="boolean",JSONPath=".status.ready"
 // +kubebuilder:printcolumn:name="Index",type="integer",JSONPath=".spec.index"

@@ -47,6 +47,7 @@ type Metal3DataClaimStatus struct {
 
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:path=metal3dataclaims,scope=Namespaced,categories=cluster-api,shortName=m3dc;m3dataclaim;m3dataclaims;metal3dc;metal3dataclaim
+// +kubebuilder:storageversion
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="Template",type="string",JSONPath=".spec.template.name"
 // +kubebuilder:printcolumn:name="Data",type="string",JSONPath=".status.renderedData.name"

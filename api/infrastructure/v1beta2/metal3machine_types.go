@@ -177,6 +177,7 @@ type Metal3MachineV1Beta1DeprecatedStatus struct {
 
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:path=metal3machines,scope=Namespaced,categories=cluster-api,shortName=m3m;m3machine;m3machines;metal3m;metal3machine
+// +kubebuilder:storageversion
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="Cluster",type="string",JSONPath=".metadata.labels.cluster\\.x-k8s\\.io/cluster-name",description="Cluster API Cluster it belongs to"
 // +kubebuilder:printcolumn:name="Host",type="string",JSONPath=".metadata.annotations.metal3\\.io/BareMetalHost",description="BareMetalHost claimed"

@@ -48,6 +48,7 @@ type Metal3MachineTemplateResource struct {
 
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:path=metal3machinetemplates,scope=Namespaced,categories=cluster-api,shortName=m3mt;m3machinetemplate;m3machinetemplates;metal3mt;metal3machinetemplate
+// +kubebuilder:storageversion
 // +kubebuilder:printcolumn:name="NodeReuse",type="boolean",JSONPath=".spec.nodeReuse"
 // +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
 

@@ -93,6 +93,7 @@ type Metal3RemediationStatus struct {
 
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:path=metal3remediations,scope=Namespaced,categories=cluster-api,shortName=m3r;m3remediation
+// +kubebuilder:storageversion
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="Retry limit",type=string,JSONPath=".spec.strategy.retryLimit"
 // +kubebuilder:printcolumn:name="Retry count",type=string,JSONPath=".status.retryCount"

@@ -45,6 +45,7 @@ type Metal3RemediationTemplateStatus struct {
 
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:path=metal3remediationtemplates,scope=Namespaced,categories=cluster-api,shortName=m3rt;m3remediationtemplate;m3remediationtemplates;metal3rt;metal3remediationtemplate
+// +kubebuilder:storageversion
 // +kubebuilder:subresource:status
 
 // Metal3RemediationTemplate is the remediation a MachineHealthCheck

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/airshipit/airship-go/api/infrastructure/v1beta1"
+	"github.com/airshipit/airship-go/internal/metal3/metal3test"
 	"github.com/airshipit/airship-go/internal/test/capienv"
 	"github.com/airshipit/airship-go/internal/test/testenv"
 )
@@ -29,6 +30,7 @@ func startReconciler(t *testing.T, ns string, setup func(context.Context, ctrl.M
 		CRDDirs:     []string{"config/metal3/crd/bases", capiCRDs},
 		AddToScheme: []func(*runtime.Scheme) error{metal3v1alpha1.AddToScheme, infrav1.AddToScheme, clusterv1.AddToScheme},
 	})
+	metal3test.ServeConversion(t, env) // v1beta2 is stored
 	ctx := context.Background()
 	mgr := testenv.NewManager(t, env)
 	if err := setup(ctx, mgr); err != nil {

@@ -28,6 +28,7 @@ import (
 	"github.com/airshipit/airship-go/internal/configdrive/configdrivetest"
 	"github.com/airshipit/airship-go/internal/localironic"
 	"github.com/airshipit/airship-go/internal/metal3/metal3operator"
+	"github.com/airshipit/airship-go/internal/metal3/metal3test"
 	"github.com/airshipit/airship-go/internal/operatorkit"
 	"github.com/airshipit/airship-go/internal/redfish/emulator"
 	"github.com/airshipit/airship-go/internal/test/capienv"
@@ -155,6 +156,11 @@ func startOperator(t *testing.T, env *testenv.Env, inst *localironic.Instance, m
 			t.Errorf("metal3-operator: %v", err)
 		}
 	})
+	// v1beta2 is stored: nothing of v1beta1 is read or written until the
+	// CRDs convert through the webhook.
+	if o.Conversion.Enabled() {
+		metal3test.WaitConversion(t, env.Client, o.Conversion.URL)
+	}
 }
 
 // serveImage serves a raw disk image of 4 MiB with a GPT and its md5sum

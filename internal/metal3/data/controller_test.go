@@ -2,6 +2,7 @@ package data_test
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -25,6 +26,7 @@ import (
 	ipamv1 "github.com/airshipit/airship-go/api/ipam/v1alpha1"
 	"github.com/airshipit/airship-go/internal/metal3/data"
 	"github.com/airshipit/airship-go/internal/metal3/ipam"
+	"github.com/airshipit/airship-go/internal/metal3/metal3test"
 	"github.com/airshipit/airship-go/internal/test/capienv"
 	"github.com/airshipit/airship-go/internal/test/testenv"
 )
@@ -50,12 +52,22 @@ func TestMain(m *testing.M) {
 		if err != nil {
 			return nil, err
 		}
-		return testenv.NewAPI(testenv.Options{
+		e, err := testenv.NewAPI(testenv.Options{
 			CRDDirs: []string{"config/metal3/crd/bases", capi},
 			AddToScheme: []func(*runtime.Scheme) error{
 				infrav1.AddToScheme, ipamv1.AddToScheme, metal3v1alpha1.AddToScheme, clusterv1.AddToScheme,
 			},
 		})
+		if err != nil {
+			return nil, err
+		}
+		// v1beta2 is stored: the v1beta1 objects convert through the webhook.
+		stop, err := metal3test.StartConversion(e)
+		if err != nil {
+			return nil, errors.Join(err, e.Stop())
+		}
+		e.BeforeStop(stop)
+		return e, nil
 	}, func(e *testenv.Env) { env = e }))
 }
 

@@ -24,6 +24,7 @@ import (
 
 	infrav1 "github.com/airshipit/airship-go/api/infrastructure/v1beta1"
 	ipamv1 "github.com/airshipit/airship-go/api/ipam/v1alpha1"
+	"github.com/airshipit/airship-go/internal/metal3/metal3test"
 	"github.com/airshipit/airship-go/internal/operatorkit"
 	"github.com/airshipit/airship-go/internal/test/capienv"
 	"github.com/airshipit/airship-go/internal/test/testenv"
@@ -73,6 +74,8 @@ func TestControllersStartWithTheirOwnCRDs(t *testing.T) {
 	o.MetricsAddr = "0"
 	o.ProbeAddr = freeAddr(t)
 	o.BMCTimeout = 2 * time.Second
+	webhook := freeAddr(t)
+	o.Conversion = operatorkit.ConversionWebhook{Addr: webhook, URL: "https://" + webhook}
 	testenv.Go(t, ctx, "Run", func(ctx context.Context) error { return Run(ctx, env.Config, o, log) })
 
 	poll := func(what string, cond func(ctx context.Context) (bool, string)) {
@@ -127,6 +130,8 @@ func TestControllersStartWithTheirOwnCRDs(t *testing.T) {
 	poll("the Metal3Cluster controller started", func(context.Context) (bool, string) {
 		return logged(`"msg"="controller metal3cluster started"`) == 1, ""
 	})
+	// v1beta2 is stored: a v1beta1 object needs the operator's webhook.
+	metal3test.WaitConversion(t, c, o.Conversion.URL)
 	cluster := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: "metal3", Name: "c1"},
 		Spec: clusterv1.ClusterSpec{InfrastructureRef: clusterv1.ContractVersionedObjectReference{APIGroup: infrav1.GroupVersion.Group, Kind: "Metal3Cluster", Name: "c1"}}}
 	if err := c.Create(ctx, cluster); err != nil {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -32,8 +33,8 @@ import (
 	"github.com/airshipit/airship-go/internal/test/testenv"
 )
 
-// servingV1beta2 reads the operator's infrastructure CRDs as generated
-// and serves v1beta2 as the storage version beside v1beta1.
+// servingV1beta2 reads the operator's infrastructure CRDs as generated,
+// each serving v1beta1 and v1beta2 and storing v1beta2.
 func servingV1beta2(t *testing.T, root string) []*apiextensionsv1.CustomResourceDefinition {
 	t.Helper()
 	paths, err := filepath.Glob(filepath.Join(root, "config", "metal3", "crd", "bases", "infrastructure.cluster.x-k8s.io_*.yaml"))
@@ -50,20 +51,20 @@ func servingV1beta2(t *testing.T, root string) []*apiextensionsv1.CustomResource
 		if err := yaml.UnmarshalStrict(b, crd); err != nil {
 			t.Fatalf("%s: %v", p, err)
 		}
-		if len(crd.Spec.Versions) != 2 {
-			t.Fatalf("%s has %d versions, want v1beta1 and v1beta2", p, len(crd.Spec.Versions))
+		var versions []string
+		for _, v := range crd.Spec.Versions {
+			versions = append(versions, fmt.Sprintf("%s served=%t storage=%t", v.Name, v.Served, v.Storage))
 		}
-		for i := range crd.Spec.Versions {
-			v := &crd.Spec.Versions[i]
-			v.Served, v.Storage = true, v.Name == "v1beta2"
+		if want := []string{"v1beta1 served=true storage=false", "v1beta2 served=true storage=true"}; !slices.Equal(versions, want) {
+			t.Fatalf("%s: versions %q, want %q", p, versions, want)
 		}
 		out = append(out, crd)
 	}
 	return out
 }
 
-// TestConversionWebhook: with the infrastructure CRDs serving v1beta2 as
-// their storage version, installed after the operator started, the
+// TestConversionWebhook: with the infrastructure CRDs as generated
+// (v1beta2 stored, v1beta1 served), installed after the operator started, the
 // operator's conversion webhook (its own certificate, kept in a Secret)
 // is set on every CRD, and the API server
 // converts through it: every kind of the v1beta1 objects and upstream
@@ -104,7 +105,7 @@ func TestConversionWebhook(t *testing.T) {
 	}
 
 	var ca []byte
-	poll(t, "every CRD converting through the webhook", func() (bool, string) {
+	converting := func() (bool, string) {
 		sec := &corev1.Secret{}
 		if err := c.Get(ctx, client.ObjectKey{Namespace: "metal3-system", Name: "metal3-operator-webhook"}, sec); err != nil {
 			return false, err.Error()
@@ -125,7 +126,20 @@ func TestConversionWebhook(t *testing.T) {
 			}
 		}
 		return true, ""
-	})
+	}
+	poll(t, "every CRD converting through the webhook", converting)
+	// A CRD applied again from a manifest that converts nothing (as
+	// config/metal3/crd/bases says) is set again at once: its watch, not
+	// the next sync an hour away.
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := c.Get(ctx, client.ObjectKey{Name: ConversionCRDs[0]}, crd); err != nil {
+		t.Fatal(err)
+	}
+	crd.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.NoneConverter}
+	if err := c.Update(ctx, crd); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, "the CRD applied again converting through the webhook", converting)
 
 	var docs [][]byte
 	for _, f := range []string{"objects.yaml", "templates-clusterclass.yaml"} {

@@ -92,17 +92,7 @@ type Options struct {
 
 // ConversionCRDs are the CRDs of more than one version whose conversion
 // the operator serves.
-var ConversionCRDs = []string{
-	"metal3clusters.infrastructure.cluster.x-k8s.io",
-	"metal3clustertemplates.infrastructure.cluster.x-k8s.io",
-	"metal3datas.infrastructure.cluster.x-k8s.io",
-	"metal3dataclaims.infrastructure.cluster.x-k8s.io",
-	"metal3datatemplates.infrastructure.cluster.x-k8s.io",
-	"metal3machines.infrastructure.cluster.x-k8s.io",
-	"metal3machinetemplates.infrastructure.cluster.x-k8s.io",
-	"metal3remediations.infrastructure.cluster.x-k8s.io",
-	"metal3remediationtemplates.infrastructure.cluster.x-k8s.io",
-}
+var ConversionCRDs = infrav1beta2.CRDNames
 
 // Controller names for --controllers.
 const (
@@ -240,7 +230,7 @@ func Scheme() (*runtime.Scheme, error) { return operatorkit.NewScheme(addToSchem
 // +kubebuilder:rbac:groups="",namespace=metal3-system,resources=events,verbs=create;patch
 // The conversion webhook sets the spec.conversion of the operator's CRDs
 // of two versions, and keeps its certificate in a Secret of its namespace.
-// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;update,resourceNames=metal3clusters.infrastructure.cluster.x-k8s.io;metal3clustertemplates.infrastructure.cluster.x-k8s.io;metal3datas.infrastructure.cluster.x-k8s.io;metal3dataclaims.infrastructure.cluster.x-k8s.io;metal3datatemplates.infrastructure.cluster.x-k8s.io;metal3machines.infrastructure.cluster.x-k8s.io;metal3machinetemplates.infrastructure.cluster.x-k8s.io;metal3remediations.infrastructure.cluster.x-k8s.io;metal3remediationtemplates.infrastructure.cluster.x-k8s.io
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch;update,resourceNames=metal3clusters.infrastructure.cluster.x-k8s.io;metal3clustertemplates.infrastructure.cluster.x-k8s.io;metal3datas.infrastructure.cluster.x-k8s.io;metal3dataclaims.infrastructure.cluster.x-k8s.io;metal3datatemplates.infrastructure.cluster.x-k8s.io;metal3machines.infrastructure.cluster.x-k8s.io;metal3machinetemplates.infrastructure.cluster.x-k8s.io;metal3remediations.infrastructure.cluster.x-k8s.io;metal3remediationtemplates.infrastructure.cluster.x-k8s.io
 // +kubebuilder:rbac:groups="",namespace=metal3-system,resources=secrets,verbs=get;create;update
 
 // operator is the Metal3 operator process of o: each selected controller

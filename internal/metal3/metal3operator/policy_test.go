@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/airshipit/airship-go/internal/metal3/metal3test"
 	"github.com/airshipit/airship-go/internal/test/testenv"
 )
 
@@ -82,6 +83,7 @@ func policyObject(i int, name, field, ns string) *unstructured.Unstructured {
 // a namespace tenant; installPolicies adds config/metal3/policy.
 func startPolicies(t *testing.T) client.Client {
 	env := testenv.StartAPI(t, testenv.Options{CRDDirs: []string{"config/metal3/crd/bases"}})
+	metal3test.ServeConversion(t, env) // the infrastructure kinds store v1beta2
 	ctx := context.Background()
 	c := env.Client
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "tenant"}}); err != nil {

@@ -22,6 +22,8 @@ import (
 
 	infrav1 "github.com/airshipit/airship-go/api/infrastructure/v1beta1"
 	ipamv1 "github.com/airshipit/airship-go/api/ipam/v1alpha1"
+	"github.com/airshipit/airship-go/internal/metal3/metal3test"
+	"github.com/airshipit/airship-go/internal/operatorkit"
 	"github.com/airshipit/airship-go/internal/redfish/emulator"
 	"github.com/airshipit/airship-go/internal/test/capienv"
 	"github.com/airshipit/airship-go/internal/test/testenv"
@@ -65,7 +67,12 @@ func TestRBACIsEnoughForTheProvider(t *testing.T) {
 	emu := startRBACSite(t, env, "pw-rbac-capm3", hosts)
 	o := DefaultOptions()
 	o.ProbeAddr = "0"
+	// The conversion webhook's keeper sets the CRDs as the ServiceAccount
+	// too; v1beta1 objects are read and written through it.
+	webhook := testenv.FreeAddr(t)
+	o.Conversion = operatorkit.ConversionWebhook{Addr: webhook, URL: "https://" + webhook}
 	runAsOperator(t, env, o)
+	metal3test.WaitConversion(t, c, o.Conversion.URL)
 
 	// The host, available.
 	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "metal3", Name: "bmc"}, Data: map[string][]byte{"username": []byte("admin"), "password": []byte("pw-rbac-capm3")}}

@@ -43,12 +43,24 @@ type Env struct {
 	// for tests that stop or restart components.
 	StateDir string
 
-	stop func() error
+	stop   func() error
+	before []func()
 }
+
+// BeforeStop has Stop call f (the last registered first) before it shuts
+// the control plane down: for something a TestMain started beside it.
+func (e *Env) BeforeStop(f func()) { e.before = append(e.before, f) }
 
 // Stop shuts the control plane down.
 func (e *Env) Stop() error {
-	if e == nil || e.stop == nil {
+	if e == nil {
+		return nil
+	}
+	for i := len(e.before) - 1; i >= 0; i-- {
+		e.before[i]()
+	}
+	e.before = nil
+	if e.stop == nil {
 		return nil
 	}
 	return e.stop()
