@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 	"sync"
@@ -78,9 +79,12 @@ type Result struct {
 	// Moved are the bundle's objects left alone because their namespace
 	// was moved, or is being moved, to another cluster (MovedToAnnotation,
 	// MovingToAnnotation).
-	Moved  []string `json:"moved,omitempty"`
-	Ready  bool     `json:"ready"`
-	DryRun bool     `json:"dryRun,omitempty"`
+	Moved []string `json:"moved,omitempty"`
+	// NotSent counts the Changes "unchanged" because the inventory's
+	// records show them so, without a request.
+	NotSent int  `json:"notSent,omitempty"`
+	Ready   bool `json:"ready"`
+	DryRun  bool `json:"dryRun,omitempty"`
 }
 
 // Count returns how many changes had the action.
@@ -164,12 +168,24 @@ func (a *Applier) Apply(ctx context.Context, objs []*unstructured.Unstructured, 
 	}
 
 	// Record the union first: if this run dies half-way, the next one still
-	// knows every object it may have created.
-	if err := WriteInventory(ctx, a.client, &Inventory{Name: opts.Inventory, Objects: union(p.inv.Objects, p.desired)}); err != nil {
+	// knows every object it may have created. The records of the last
+	// apply stay: one this run changes no longer matches its hash.
+	all := union(p.inv.Objects, p.desired)
+	if err := WriteInventory(ctx, a.client, &Inventory{Name: opts.Inventory, Objects: all, Applied: keepApplied(p.inv.Applied, all)}); err != nil {
 		return nil, err
 	}
-	opts.emit("Apply", "applying %d objects", len(objs))
-	if err := a.applyStaged(ctx, objs, p.live, opts, res); err != nil {
+	send, skipped := p.split()
+	res.NotSent = len(skipped)
+	for _, o := range skipped {
+		res.Changes = append(res.Changes, Change{Object: RefOf(o).String(), Action: string(ssa.UnchangedAction)})
+	}
+	if len(skipped) > 0 {
+		opts.emit("Apply", "applying %d objects (%d more unchanged since the last apply, not sent)", len(send), len(skipped))
+	} else {
+		opts.emit("Apply", "applying %d objects", len(send))
+	}
+	applied := keepApplied(p.inv.Applied, p.desired)
+	if err := a.applyStaged(ctx, send, p, applied, opts, res); err != nil {
 		return res, err
 	}
 	opts.emit("Apply", "%d objects applied: %d created, %d configured, %d unchanged",
@@ -184,7 +200,7 @@ func (a *Applier) Apply(ctx context.Context, objs []*unstructured.Unstructured, 
 		// Without pruning, objects left out of the bundle stay ours.
 		final = union(p.stale, p.desired)
 	}
-	if err := WriteInventory(ctx, a.client, &Inventory{Name: opts.Inventory, Objects: final}); err != nil {
+	if err := WriteInventory(ctx, a.client, &Inventory{Name: opts.Inventory, Objects: final, Applied: keepApplied(applied, final)}); err != nil {
 		return res, err
 	}
 
@@ -212,8 +228,10 @@ type prepared struct {
 	// objs are the objects to apply: the bundle less the moved ones,
 	// normalized and labelled with the inventory.
 	objs []*unstructured.Unstructured
-	// live holds the resourceVersion of every object that exists already.
-	live map[string]string
+	// live holds the metadata of every object that exists already.
+	live map[string]liveMeta
+	// hashes are the objs' applied hashes (appliedHash), by ObjRef.Key.
+	hashes map[string]string
 	// gone are the objects left alone because their namespace moved.
 	gone []string
 }
@@ -247,10 +265,32 @@ func (a *Applier) prepare(ctx context.Context, objs []*unstructured.Unstructured
 		return nil, fmt.Errorf("normalizing objects: %w", err)
 	}
 	a.rm.SetOwnerLabels(p.objs, opts.Inventory, InventoryNamespace)
+	p.hashes = make(map[string]string, len(p.objs))
+	for _, o := range p.objs {
+		if p.hashes[RefOf(o).Key()], err = appliedHash(o); err != nil {
+			return nil, err
+		}
+	}
 	if len(p.gone) > 0 {
 		opts.emit("Moved", "%s", movedMessage(moved, len(p.gone)))
 	}
 	return p, nil
+}
+
+// split is the objects to send, and those the inventory's records show
+// unchanged since the last apply.
+func (p *prepared) split() (send, skipped []*unstructured.Unstructured) {
+	for _, o := range p.objs {
+		key := RefOf(o).Key()
+		rec, recorded := p.inv.Applied[key]
+		live, exists := p.live[key]
+		if recorded && exists && rec.unchanged(o, p.hashes[key], live) {
+			skipped = append(skipped, o)
+			continue
+		}
+		send = append(send, o)
+	}
+	return send, skipped
 }
 
 // checkDuplicates refuses a bundle that holds an object twice: which copy
@@ -328,9 +368,10 @@ func (a *Applier) prune(ctx context.Context, stale []ObjRef, opts Options, res *
 
 // applyStaged applies CRDs and Namespaces first and waits until they are
 // established, forgets the cached API discovery (so kinds those CRDs add
-// are known), then applies the rest with bounded parallelism. live holds
-// the resourceVersion of every object that existed before the run.
-func (a *Applier) applyStaged(ctx context.Context, objs []*unstructured.Unstructured, live map[string]string, opts Options, res *Result) error {
+// are known), then applies the rest with bounded parallelism. p.live holds
+// the metadata of every object that existed before the run; what each
+// apply left is recorded in applied.
+func (a *Applier) applyStaged(ctx context.Context, objs []*unstructured.Unstructured, p *prepared, applied map[string]AppliedState, opts Options, res *Result) error {
 	var first, rest []*unstructured.Unstructured
 	for _, o := range objs {
 		switch o.GroupVersionKind().GroupKind().String() {
@@ -360,10 +401,22 @@ func (a *Applier) applyStaged(ctx context.Context, objs []*unstructured.Unstruct
 		if r, ok := a.mapper.(interface{ Reset() }); ok {
 			r.Reset()
 		}
+		// As they are now, established: one LIST of each kind.
+		now, err := a.readLive(ctx, first, opts.Concurrency)
+		if err != nil {
+			return err
+		}
+		for _, o := range first {
+			key := RefOf(o).Key()
+			if l, ok := now[key]; ok {
+				applied[key] = AppliedState{Hash: p.hashes[key], UID: l.uid, ResourceVersion: l.resourceVersion, Generation: l.generation}
+			}
+		}
 	}
 	if len(rest) > 0 {
-		changes, err := a.applyAll(ctx, rest, live, opts)
+		changes, states, err := a.applyAll(ctx, rest, p, opts)
 		res.Changes = append(res.Changes, changes...)
+		maps.Copy(applied, states)
 		if err != nil {
 			return fmt.Errorf("applying: %w", err)
 		}
@@ -382,8 +435,9 @@ func (a *Applier) applyStaged(ctx context.Context, objs []*unstructured.Unstruct
 // installed a moment ago and its server is starting, as after `clusterctl
 // init`) is applied again until WebhookWait (default: WaitTimeout, at least
 // a minute) has passed; every other error fails at once.
-func (a *Applier) applyAll(ctx context.Context, objs []*unstructured.Unstructured, live map[string]string, opts Options) ([]Change, error) {
+func (a *Applier) applyAll(ctx context.Context, objs []*unstructured.Unstructured, p *prepared, opts Options) ([]Change, map[string]AppliedState, error) {
 	changes := make([]Change, len(objs))
+	states := make([]AppliedState, len(objs))
 	errs := make([]error, len(objs))
 	sem := make(chan struct{}, opts.Concurrency)
 	webhookWait := opts.WebhookWait
@@ -417,25 +471,28 @@ func (a *Applier) applyAll(ctx context.Context, objs []*unstructured.Unstructure
 				errs[i] = fmt.Errorf("%s: %w", ref, err)
 				return
 			}
-			before, existed := live[ref.Key()]
+			before, existed := p.live[ref.Key()]
 			action := ssa.UnchangedAction
 			switch {
 			case !existed:
 				action = ssa.CreatedAction
-			case obj.GetResourceVersion() != before:
+			case obj.GetResourceVersion() != before.resourceVersion:
 				action = ssa.ConfiguredAction
 			}
 			changes[i] = Change{Object: ref.String(), Action: string(action)}
+			states[i] = stateOf(obj, p.hashes[ref.Key()])
 		}()
 	}
 	wg.Wait()
 	var done []Change
+	recorded := map[string]AppliedState{}
 	for i, c := range changes {
 		if errs[i] == nil {
 			done = append(done, c)
+			recorded[RefOf(objs[i]).Key()] = states[i]
 		}
 	}
-	return done, errors.Join(errs...)
+	return done, recorded, errors.Join(errs...)
 }
 
 // IsWebhookUnavailable reports whether the API server refused a request
@@ -493,60 +550,31 @@ func staleRefs(old, desired []ObjRef) []ObjRef {
 
 // checkOwnership applies the inventory policy to objects that already
 // exist, and reports every conflict at once before anything changes. It
-// returns the resourceVersion of every object that exists, by ObjRef key.
-func (a *Applier) checkOwnership(ctx context.Context, objs []*unstructured.Unstructured, opts Options) (map[string]string, error) {
+// returns the metadata of every object that exists, by ObjRef key, read
+// with one LIST per kind and namespace (readLive).
+func (a *Applier) checkOwnership(ctx context.Context, objs []*unstructured.Unstructured, opts Options) (map[string]liveMeta, error) {
 	policy := opts.Policy
 	if policy == "" {
 		policy = v1.InventoryPolicyStrict
 	}
-	var mu sync.Mutex
-	var conflicts []string
-	live := map[string]string{}
-	sem := make(chan struct{}, opts.Concurrency)
-	var wg sync.WaitGroup
-	var firstErr error
-	for _, o := range objs {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(o *unstructured.Unstructured) {
-			defer wg.Done()
-			defer func() { <-sem }()
-			cur := &unstructured.Unstructured{}
-			cur.SetGroupVersionKind(o.GroupVersionKind())
-			err := a.client.Get(ctx, client.ObjectKeyFromObject(o), cur)
-			if err != nil {
-				if apierrors.IsNotFound(err) || isNoMatch(err) {
-					return
-				}
-				mu.Lock()
-				if firstErr == nil {
-					firstErr = fmt.Errorf("reading %s: %w", RefOf(o), err)
-				}
-				mu.Unlock()
-				return
-			}
-			mu.Lock()
-			live[RefOf(o).Key()] = cur.GetResourceVersion()
-			mu.Unlock()
-			owner := cur.GetLabels()[OwnerGroup+"/name"]
-			var msg string
-			switch {
-			case owner == opts.Inventory, policy == v1.InventoryPolicyForceAdopt:
-			case owner == "" && policy == v1.InventoryPolicyStrict:
-				msg = fmt.Sprintf("%s exists and belongs to no inventory (inventoryPolicy strict; adopt takes it over)", RefOf(o))
-			case owner != "":
-				msg = fmt.Sprintf("%s belongs to inventory %q (inventoryPolicy %s; force-adopt takes it over)", RefOf(o), owner, policy)
-			}
-			if msg != "" {
-				mu.Lock()
-				conflicts = append(conflicts, msg)
-				mu.Unlock()
-			}
-		}(o)
+	live, err := a.readLive(ctx, objs, opts.Concurrency)
+	if err != nil {
+		return nil, err
 	}
-	wg.Wait()
-	if firstErr != nil {
-		return nil, firstErr
+	var conflicts []string
+	for _, o := range objs {
+		cur, ok := live[RefOf(o).Key()]
+		if !ok {
+			continue
+		}
+		owner := cur.labels[OwnerGroup+"/name"]
+		switch {
+		case owner == opts.Inventory, policy == v1.InventoryPolicyForceAdopt:
+		case owner == "" && policy == v1.InventoryPolicyStrict:
+			conflicts = append(conflicts, fmt.Sprintf("%s exists and belongs to no inventory (inventoryPolicy strict; adopt takes it over)", RefOf(o)))
+		case owner != "":
+			conflicts = append(conflicts, fmt.Sprintf("%s belongs to inventory %q (inventoryPolicy %s; force-adopt takes it over)", RefOf(o), owner, policy))
+		}
 	}
 	if len(conflicts) > 0 {
 		sort.Strings(conflicts)

@@ -65,7 +65,27 @@ func RefOf(u *unstructured.Unstructured) ObjRef {
 type Inventory struct {
 	Name    string
 	Objects []ObjRef
+	// Applied is, per object (ObjRef.Key), what the last apply of it
+	// sent and left: a run skips an object whose record shows it
+	// unchanged.
+	Applied map[string]AppliedState
 }
+
+// AppliedState is what the inventory keeps of one applied object.
+type AppliedState struct {
+	// Hash is of the applied object (normalized, owner labels set).
+	Hash string `json:"h"`
+	// UID, ResourceVersion and Generation are the object's as the apply
+	// returned it.
+	UID             string `json:"u"`
+	ResourceVersion string `json:"rv"`
+	Generation      int64  `json:"g,omitempty"`
+}
+
+// maxAppliedBytes bounds the records kept beside the object list: a
+// ConfigMap holds at most 1 MiB. An inventory whose records would not fit
+// keeps none, and its next run applies every object.
+const maxAppliedBytes = 512 << 10
 
 func inventoryKey(name string) client.ObjectKey {
 	return client.ObjectKey{Namespace: InventoryNamespace, Name: inventoryPrefix + name}
@@ -86,6 +106,13 @@ func ReadInventory(ctx context.Context, c client.Client, name string) (*Inventor
 			return nil, false, fmt.Errorf("inventory %s is corrupt: %w", inventoryKey(name), err)
 		}
 	}
+	if data := cm.Data["applied"]; data != "" {
+		// Records that do not decode only cost speed: every object is
+		// applied again, and the records are written anew.
+		if err := json.Unmarshal([]byte(data), &inv.Applied); err != nil {
+			inv.Applied = nil
+		}
+	}
 	return inv, true, nil
 }
 
@@ -101,10 +128,20 @@ func WriteInventory(ctx context.Context, c client.Client, inv *Inventory) error 
 	if err != nil {
 		return err
 	}
+	cmData := map[string]string{"objects": string(data)}
+	if len(inv.Applied) > 0 {
+		applied, err := json.Marshal(inv.Applied) // keys sorted
+		if err != nil {
+			return err
+		}
+		if len(applied) <= maxAppliedBytes {
+			cmData["applied"] = string(applied)
+		}
+	}
 	key := inventoryKey(inv.Name)
 	cm := corev1ac.ConfigMap(key.Name, key.Namespace).
 		WithLabels(map[string]string{inventoryLabel: inv.Name, "app.kubernetes.io/managed-by": FieldManager}).
-		WithData(map[string]string{"objects": string(data)})
+		WithData(cmData)
 	if err := c.Apply(ctx, cm, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
 		return fmt.Errorf("writing inventory %s: %w", key, err)
 	}

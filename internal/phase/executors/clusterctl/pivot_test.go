@@ -30,6 +30,8 @@ import (
 	"github.com/airshipit/airship-go/internal/configdrive/configdrivetest"
 	"github.com/airshipit/airship-go/internal/localironic"
 	"github.com/airshipit/airship-go/internal/metal3/metal3operator"
+	"github.com/airshipit/airship-go/internal/metal3/metal3test"
+	"github.com/airshipit/airship-go/internal/operatorkit"
 	"github.com/airshipit/airship-go/internal/phase/executor"
 	"github.com/airshipit/airship-go/internal/redfish/emulator"
 	"github.com/airshipit/airship-go/internal/test/capienv"
@@ -123,6 +125,10 @@ func startMetal3(t *testing.T, env *testenv.Env, inst *localironic.Instance) {
 	o.IronicEndpoint, o.DeployISO = inst.APIURL, inst.DeployISOURL
 	o.IronicImageDownloadSource = "http"
 	o.ProvisionPollInterval = time.Second
+	// The infrastructure kinds store v1beta2: the operator's conversion
+	// webhook, at a URL, converts every v1beta1 request.
+	addr := testenv.FreeAddr(t)
+	o.Conversion = operatorkit.ConversionWebhook{Addr: addr, URL: "https://" + addr}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- metal3operator.Run(ctx, env.Config, o, logr.Discard()) }()
@@ -132,6 +138,7 @@ func startMetal3(t *testing.T, env *testenv.Env, inst *localironic.Instance) {
 			t.Errorf("metal3-operator: %v", err)
 		}
 	})
+	metal3test.WaitConversion(t, env.Client, o.Conversion.URL)
 }
 
 // tenantDocs are the workload cluster's objects: its host and BMC Secret,
