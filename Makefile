@@ -9,6 +9,11 @@ TESTBIN_DIR := $(shell bash hack/testbin/dir.sh)
 TEST_FLAGS  ?= -count=1 -timeout=20m
 E2E_FLAGS   ?= -count=1 -timeout=40m -v
 
+# Every build, test and image leaves kustomize's Go plugin loader out:
+# rendering uses builtin plugins only and never loads code, and without the
+# loader the linker exports no dynamic symbols (airshipctl 120 -> 90 MB,
+# armada-operator 87 -> 63 MB).
+export GOFLAGS := $(strip $(GOFLAGS) -tags=kustomize_disable_go_plugin_support)
 export KUBEBUILDER_ASSETS := $(TESTBIN_DIR)
 export AIRSHIP_TESTBIN_DIR := $(TESTBIN_DIR)
 
@@ -37,7 +42,7 @@ test: setup testbin ## Check system tools, build the binaries, then run every te
 	@echo "== unit and integration tests (binaries in $(TESTBIN_DIR))"
 	AIRSHIP_REQUIRE_TESTBIN=1 $(GO) test $(TEST_FLAGS) ./...
 	@echo "== end-to-end tests"
-	AIRSHIP_REQUIRE_TESTBIN=1 $(GO) test -tags e2e $(E2E_FLAGS) ./test/e2e/...
+	AIRSHIP_REQUIRE_TESTBIN=1 $(GO) test -tags e2e,kustomize_disable_go_plugin_support $(E2E_FLAGS) ./test/e2e/...
 
 .PHONY: test-unit
 test-unit: ## Run tests without building binaries (tests that need them skip).

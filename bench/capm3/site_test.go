@@ -190,11 +190,11 @@ func (s *site) startOperator(bin string, args []string) {
 	defer f.Close() //nolint:errcheck
 	addr := testenv.FreeAddr(s.b)
 	s.metrics = "http://" + addr
-	//nolint:noctx // the operator outlives this call; stopOperator ends it, Pdeathsig if the benchmark dies
 	// The infrastructure kinds store v1beta2: the operator serves their
 	// conversion webhook, and nothing of v1beta1 is read or written until
 	// the CRDs point at it.
 	webhook := "https://" + testenv.FreeAddr(s.b)
+	//nolint:noctx // the operator outlives this call; stopOperator ends it, Pdeathsig if the benchmark dies
 	s.op = exec.Command(bin, append(slices.Clone(args), "--metrics-bind-address="+addr, "--kubeconfig", s.mgmt.Kubeconfig,
 		"--conversion-webhook-bind-address="+strings.TrimPrefix(webhook, "https://"), "--conversion-webhook-url="+webhook)...)
 	s.op.Stdout, s.op.Stderr = f, f

@@ -62,7 +62,9 @@ func StartConversion(env *testenv.Env) (stop func(), err error) {
 	go func() { done <- mgr.Start(ctx) }()
 	stop = func() {
 		cancel()
-		<-done // its error is a stopped server's
+		if err := <-done; err != nil {
+			return // a stopped manager's: nothing left to report it to
+		}
 	}
 	wctx, wcancel := context.WithTimeout(ctx, conversionWait)
 	defer wcancel()
