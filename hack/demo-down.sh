@@ -20,8 +20,12 @@ unset AIRSHIP_LOCAL_STATE_DIR
 stopped=()
 if [[ -f "${logs}/pids" ]]; then
   while read -r pid exe; do
-    # Only a process still running the binary the demo started.
-    if [[ -n "${pid}" && "$(readlink "/proc/${pid}/exe" 2>/dev/null || true)" == "$(readlink -f "${exe}")" ]]; then
+    # Only a process still running the binary the demo started, or the
+    # one it replaced: `make build` while the demo runs leaves the running
+    # processes on a deleted file.
+    running="$(readlink "/proc/${pid}/exe" 2>/dev/null || true)"
+    started="$(readlink -f "${exe}")"
+    if [[ -n "${pid}" && ("${running}" == "${started}" || "${running}" == "${started} (deleted)") ]]; then
       echo "stopping $(basename "${exe}") (pid ${pid})"
       kill "${pid}" 2>/dev/null || true
       stopped+=("${pid}")

@@ -339,8 +339,10 @@ ls "${PROMENADE_OUTPUT_DIR}/scripts"
 cat <<EOF
 
 Both clusters keep running. Look at them with:
-  export AIRSHIPCONFIG=${AIRSHIPCONFIG} AIRSHIP_PHASE_STATE_DIR=${AIRSHIP_PHASE_STATE_DIR}
+  export AIRSHIPCONFIG=${AIRSHIPCONFIG} AIRSHIP_PHASE_STATE_DIR=${AIRSHIP_PHASE_STATE_DIR} \\
+    PROMENADE_OUTPUT_DIR=${PROMENADE_OUTPUT_DIR} AIRSHIP_RENDER_CACHE_DIR=${AIRSHIP_RENDER_CACHE_DIR}
   ${airshipctl} plan status deploy-local
+  ${airshipctl} plan run deploy-local   # again: what is unchanged is left alone
   KUBECONFIG=${target_dir}/kubeconfig kubectl get machines,bmh,sipclusters,act -A
   KUBECONFIG=${target_dir}/kubeconfig kubectl get nodes
   KUBECONFIG=${target_dir}/kubeconfig kubectl get pods -A -o wide --field-selector spec.nodeName=airship-node-1

@@ -140,12 +140,19 @@ func TestDemoAndDemoDown(t *testing.T) {
 		}
 		printed = append(printed, strings.TrimSpace(line))
 	}
-	if len(printed) != 7 {
-		t.Fatalf("the demo printed %d commands to look with, want 7:\n%s", len(printed), demo.stdout)
+	if len(printed) != 9 {
+		t.Fatalf("the demo printed %d lines of commands to look with, want 9:\n%s", len(printed), demo.stdout)
 	}
 	looked := shell(strings.Join(printed, "\n"))
 	if looked.code != 0 {
 		t.Fatalf("the printed commands failed (exit %d):\n%s\n%s", looked.code, strings.Join(printed, "\n"), looked.stdout)
+	}
+	// Among them the plan again, nothing changed since: the initinfra
+	// phases send none of their objects.
+	for _, p := range []string{"initinfra-ephemeral", "initinfra-target"} {
+		if !regexp.MustCompile(`\[` + p + `\] applying 0 objects \(\d+ more unchanged since the last apply, not sent\)`).MatchString(looked.stdout) {
+			t.Errorf("the plan run again sent objects of %s:\n%s", p, looked.stdout)
+		}
 	}
 	// After the pivot the target cluster holds its machines, hosts and
 	// SIPCluster.

@@ -15,6 +15,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -181,6 +183,39 @@ func TestInitCoreProviderFromSiteTree(t *testing.T) {
 		if v, _, _ := unstructured.NestedString(it.Object, "version"); v != "v1.14.2" {
 			t.Errorf("inventory %s version %q", it.GetName(), v)
 		}
+	}
+
+	// Run again at once, while the namespace clusterctl checked
+	// cert-manager's API in is still terminating (held here by a
+	// finalizer, let go a few seconds into the run): clusterctl waits for
+	// it rather than downloading cert-manager.
+	held := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "cert-manager-test", Finalizers: []string{"airshipit.org/test-hold"}}}
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		// The first run's is gone, or it is ours from the start.
+		err := env.Client.Create(ctx, held.DeepCopy())
+		return err == nil, client.IgnoreAlreadyExists(err)
+	}); err != nil {
+		t.Fatalf("creating namespace cert-manager-test: %v", err)
+	}
+	if err := env.Client.Delete(ctx, held); err != nil {
+		t.Fatal(err)
+	}
+	release := time.AfterFunc(3*time.Second, func() {
+		if err := env.Client.Patch(ctx, held, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`))); err != nil {
+			t.Errorf("releasing namespace cert-manager-test: %v", err)
+		}
+	})
+	defer release.Stop()
+	again := make(chan executor.Event, 16)
+	go func() {
+		for e := range again {
+			t.Logf("again %s: %s", e.Type, e.Message)
+		}
+	}()
+	err = ex.Run(ctx, executor.RunOptions{Timeout: 3 * time.Minute, Events: again})
+	close(again)
+	if err != nil {
+		t.Fatalf("init again with cert-manager-test terminating: %v", err)
 	}
 
 	// Status of the phase that ran, and of one asking for other versions.

@@ -9,10 +9,13 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	clusterctlv1 "sigs.k8s.io/cluster-api/cmd/clusterctl/api/v1alpha3"
 	ctlclient "sigs.k8s.io/cluster-api/cmd/clusterctl/client"
 	ctlconfig "sigs.k8s.io/cluster-api/cmd/clusterctl/client/config"
 	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/repository"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	v1 "github.com/airshipit/airship-go/api/airshipit/v1alpha1"
@@ -132,6 +135,46 @@ func (e *Executor) checkFirstRun(ctx context.Context, entries []initEntry) error
 		"bootstrap-providers and init-options.control-plane-providers", e.cfg.ExecutorDoc.ID(), e.cfg.ClusterName)
 }
 
+// certManagerWait bounds clusterctl's check that cert-manager's API
+// serves, and the wait for the namespace of the last check to go.
+const certManagerWait = 2 * time.Minute
+
+// certManagerCheckNamespace is where clusterctl creates, and then deletes,
+// the objects it checks cert-manager's API with.
+const certManagerCheckNamespace = "cert-manager-test"
+
+// waitCertManagerCheck waits until the namespace of the last run's
+// cert-manager check is gone (or not being deleted). clusterctl makes sure
+// the namespace exists once and then retries only the objects in it, so a
+// run started while it terminates would retry until its timeout, in a
+// namespace that no longer exists.
+func (e *Executor) waitCertManagerCheck(ctx context.Context) error {
+	c, err := e.client(ctx, e.cfg.ClusterName)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, certManagerWait)
+	defer cancel()
+	for {
+		ns := &corev1.Namespace{}
+		err := c.Get(ctx, client.ObjectKey{Name: certManagerCheckNamespace}, ns)
+		switch {
+		case apierrors.IsNotFound(err):
+			return nil
+		case err != nil && ctx.Err() == nil:
+			return fmt.Errorf("phase %q: reading namespace %s: %w", e.cfg.PhaseName, certManagerCheckNamespace, err)
+		case err == nil && ns.DeletionTimestamp == nil:
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("phase %q: namespace %s (where clusterctl checks cert-manager's API) is still being deleted on cluster %q after %s",
+				e.cfg.PhaseName, certManagerCheckNamespace, e.cfg.ClusterName, certManagerWait)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
 // runInit installs the providers of init-options into the phase's cluster
 // from local repositories built with kustomize from the site tree, and
 // waits for them. Nothing is fetched from the network.
@@ -162,6 +205,11 @@ func (e *Executor) runInit(ctx context.Context, opts executor.RunOptions) error 
 	}
 	if err := e.checkFirstRun(ctx, entries); err != nil {
 		return err
+	}
+	if !opts.DryRun {
+		if err := e.waitCertManagerCheck(ctx); err != nil {
+			return err
+		}
 	}
 	c, err := e.newClusterctl(ctx, filepath.Join(dir, "repository"), entries)
 	if err != nil {
@@ -220,6 +268,11 @@ func (e *Executor) newClusterctl(ctx context.Context, dir string, entries []init
 	if err := e.writeRepository(dir, entries, reader); err != nil {
 		return nil, err
 	}
+	// cert-manager is the site's to install (its API, or cert-manager
+	// itself, through a phase before this one), never clusterctl's, which
+	// would download it: clusterctl only checks that its API serves, and
+	// retries the check instead of downloading.
+	reader.Set("cert-manager", fmt.Sprintf("externallyProvisioned: \"true\"\ntimeout: %s\n", certManagerWait))
 	if e.api.EnvVars {
 		for _, kv := range os.Environ() {
 			if k, v, ok := strings.Cut(kv, "="); ok && k != "" {
