@@ -3,7 +3,6 @@ package metal3test
 import (
 	"context"
 	"fmt"
-	"net"
 	"testing"
 	"time"
 
@@ -49,7 +48,7 @@ func StartConversion(env *testenv.Env) (stop func(), err error) {
 	if err != nil {
 		return nil, err
 	}
-	addr, err := freeAddr()
+	addr, err := testenv.PickFreeAddr(context.Background())
 	if err != nil {
 		return nil, err
 	}
@@ -102,14 +101,4 @@ func waitConversion(ctx context.Context, c client.Reader, url string) error {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-}
-
-// freeAddr is a loopback address with a port free a moment ago.
-func freeAddr() (string, error) {
-	l, err := new(net.ListenConfig).Listen(context.Background(), "tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer func() { _ = l.Close() }() // only probed for its port
-	return l.Addr().String(), nil
 }

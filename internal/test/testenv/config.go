@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"context"
 	"net"
 	"path/filepath"
 	"testing"
@@ -40,10 +41,19 @@ func Kustomize(t testing.TB, dir string) []*unstructured.Unstructured {
 // ago, for a listener (probes, metrics) the code under test opens itself.
 func FreeAddr(t testing.TB) string {
 	t.Helper()
-	l, err := new(net.ListenConfig).Listen(t.Context(), "tcp", "127.0.0.1:0")
+	addr, err := PickFreeAddr(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
+	return addr
+}
+
+// PickFreeAddr is FreeAddr for code without a test at hand (a TestMain's).
+func PickFreeAddr(ctx context.Context) (string, error) {
+	l, err := new(net.ListenConfig).Listen(ctx, "tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
 	defer func() { _ = l.Close() }() // only probed for its port
-	return l.Addr().String()
+	return l.Addr().String(), nil
 }

@@ -147,15 +147,7 @@ func TestInitCoreProviderFromSiteTree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	events := make(chan executor.Event, 16)
-	go func() {
-		for e := range events {
-			t.Logf("%s: %s", e.Type, e.Message)
-		}
-	}()
-	err = ex.Run(ctx, executor.RunOptions{Timeout: 3 * time.Minute, Events: events})
-	close(events)
-	if err != nil {
+	if err := runLogged(ctx, t, ex, ""); err != nil {
 		t.Fatal(err)
 	}
 
@@ -206,15 +198,7 @@ func TestInitCoreProviderFromSiteTree(t *testing.T) {
 		}
 	})
 	defer release.Stop()
-	again := make(chan executor.Event, 16)
-	go func() {
-		for e := range again {
-			t.Logf("again %s: %s", e.Type, e.Message)
-		}
-	}()
-	err = ex.Run(ctx, executor.RunOptions{Timeout: 3 * time.Minute, Events: again})
-	close(again)
-	if err != nil {
+	if err := runLogged(ctx, t, ex, "again "); err != nil {
 		t.Fatalf("init again with cert-manager-test terminating: %v", err)
 	}
 
@@ -252,6 +236,23 @@ func TestInitCoreProviderFromSiteTree(t *testing.T) {
 			}
 		})
 	}
+}
+
+// runLogged runs ex (3 minutes at most), logging its events with prefix.
+func runLogged(ctx context.Context, t *testing.T, ex executor.Executor, prefix string) error {
+	t.Helper()
+	events := make(chan executor.Event, 16)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for e := range events {
+			t.Logf("%s%s: %s", prefix, e.Type, e.Message)
+		}
+	}()
+	err := ex.Run(ctx, executor.RunOptions{Timeout: 3 * time.Minute, Events: events})
+	close(events)
+	<-done
+	return err
 }
 
 // newerInit asks for versions other than the ones installed, for Status.
