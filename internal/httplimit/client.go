@@ -173,3 +173,13 @@ func (b *limitedBody) Close() error { return b.body.Close() }
 
 // Unwrap returns the transport under the cap.
 func (l *limiter) Unwrap() http.RoundTripper { return l.next }
+
+// CancelRequest passes a cancellation on to the wrapped transport when it
+// still supports that older form (client-go's wrappers ask for it, and log
+// a warning on every request when a transport under them lacks it).
+func (l *limiter) CancelRequest(req *http.Request) {
+	type canceler interface{ CancelRequest(*http.Request) }
+	if c, ok := l.next.(canceler); ok {
+		c.CancelRequest(req)
+	}
+}

@@ -55,13 +55,6 @@ func NewCmdRun(streams cli.IOStreams, g *siteflags.Options) *cobra.Command {
 // RunPhase runs one phase, printing its progress: a live line on a
 // terminal, plain lines otherwise.
 func RunPhase(ctx context.Context, streams cli.IOStreams, site *phase.Site, p *phase.Phase, o RunOptions) error {
-	if err := site.CheckPhase(ctx, p); err != nil {
-		return fmt.Errorf("phase %q cannot run: %w", p.Name(), err)
-	}
-	ex, err := site.Executor(p)
-	if err != nil {
-		return err
-	}
 	events := make(chan executor.Event, 64)
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -70,7 +63,7 @@ func RunPhase(ctx context.Context, streams cli.IOStreams, site *phase.Site, p *p
 		printEvents(streams.ErrOut, p.Name(), events)
 	}()
 	start := time.Now()
-	err = ex.Run(ctx, executor.RunOptions{DryRun: o.DryRun, Timeout: o.WaitTimeout, Events: events})
+	err := site.Run(ctx, p, executor.RunOptions{DryRun: o.DryRun, Timeout: o.WaitTimeout, Events: events})
 	close(events)
 	wg.Wait()
 	if err != nil {

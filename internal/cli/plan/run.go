@@ -3,15 +3,12 @@ package plan
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
-	"sync"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	v1 "github.com/airshipit/airship-go/api/airshipit/v1alpha1"
 	"github.com/airshipit/airship-go/internal/cli"
 	"github.com/airshipit/airship-go/internal/cli/output"
 	"github.com/airshipit/airship-go/internal/cli/phasecmd"
@@ -80,7 +77,7 @@ func runPlan(ctx context.Context, streams cli.IOStreams, g *siteflags.Options, n
 	if err != nil {
 		return err
 	}
-	skip, err := skipBefore(steps, resumeFrom, name)
+	skip, err := phase.SkipBefore(steps, resumeFrom, name)
 	if err != nil {
 		return err
 	}
@@ -121,47 +118,18 @@ func runPlan(ctx context.Context, streams cli.IOStreams, g *siteflags.Options, n
 	return nil
 }
 
-// skipBefore marks, by index, the steps before resumeFrom (none when it is
-// empty). By index: a plan without dependsOn may run a phase twice.
-func skipBefore(steps []v1.PhaseStep, resumeFrom, plan string) ([]bool, error) {
-	skip := make([]bool, len(steps))
-	if resumeFrom == "" {
-		return skip, nil
-	}
-	i := slices.IndexFunc(steps, func(s v1.PhaseStep) bool { return s.Name == resumeFrom })
-	if i < 0 {
-		return nil, fmt.Errorf("--resume-from %q is not a phase of plan %q", resumeFrom, plan)
-	}
-	for j := range steps[:i] {
-		skip[j] = true
-	}
-	return skip, nil
-}
-
-// runWaves runs each wave's steps at once, marking the skipped ones, and
-// runs no wave after one in which a step failed.
+// runWaves runs the plan's steps wave by wave (phase.RunWaves), marking
+// the skipped ones.
 func runWaves(waves [][]int, skip []bool, results []*stepResult, run func(*stepResult)) {
-	for _, wave := range waves {
-		var wg sync.WaitGroup
-		for _, i := range wave {
-			r := results[i]
-			if skip[i] {
-				r.Result = resultSkipped
-				continue
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				run(r)
-			}()
-		}
-		wg.Wait()
-		for _, i := range wave {
-			if results[i].Result == resultFailed {
-				return
-			}
+	for i, r := range results {
+		if skip[i] {
+			r.Result = resultSkipped
 		}
 	}
+	phase.RunWaves(waves, skip, func(i int) bool {
+		run(results[i])
+		return results[i].Result != resultFailed
+	})
 }
 
 func runStep(ctx context.Context, streams cli.IOStreams, site *phase.Site, name string, o phasecmd.RunOptions) (string, string, time.Duration) {

@@ -188,10 +188,7 @@ func checkExposure(listen string, token, insecureNoAuth, tls bool) error {
 	if err != nil {
 		return fmt.Errorf("--listen %q: %w", listen, err)
 	}
-	loopback := host == "localhost"
-	if ip := net.ParseIP(host); ip != nil {
-		loopback = ip.IsLoopback()
-	}
+	loopback := httplimit.IsLoopbackHost(host)
 	switch {
 	case token && insecureNoAuth:
 		return errors.New("--insecure-no-auth and a token (--token-file or " + TokenEnv + ") contradict each other")
@@ -205,30 +202,7 @@ func checkExposure(listen string, token, insecureNoAuth, tls bool) error {
 	return nil
 }
 
-// Serve runs the handler on ln, with the timeouts t (zero fields: the
-// httplimit defaults), until ctx ends, then shuts down gracefully.
+// Serve runs the handler on ln until ctx ends (httplimit.Serve).
 func Serve(ctx context.Context, ln net.Listener, h http.Handler, certFile, keyFile string, t httplimit.ServerTimeouts) error {
-	srv := httplimit.NewServer(h, t)
-	errc := make(chan error, 1)
-	go func() {
-		if certFile != "" {
-			errc <- srv.ServeTLS(ln, certFile, keyFile)
-		} else {
-			errc <- srv.Serve(ln)
-		}
-	}()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := srv.Shutdown(sctx); err != nil {
-			return err
-		}
-		if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
-			return err
-		}
-		return nil
-	}
+	return httplimit.Serve(ctx, ln, h, certFile, keyFile, t)
 }

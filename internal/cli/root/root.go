@@ -11,6 +11,7 @@ import (
 	clusterlocal "github.com/airshipit/airship-go/internal/cli/cluster/local"
 	clustersite "github.com/airshipit/airship-go/internal/cli/cluster/site"
 	"github.com/airshipit/airship-go/internal/cli/configcmd"
+	"github.com/airshipit/airship-go/internal/cli/dashboardcmd"
 	"github.com/airshipit/airship-go/internal/cli/documentcmd"
 	"github.com/airshipit/airship-go/internal/cli/ironiccmd"
 	"github.com/airshipit/airship-go/internal/cli/phasecmd"
@@ -40,6 +41,7 @@ func NewCmd(streams cli.IOStreams) *cobra.Command {
 	clusterCmd.AddCommand(clustersite.NewCmds(streams, g)...)
 	root.AddCommand(clusterCmd,
 		configcmd.NewCmd(streams, g),
+		dashboardcmd.NewCmd(streams, g),
 		documentcmd.NewCmd(streams, g),
 		ironiccmd.NewCmd(streams),
 		phasecmd.NewCmd(streams, g),

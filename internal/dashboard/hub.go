@@ -1,0 +1,131 @@
+package dashboard
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+)
+
+// coalesce is how long the hub gathers changes before it tells the
+// browsers: a burst of watch events becomes one "change" event.
+const coalesce = 200 * time.Millisecond
+
+// hub fans changes out to the event streams of every browser.
+type hub struct {
+	mu      sync.Mutex
+	subs    map[chan message]struct{}
+	pending map[string]bool
+	timer   *time.Timer
+	// version counts notifications, for tests that wait for one.
+	version uint64
+}
+
+type message struct {
+	event string
+	data  []byte
+}
+
+func newHub() *hub {
+	return &hub{subs: map[chan message]struct{}{}, pending: map[string]bool{}}
+}
+
+// notify marks topics changed; subscribers hear of them within coalesce.
+func (h *hub) notify(topics ...string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.version++
+	for _, t := range topics {
+		h.pending[t] = true
+	}
+	if h.timer == nil {
+		h.timer = time.AfterFunc(coalesce, h.flush)
+	}
+}
+
+func (h *hub) flush() {
+	h.mu.Lock()
+	topics := make([]string, 0, len(h.pending))
+	for t := range h.pending {
+		topics = append(topics, t)
+	}
+	clear(h.pending)
+	h.timer = nil
+	h.mu.Unlock()
+	slices.Sort(topics)
+	b, _ := json.Marshal(map[string][]string{"topics": topics})
+	h.send(message{event: "change", data: b})
+}
+
+// runEvent sends a run's progress line at once.
+func (h *hub) runEvent(id string, ev RunEvent) {
+	b, _ := json.Marshal(struct {
+		RunID string   `json:"runID"`
+		Event RunEvent `json:"event"`
+	}{id, ev})
+	h.send(message{event: "runevent", data: b})
+}
+
+// send gives m to every subscriber; one whose buffer is full (a browser
+// that stopped reading) misses it rather than holding the others up, and
+// is told to reload when it catches up.
+func (h *hub) send(m message) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for c := range h.subs {
+		select {
+		case c <- m:
+		default:
+		}
+	}
+}
+
+func (h *hub) subscribe() chan message {
+	c := make(chan message, 64)
+	h.mu.Lock()
+	h.subs[c] = struct{}{}
+	h.mu.Unlock()
+	return c
+}
+
+func (h *hub) unsubscribe(c chan message) {
+	h.mu.Lock()
+	delete(h.subs, c)
+	h.mu.Unlock()
+}
+
+// events is GET /api/events: a server-sent event stream of "change" and
+// "runevent" events, with a comment every 25 s to keep proxies from
+// closing it. The server's write timeout does not apply to it.
+func (s *Server) events(w http.ResponseWriter, r *http.Request) {
+	rc := http.NewResponseController(w)
+	_ = rc.SetWriteDeadline(time.Time{})
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	c := s.hub.subscribe()
+	defer s.hub.unsubscribe(c)
+	fmt.Fprint(w, "retry: 2000\n: connected\n\n")
+	if err := rc.Flush(); err != nil {
+		return
+	}
+	keep := time.NewTicker(25 * time.Second)
+	defer keep.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-keep.C:
+			fmt.Fprint(w, ": keep-alive\n\n")
+		case m := <-c:
+			fmt.Fprintf(w, "event: %s\ndata: %s\n\n", m.event, m.data)
+		}
+		_ = rc.SetWriteDeadline(time.Now().Add(30 * time.Second))
+		if err := rc.Flush(); err != nil {
+			return
+		}
+		_ = rc.SetWriteDeadline(time.Time{})
+	}
+}
