@@ -169,6 +169,11 @@ start redfish-emulator serving bin/redfish-emulator --config examples/site/funct
 start metal3-operator "" bin/metal3-operator "${local_flags[@]}" --power-poll-interval=10s "${ironic_flags[@]}" \
   --conversion-webhook-bind-address=127.0.0.1:9443 --conversion-webhook-url=https://127.0.0.1:9443
 start sip-operator "" bin/sip-operator "${local_flags[@]}"
+# The site's dashboard, read-only, on a free loopback port: watch the plan
+# deploy the site (its phases, hosts, charts and clusters change live).
+start dashboard "listening on" "${airshipctl}" dashboard --listen 127.0.0.1:0 --promenade-dir examples/site/promenade
+dashboard_url="$(sed -n 's/.* listening on \(http[^ ]*\) .*/\1/p' "${logs}/dashboard.log" | head -1)"
+echo "the site's dashboard: ${dashboard_url}"
 # The target cluster's own operators, as pods on its real node: after the
 # pivot (clusterctl-move) it manages its machines, hosts and SIPCluster
 # itself; its Armada operator deploys Promenade's core-component charts
@@ -337,6 +342,9 @@ phase "Promenade's node scripts from the site PKI (${PROMENADE_OUTPUT_DIR}/scrip
 ls "${PROMENADE_OUTPUT_DIR}/scripts"
 
 cat <<EOF
+
+The site's dashboard (read-only; its log in ${logs}/dashboard.log):
+  ${dashboard_url}
 
 Both clusters keep running. Look at them with:
   export AIRSHIPCONFIG=${AIRSHIPCONFIG} AIRSHIP_PHASE_STATE_DIR=${AIRSHIP_PHASE_STATE_DIR} \\

@@ -46,6 +46,8 @@ tools=(
   "/usr/include/seccomp.h:libseccomp-dev"
   "/usr/sbin/iptables:iptables"
   "/usr/sbin/conntrack:conntrack"
+  # The dashboard's browser tests drive Debian's headless Chromium (internal/test/browser).
+  "/usr/bin/chromium:chromium"
 )
 
 if [[ "${1:-}" == "--list" ]]; then
@@ -98,6 +100,13 @@ echo "setup: installing ${pkgs[*]} (for ${missing[*]})"
 apt-get update -qq
 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >/dev/null
 for cmd in "${missing[@]}"; do
-  command -v "${cmd}" >/dev/null 2>&1 || { echo "setup: ${cmd} still missing after installing ${pkgs[*]}" >&2; exit 1; }
+  # A path names a file (a header is not a command), as above.
+  if [[ "${cmd}" == /* ]]; then
+    [[ -e "${cmd}" ]] && continue
+  elif command -v "${cmd}" >/dev/null 2>&1; then
+    continue
+  fi
+  echo "setup: ${cmd} still missing after installing ${pkgs[*]}" >&2
+  exit 1
 done
 echo "setup: installed ${pkgs[*]}"

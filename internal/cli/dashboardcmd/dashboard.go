@@ -17,6 +17,7 @@ import (
 	"github.com/airshipit/airship-go/internal/cli/siteflags"
 	"github.com/airshipit/airship-go/internal/dashboard"
 	"github.com/airshipit/airship-go/internal/httplimit"
+	"github.com/airshipit/airship-go/internal/phase/executors/genericcontainer"
 )
 
 // TokenEnv names the environment variable holding the dashboard's token.
@@ -66,8 +67,8 @@ func NewCmd(streams cli.IOStreams, g *siteflags.Options) *cobra.Command {
 	f.StringVar(&o.TokenFile, "token-file", "", "file holding the token every request must carry (overrides $"+TokenEnv+")")
 	f.BoolVar(&o.AllowActions, "allow-actions", false, "allow running phases and plans and powering hosts from the dashboard")
 	f.BoolVar(&o.Open, "open", false, "open the dashboard in the desktop's browser (xdg-open)")
-	f.StringVar(&o.AuditLog, "audit-log", "", "file actions are recorded in (default: dashboard/<manifest>/audit.jsonl beside the airship config)")
-	f.StringVar(&o.RunLog, "run-log", "", "file runs are recorded in (default: dashboard/<manifest>/runs.jsonl beside the airship config)")
+	f.StringVar(&o.AuditLog, "audit-log", "", "file actions are recorded in (default: <state>/dashboard/<manifest>/audit.jsonl, <state> ~/.airship/state or the parent of $AIRSHIP_PHASE_STATE_DIR)")
+	f.StringVar(&o.RunLog, "run-log", "", "file runs are recorded in (default: <state>/dashboard/<manifest>/runs.jsonl)")
 	f.StringVar(&o.PKIDir, "pki-dir", os.Getenv("PROMENADE_OUTPUT_DIR"), "where the site's PKI is kept (certificates.yaml), for the certificates page ($PROMENADE_OUTPUT_DIR)")
 	f.StringVar(&o.PromenadeDir, "promenade-dir", "", "the site's Promenade documents (its PKICatalog), for the certificates page")
 	f.DurationVar(&o.Timeouts.ReadHeader, "read-header-timeout", httplimit.DefaultReadHeaderTimeout, "time limit of reading a request's header")
@@ -135,7 +136,7 @@ func (o *Options) Run(ctx context.Context, streams cli.IOStreams, g *siteflags.O
 	if err != nil {
 		return err
 	}
-	state := filepath.Join(filepath.Dir(cfg.Path), "dashboard", site.Site.Name)
+	state := StateDir(site.Site.Name)
 	if o.AuditLog == "" {
 		o.AuditLog = filepath.Join(state, "audit.jsonl")
 	}
@@ -173,6 +174,13 @@ func (o *Options) Run(ctx context.Context, streams cli.IOStreams, g *siteflags.O
 		}
 	}
 	return httplimit.Serve(ctx, ln, srv, o.CertFile, o.KeyFile, o.Timeouts)
+}
+
+// StateDir is where a site's dashboard keeps its audit and run logs: with
+// the site's other state on this machine, beside the phases' state
+// (genericcontainer.StateDir, ~/.airship/state/phases).
+func StateDir(manifest string) string {
+	return filepath.Join(filepath.Dir(genericcontainer.StateDir()), "dashboard", manifest)
 }
 
 // dashboardURL is the address to open: 127.0.0.1 for a wildcard listener.
