@@ -148,7 +148,12 @@ func (l *live) watchCluster(ctx context.Context, cw *clusterWatch) {
 		if dyn == nil {
 			rc, err := l.restConfig(ctx, cw.name)
 			if err == nil {
-				dyn, err = dynamic.NewForConfig(rc)
+				// The informers' client has no overall timeout, which
+				// would end every watch after it; their lists and
+				// watches end with ctx.
+				wc := rest.CopyConfig(rc)
+				wc.Timeout = 0
+				dyn, err = dynamic.NewForConfig(wc)
 			}
 			if err == nil {
 				var dc *discovery.DiscoveryClient
@@ -193,9 +198,25 @@ func (l *live) restConfig(ctx context.Context, cluster string) (*rest.Config, er
 	rc.Timeout = l.opts.Timeout
 	rc.QPS, rc.Burst = 20, 40
 	rc.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return httplimit.LimitResponses(rt, httplimit.DefaultMaxResponseBytes)
+		return capLists{watch: rt, other: httplimit.LimitResponses(rt, maxListBytes)}
 	})
 	return rc, nil
+}
+
+// maxListBytes caps an answer of a cluster but a watch: a LIST of 10,000
+// BareMetalHosts is about 30 MiB.
+const maxListBytes = 256 << 20
+
+// capLists sends watches (long-lived streams, decoded event by event,
+// which a cap on their total would cut every so many events) as they are,
+// and caps every other answer.
+type capLists struct{ watch, other http.RoundTripper }
+
+func (c capLists) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL.Query().Get("watch") == "true" {
+		return c.watch.RoundTrip(req)
+	}
+	return c.other.RoundTrip(req)
 }
 
 func (l *live) setReachable(cw *clusterWatch, ok bool, version, msg string) {

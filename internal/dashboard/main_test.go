@@ -45,17 +45,20 @@ func siteFiles(ns string) map[string]string {
 kind: Phase
 metadata: {name: a, clusterName: c1}
 config:
-  executorRef: {apiVersion: airshipit.org/v1alpha1, kind: KubernetesApply, name: apply}
+  executorRef: {apiVersion: airshipit.org/v1alpha1, kind: KubernetesApply, name: apply-a}
   documentEntryPoint: a
 ---
 apiVersion: airshipit.org/v1alpha1
 kind: Phase
 metadata: {name: b, clusterName: c1}
 config:
-  executorRef: {apiVersion: airshipit.org/v1alpha1, kind: KubernetesApply, name: apply}
+  executorRef: {apiVersion: airshipit.org/v1alpha1, kind: KubernetesApply, name: apply-b}
   documentEntryPoint: b
 `,
-		"repo/phases/executors.yaml":        "apiVersion: airshipit.org/v1alpha1\nkind: KubernetesApply\nmetadata: {name: apply}\nconfig: {waitOptions: {timeout: 20}}\n",
+		// Each test's phases keep their own inventories (named after its
+		// namespace): the API server is shared.
+		"repo/phases/executors.yaml": "apiVersion: airshipit.org/v1alpha1\nkind: KubernetesApply\nmetadata: {name: apply-a}\nconfig: {phaseName: " + ns + "-a, waitOptions: {timeout: 20}}\n---\n" +
+			"apiVersion: airshipit.org/v1alpha1\nkind: KubernetesApply\nmetadata: {name: apply-b}\nconfig: {phaseName: " + ns + "-b, waitOptions: {timeout: 20}}\n",
 		"repo/phases/map.yaml":              "apiVersion: airshipit.org/v1alpha1\nkind: ClusterMap\nmetadata: {name: m}\nmap:\n  c1: {}\n",
 		"repo/phases/plan.yaml":             "apiVersion: airshipit.org/v1alpha1\nkind: PhasePlan\nmetadata: {name: p}\nphases: [{name: a}, {name: b, dependsOn: [a]}]\n",
 		"repo/entries/a/kustomization.yaml": "resources: [cm.yaml, secret.yaml]\n",

@@ -216,6 +216,9 @@ func (s *Server) overview(w http.ResponseWriter, r *http.Request) {
 				if !c.Satisfied {
 					ov.Counts["chartsNotSatisfied"]++
 					msg := firstNonEmpty(c.LastError, fmt.Sprintf("state %q, target %q", c.State, c.Target))
+					if c.LastError == "" && c.State == "" {
+						msg = "not reconciled yet"
+					}
 					if c.Missing {
 						msg = "missing: the group names it but it does not exist"
 					}

@@ -31,6 +31,13 @@
     return node;
   }
 
+  // setChildren replaces node's children; like el, it leaves out null,
+  // undefined and false, which replaceChildren would show as text.
+  function setChildren(node, ...children) {
+    node.replaceChildren();
+    append(node, children);
+  }
+
   function append(node, children) {
     for (const c of children) {
       if (c === undefined || c === null || c === false) continue;
@@ -593,7 +600,7 @@
     const attention = asList(o.attention);
     const counts = Object.entries(o.counts || {});
     const activity = asList(o.activity);
-    ctx.body.replaceChildren(
+    setChildren(ctx.body,
       el("section", { "aria-labelledby": "h-attention" }, el("h2", { id: "h-attention" }, "Needs attention"),
         attention.length ? el("ul", { class: "attention" }, attention.map(attentionItem))
           : el("p", {}, badge("✔ all well", "ok"), " Nothing needs attention.")),
@@ -641,7 +648,7 @@
 
   function updatePlan(ctx, plan) {
     const phases = asList(plan.phases);
-    ctx.body.replaceChildren(
+    setChildren(ctx.body,
       plan.description ? el("p", {}, plan.description) : null,
       phases.length ? el("div", { class: "graph-wrap" }, planGraph(plan, phases)) : empty("This plan has no phases."),
       el("h2", {}, "Phases"),
@@ -772,7 +779,7 @@
   function updatePhase(ctx, d) {
     const state = d.state || "unknown";
     const run = d.lastRun;
-    ctx.head.replaceChildren(
+    setChildren(ctx.head,
       el("p", { "data-phase": d.name, "data-state": state }, badge(state, phaseClass(state)), " ", d.message || ""),
       facts([["Cluster", d.cluster], ["Executor", d.executor], ["Objects", objectCounts(d)],
         ["Depends on", asList(d.dependsOn).length ? asList(d.dependsOn).map((n, i) => [i ? ", " : "", el("a", { href: phasePath(n) }, n)]) : null],
