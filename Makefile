@@ -16,6 +16,9 @@ E2E_FLAGS   ?= -count=1 -timeout=40m -v
 export GOFLAGS := $(strip $(GOFLAGS) -tags=kustomize_disable_go_plugin_support)
 export KUBEBUILDER_ASSETS := $(TESTBIN_DIR)
 export AIRSHIP_TESTBIN_DIR := $(TESTBIN_DIR)
+# Screenshots of the browser tests (internal/test/browser), one directory
+# per test; kept after make test.
+export AIRSHIP_TEST_ARTIFACTS ?= $(or $(TMPDIR),/tmp)/airship-test-artifacts
 
 .PHONY: help
 help: ## List targets.
@@ -39,7 +42,7 @@ generate: ## Regenerate deepcopy code, CRDs, RBAC and the Helm chart (charts/air
 
 .PHONY: test
 test: setup testbin ## Check system tools, build the binaries, then run every test (unit, envtest, full mode, end-to-end; fuzz targets on their committed corpus).
-	@echo "== unit and integration tests (binaries in $(TESTBIN_DIR))"
+	@echo "== unit and integration tests (binaries in $(TESTBIN_DIR), screenshots into $(AIRSHIP_TEST_ARTIFACTS))"
 	AIRSHIP_REQUIRE_TESTBIN=1 $(GO) test $(TEST_FLAGS) ./...
 	@echo "== end-to-end tests"
 	AIRSHIP_REQUIRE_TESTBIN=1 $(GO) test -tags e2e,kustomize_disable_go_plugin_support $(E2E_FLAGS) ./test/e2e/...

@@ -3,6 +3,7 @@ package dashboard
 import (
 	"strings"
 	"time"
+	"unique"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -15,7 +16,32 @@ import (
 
 type hostObj struct {
 	Host
-	labels map[string]string
+	// labels are the host's labels, interned: a site's hosts share a few
+	// keys and values (racks, roles), kept once however many hosts.
+	labels []labelPair
+}
+
+type labelPair struct{ k, v unique.Handle[string] }
+
+// label is the value of a label, "" when the host has none.
+func (h *hostObj) label(key string) string {
+	for _, p := range h.labels {
+		if p.k.Value() == key {
+			return p.v.Value()
+		}
+	}
+	return ""
+}
+
+func internLabels(l map[string]string) []labelPair {
+	if len(l) == 0 {
+		return nil
+	}
+	out := make([]labelPair, 0, len(l))
+	for k, v := range l {
+		out = append(out, labelPair{unique.Make(k), unique.Make(v)})
+	}
+	return out
 }
 
 func compactHost(u *unstructured.Unstructured) any {
@@ -48,7 +74,7 @@ func compactHost(u *unstructured.Unstructured) any {
 	}
 	h.Role = l[sipv1.NodeTypeLabel]
 	h.Standby = l[sipv1.StandbyLabel] == "true"
-	h.labels = l
+	h.labels = internLabels(l)
 	return &h
 }
 

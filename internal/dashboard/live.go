@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -79,6 +80,12 @@ type live struct {
 
 	// onReachable is called when a cluster becomes reachable.
 	onReachable func()
+	// hostsGen counts changes of what the hosts page shows: its answer
+	// is encoded once per change, however many browsers read it.
+	hostsGen atomic.Uint64
+	hostsMu  sync.Mutex
+	hostsAt  uint64
+	hostsDoc []byte
 
 	mu       sync.RWMutex
 	clusters map[string]*clusterWatch
@@ -262,10 +269,17 @@ func (l *live) startInformers(ctx context.Context, cw *clusterWatch, dyn dynamic
 			return &obj{ObjectMeta: metav1.ObjectMeta{Name: u.GetName(), Namespace: u.GetNamespace(), UID: u.GetUID(), ResourceVersion: u.GetResourceVersion()}, V: compact(u)}, nil
 		})
 		topics := w.topics
+		hosts := slices.Contains(topics, TopicHosts)
+		changed := func() {
+			if hosts {
+				l.hostsGen.Add(1)
+			}
+			l.hub.notify(topics...)
+		}
 		_, _ = informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-			AddFunc:    func(any) { l.hub.notify(topics...) },
-			UpdateFunc: func(any, any) { l.hub.notify(topics...) },
-			DeleteFunc: func(any) { l.hub.notify(topics...) },
+			AddFunc:    func(any) { changed() },
+			UpdateFunc: func(any, any) { changed() },
+			DeleteFunc: func(any) { changed() },
 		})
 		cw.mu.Lock()
 		cw.stores[w.key] = informer.GetStore()
@@ -315,6 +329,17 @@ func (cw *clusterWatch) list(key string) []*obj {
 		return out[i].Name < out[j].Name
 	})
 	return out
+}
+
+// count is how many objects of a resource the cluster holds.
+func (cw *clusterWatch) count(key string) int {
+	cw.mu.RLock()
+	st := cw.stores[key]
+	cw.mu.RUnlock()
+	if st == nil {
+		return 0
+	}
+	return len(st.ListKeys())
 }
 
 // snapshot is a cluster's reachability, read under its lock.

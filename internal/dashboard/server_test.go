@@ -266,8 +266,8 @@ func TestHostJoin(t *testing.T) {
 		x.Namespace, x.Name = ns, name
 		return x
 	}
-	add("hosts", o("m3", "h1", &hostObj{Host: Host{Namespace: "m3", Name: "h1", Consumer: "Metal3Machine/m3/cp-x"}, labels: map[string]string{"dc/rack": "r9", "rack": "r1"}}))
-	add("hosts", o("m3", "h2", &hostObj{Host: Host{Namespace: "m3", Name: "h2"}, labels: map[string]string{"rack": "r2"}}))
+	add("hosts", o("m3", "h1", &hostObj{Host: Host{Namespace: "m3", Name: "h1", Consumer: "Metal3Machine/m3/cp-x"}, labels: internLabels(map[string]string{"dc/rack": "r9", "rack": "r1"})}))
+	add("hosts", o("m3", "h2", &hostObj{Host: Host{Namespace: "m3", Name: "h2"}, labels: internLabels(map[string]string{"rack": "r2"})}))
 	add("machines", o("m3", "cp-0", &machineObj{infra: "Metal3Machine/m3/cp-x", node: "node-a", phase: "Running"}))
 	add("machines", o("m3", "cp-1", &machineObj{infra: "Metal3Machine/m3/other", phase: "Provisioning"}))
 	add("sipclusters", o("sip", "t", &sipClusterObj{topologyKeys: []string{"dc/rack"}}))

@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -16,7 +17,9 @@ var rackKeys = []string{"rack", "topology.kubernetes.io/rack", "vino.airshipit.o
 // hostList joins every cluster's BareMetalHosts with the Machines that
 // consume them and those Machines' Nodes.
 func (l *live) hostList() []Host {
-	var out []Host
+	n := 0
+	l.each(func(cw *clusterWatch) { n += cw.count("hosts") })
+	out := make([]Host, 0, n)
 	l.each(func(cw *clusterWatch) {
 		byInfra := map[string]*machineObj{}
 		names := map[*machineObj]string{}
@@ -35,7 +38,7 @@ func (l *live) hostList() []Host {
 			h := o.V.(*hostObj).Host
 			h.Cluster = cw.name
 			for _, k := range keys {
-				if v := o.V.(*hostObj).labels[k]; v != "" {
+				if v := o.V.(*hostObj).label(k); v != "" {
 					h.Rack = v
 					break
 				}
@@ -139,12 +142,35 @@ func (l *live) machinesNotRunning() []Attention {
 	return out
 }
 
+// hosts is GET /api/hosts, encoded once per change of what it shows.
 func (s *Server) hosts(w http.ResponseWriter, r *http.Request) {
-	h := s.live.hostList()
+	doc, err := s.live.hostsJSON()
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(doc)
+}
+
+// hostsJSON is hostList encoded, kept until the next change.
+func (l *live) hostsJSON() ([]byte, error) {
+	l.hostsMu.Lock()
+	defer l.hostsMu.Unlock()
+	gen := l.hostsGen.Load()
+	if l.hostsDoc != nil && l.hostsAt == gen {
+		return l.hostsDoc, nil
+	}
+	h := l.hostList()
 	if h == nil {
 		h = []Host{}
 	}
-	writeJSON(w, http.StatusOK, h)
+	doc, err := json.Marshal(h)
+	if err != nil {
+		return nil, err
+	}
+	l.hostsDoc, l.hostsAt = append(doc, '\n'), gen
+	return l.hostsDoc, nil
 }
 
 func (s *Server) clusters(w http.ResponseWriter, r *http.Request) {

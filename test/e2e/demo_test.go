@@ -125,9 +125,10 @@ func TestDemoAndDemoDown(t *testing.T) {
 	if demo.code != 0 {
 		t.Fatalf("demo: exit %d\n%s", demo.code, demo.stdout)
 	}
-	for _, p := range []string{"site-pki", "initinfra-ephemeral", "workload-ephemeral", "armada-ephemeral", "clusterctl-init-ephemeral", "hosts-ephemeral",
+	planPhases := []string{"site-pki", "initinfra-ephemeral", "workload-ephemeral", "armada-ephemeral", "clusterctl-init-ephemeral", "hosts-ephemeral",
 		"hosts-power-ephemeral", "sip-ephemeral", "controlplane-ephemeral", "workers-ephemeral", "core-charts-target", "initinfra-target", "clusterctl-init-target",
-		"clusterctl-move", "clusterctl-move-sip", "sip-target", "workload-target"} {
+		"clusterctl-move", "clusterctl-move-sip", "sip-target", "workload-target"}
+	for _, p := range planPhases {
 		if !regexp.MustCompile(`(?m)^` + p + ` +succeeded`).MatchString(demo.stdout) {
 			t.Errorf("the demo's summary lacks %s succeeded", p)
 		}
@@ -189,6 +190,14 @@ func TestDemoAndDemoDown(t *testing.T) {
 	for host := range provisioned {
 		expectProvisionedDisk(t, filepath.Join(logs, "disks", host, "sda.img"))
 	}
+	// The site's dashboard, which the demo started before its plan: every
+	// phase in the state the plan left it, every page in a browser, and
+	// actions refused there, taken through one with --allow-actions.
+	dash := dashboardURL(t, demo.stdout)
+	expectPlanOnDashboard(t, dash, planPhases)
+	expectDashboardLive(t, root, append(slices.Clone(env), "AIRSHIPCONFIG="+filepath.Join(root, "examples", "site", "airship-config.yaml"),
+		"AIRSHIP_PHASE_STATE_DIR="+filepath.Join(logs, "phase-state"), "PROMENADE_OUTPUT_DIR="+filepath.Join(logs, "promenade"),
+		"AIRSHIP_RENDER_CACHE_DIR="+filepath.Join(logs, "render-cache")), dash)
 	// The Ironics' processes, to be gone after demo-down.
 	var ironicPIDs []int
 	for _, dir := range []string{"ironic", "ironic-target"} {
@@ -232,7 +241,7 @@ func TestDemoAndDemoDown(t *testing.T) {
 			t.Errorf("Ironic's process %d still runs after demo-down", pid)
 		}
 	}
-	for _, addr := range demoAddrs {
+	for _, addr := range append(slices.Clone(demoAddrs), strings.TrimSuffix(strings.TrimPrefix(dash, "http://"), "/")) {
 		if answers(t, addr) {
 			t.Errorf("%s still answers after demo-down", addr)
 		}

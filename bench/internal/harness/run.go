@@ -57,7 +57,7 @@ func Binary(tb testing.TB, name string) string {
 		tb.Fatal(err)
 	}
 	out := filepath.Join(tb.TempDir(), name)
-	cmd := exec.CommandContext(tb.Context(), "go", "build", "-o", out, "./cmd/"+name)
+	cmd := exec.CommandContext(tb.Context(), "go", "build", "-trimpath", "-ldflags=-s -w", "-o", out, "./cmd/"+name)
 	cmd.Dir = root
 	if b, err := cmd.CombinedOutput(); err != nil {
 		tb.Fatalf("building %s: %v\n%s", name, err, b)

@@ -127,7 +127,8 @@ func build(ctx context.Context, o Options, runs []selected, bin string) (map[str
 	}
 	if len(o.Commands) > 0 {
 		fmt.Fprintf(o.Stderr, "== building %s\n", strings.Join(o.Commands, ", "))
-		args := []string{"build", "-o", bin + string(filepath.Separator)}
+		// As make build builds them: stripped and trimmed, as users run them.
+		args := []string{"build", "-trimpath", "-ldflags=-s -w", "-o", bin + string(filepath.Separator)}
 		for _, c := range o.Commands {
 			args = append(args, "./cmd/"+c)
 		}
