@@ -176,7 +176,11 @@ func runDashboard(b *testing.B, env *testenv.Env, airshipctl, config string, n i
 
 	hc := &http.Client{Timeout: time.Minute}
 	get := func() ([]byte, error) {
-		resp, err := hc.Get(url + "api/hosts")
+		req, err := http.NewRequestWithContext(b.Context(), http.MethodGet, url+"api/hosts", nil)
+		if err != nil {
+			return nil, err
+		}
+		resp, err := hc.Do(req)
 		if err != nil {
 			return nil, err
 		}

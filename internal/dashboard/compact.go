@@ -83,7 +83,6 @@ type machineObj struct {
 	infra string
 	node  string
 	phase string
-	ready bool
 }
 
 func compactMachine(u *unstructured.Unstructured) any {

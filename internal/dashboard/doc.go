@@ -15,8 +15,8 @@
 // that changed, coalesced over 200 ms, and the page reads its document
 // again; "runevent" carries a run's progress lines. Nothing polls objects.
 //
-// The front end is plain JavaScript, HTML and CSS in web/, embedded with
-// go:embed: no build step and no network at run time. Its pages are
+// The front end is plain JavaScript, HTML and CSS in web/, embedded in the
+// binary (embed): no build step and no network at run time. Its pages are
 // served with a Content-Security-Policy of 'self' only; every value from
 // a cluster is set as text.
 //

@@ -87,7 +87,7 @@ type live struct {
 	hostsAt  uint64
 	hostsDoc []byte
 
-	mu       sync.RWMutex
+	// clusters and order are set by newLive and only read after.
 	clusters map[string]*clusterWatch
 	order    []string
 }

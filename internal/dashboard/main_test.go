@@ -131,11 +131,12 @@ func startDashboard(t *testing.T, opts Options) *dash {
 // get fetches a path and decodes its JSON into v; it returns the status.
 func (d *dash) get(t *testing.T, path string, v any) int {
 	t.Helper()
-	resp, err := d.ts.Client().Get(d.ts.URL + path)
+	req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, d.ts.URL+path, nil)
+	resp, err := d.ts.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	b, _ := io.ReadAll(resp.Body)
 	if v != nil && resp.StatusCode == http.StatusOK {
 		if err := json.Unmarshal(b, v); err != nil {
@@ -148,7 +149,7 @@ func (d *dash) get(t *testing.T, path string, v any) int {
 // post sends an action the way the front end does.
 func (d *dash) post(t *testing.T, path, body string, hdr map[string]string) (int, string) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, d.ts.URL+path, strings.NewReader(body))
+	req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, d.ts.URL+path, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Origin", d.ts.URL)
 	for k, v := range hdr {
@@ -162,7 +163,7 @@ func (d *dash) post(t *testing.T, path, body string, hdr map[string]string) (int
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
 }
@@ -187,7 +188,7 @@ func (d *dash) events(t *testing.T) *stream {
 	}
 	s := &stream{changes: make(chan []string, 1000), runs: make(chan string, 1000)}
 	go func() {
-		defer resp.Body.Close()
+		defer func() { _ = resp.Body.Close() }()
 		sc := bufio.NewScanner(resp.Body)
 		event := ""
 		for sc.Scan() {

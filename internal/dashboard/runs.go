@@ -59,7 +59,7 @@ func newRuns(path string, h *hub, now func() time.Time) (*runs, error) {
 	if err != nil {
 		return nil, fmt.Errorf("run log: %w", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for line := 1; sc.Scan(); line++ {
@@ -222,7 +222,7 @@ func appendJSONLine(path string, v any) error {
 		return err
 	}
 	if _, err := f.Write(append(b, '\n')); err != nil {
-		f.Close()
+		_ = f.Close() // the write's error is the one to report
 		return err
 	}
 	return f.Close()

@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -49,12 +50,13 @@ func TestPagesAndAssets(t *testing.T) {
 		{"/api/nope", "", 404, ""},
 	}
 	for _, tt := range tests {
-		resp, err := d.ts.Client().Get(d.ts.URL + tt.path)
+		req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, d.ts.URL+tt.path, nil)
+		resp, err := d.ts.Client().Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
 		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		_ = resp.Body.Close()
 		if resp.StatusCode != tt.code {
 			t.Errorf("GET %s: %d, want %d", tt.path, resp.StatusCode, tt.code)
 			continue
@@ -84,13 +86,13 @@ func TestPagesAndAssets(t *testing.T) {
 func TestHostHeader(t *testing.T) {
 	d := startDashboard(t, Options{})
 	for host, want := range map[string]int{"evil.example": 421, "evil.example:80": 421, "localhost:1": 200, "127.0.0.1:5": 200, "[::1]:5": 200} {
-		req, _ := http.NewRequest(http.MethodGet, d.ts.URL+"/api/info", nil)
+		req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, d.ts.URL+"/api/info", nil)
 		req.Host = host
 		resp, err := d.ts.Client().Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp.Body.Close()
+		_ = resp.Body.Close()
 		if resp.StatusCode != want {
 			t.Errorf("Host %s: %d, want %d", host, resp.StatusCode, want)
 		}
@@ -109,7 +111,7 @@ func TestToken(t *testing.T) {
 		if form != nil {
 			body = strings.NewReader(form.Encode())
 		}
-		req, _ := http.NewRequest(method, d.ts.URL+path, body)
+		req, _ := http.NewRequestWithContext(context.Background(), method, d.ts.URL+path, body)
 		if form != nil {
 			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		}
@@ -120,7 +122,7 @@ func TestToken(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp.Body.Close()
+		_ = resp.Body.Close()
 		return resp
 	}
 	if r := do("GET", "/api/info", "", nil); r.StatusCode != 401 {
@@ -146,18 +148,18 @@ func TestToken(t *testing.T) {
 	if !ck.HttpOnly || ck.SameSite != http.SameSiteStrictMode || strings.Contains(ck.Value, "t0ken") {
 		t.Errorf("session cookie %+v", ck)
 	}
-	req, _ := http.NewRequest("GET", d.ts.URL+"/api/info", nil)
+	req, _ := http.NewRequestWithContext(context.Background(), "GET", d.ts.URL+"/api/info", nil)
 	req.AddCookie(ck)
 	resp, err := c.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
+	_ = resp.Body.Close()
 	if resp.StatusCode != 200 {
 		t.Errorf("with the session cookie: %d", resp.StatusCode)
 	}
 	// With a token, the name the client used does not matter.
-	req, _ = http.NewRequest("GET", d.ts.URL+"/api/info", nil)
+	req, _ = http.NewRequestWithContext(context.Background(), "GET", d.ts.URL+"/api/info", nil)
 	req.Host = "dashboard.example"
 	req.Header.Set("Authorization", "Bearer t0ken")
 	if resp, err = c.Do(req); err != nil || resp.StatusCode != 200 {

@@ -99,13 +99,14 @@ func TestServesTheExampleSite(t *testing.T) {
 	if !strings.HasPrefix(u, "http://127.0.0.1:") {
 		t.Errorf("URL %q", u)
 	}
-	resp, err := http.Get(u + "api/info")
+	req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, u+"api/info", nil)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var info dashboard.Info
 	err = json.NewDecoder(resp.Body).Decode(&info)
-	resp.Body.Close()
+	_ = resp.Body.Close()
 	if err != nil || info.AllowActions || len(info.Plans) == 0 || info.Site == "" {
 		t.Errorf("info %+v %v", info, err)
 	}
