@@ -745,6 +745,8 @@ type ObjectState struct {
 	Ready   bool   `json:"ready"`
 	Drifted bool   `json:"drifted"`
 	Message string `json:"message,omitempty"`
+	// Diff says where a drifted object differs (Drift).
+	Diff []string `json:"diff,omitempty"`
 }
 
 // Status compares the inventory, the live objects and the desired objects.
@@ -812,9 +814,12 @@ func (a *Applier) Status(ctx context.Context, inventory string, desired []*unstr
 		case !inBundle:
 			s.Message = strings.TrimPrefix(s.Message+"; no longer in the bundle (pruned on the next run with prune)", "; ")
 		case s.Applied:
-			entry, _, _, err := a.rm.Diff(ctx, d, ssa.DiffOptions{})
+			entry, live, merged, err := a.rm.Diff(ctx, d, ssa.DiffOptions{})
 			if err == nil && entry.Action == ssa.ConfiguredAction {
 				s.Drifted = true
+				if live != nil && merged != nil {
+					s.Diff = Drift(live, merged)
+				}
 				s.Message = strings.TrimPrefix(s.Message+"; live object differs from the bundle", "; ")
 			}
 		}

@@ -325,6 +325,15 @@ func TestPlanRunAndPhase(t *testing.T) {
 	if !strings.Contains(pd.ExecutorDocument, "KubernetesApply") || pd.BundlePath == "" || len(pd.ObjectList) != 2 || pd.Objects != 2 || len(pd.Sources) < 3 {
 		t.Errorf("phase detail %+v", pd)
 	}
+	secretSrc := false
+	for _, f := range pd.Sources {
+		if strings.HasSuffix(f.Path, "secret.yaml") {
+			secretSrc = f.Kind == "Resource" && strings.Contains(f.Text, "password: REDACTED") && !strings.Contains(f.Text, "hunter2")
+		}
+	}
+	if !secretSrc {
+		t.Errorf("phase detail %+v", pd)
+	}
 
 	cm := &corev1.ConfigMap{}
 	err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "a"}, cm)
@@ -340,6 +349,16 @@ func TestPlanRunAndPhase(t *testing.T) {
 		d.get(t, "/api/plans/p", &p)
 		return p.Phases[0].State == StateDrifted
 	})
+	d.get(t, "/api/phases/a", &pd)
+	var diff []string
+	for _, o := range pd.ObjectList {
+		if o.Drifted {
+			diff = append(diff, o.Diff...)
+		}
+	}
+	if len(diff) != 1 || diff[0] != `data.k: "changed by hand" → "v"` {
+		t.Errorf("what differs: %q", diff)
+	}
 	var ov Overview
 	d.get(t, "/api/overview", &ov)
 	drifted := false

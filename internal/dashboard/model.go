@@ -141,8 +141,9 @@ type PhaseDetail struct {
 	ExecutorDocument string `json:"executorDocument"`
 	// BundlePath is the executor bundle's kustomize root, relative to the site.
 	BundlePath string `json:"bundlePath,omitempty"`
-	// Sources are the files of the bundle's kustomize tree, relative to the site.
-	Sources []string `json:"sources,omitempty"`
+	// Sources are the files of the bundle's kustomize tree, relative to the
+	// site, with their text.
+	Sources []SourceFile `json:"sources,omitempty"`
 	// Rendered is what the executor acts on, as YAML, Secret data redacted.
 	Rendered string `json:"rendered"`
 	// RenderError says why Rendered is empty.
@@ -152,6 +153,17 @@ type PhaseDetail struct {
 	ObjectList []PhaseObject `json:"objectList"`
 }
 
+// SourceFile is a file of a phase's kustomize tree: what it is to the
+// tree (Kustomization, Resource, Patch, ...), its path relative to the
+// site, and its text when it is a YAML file inside the site of at most
+// 256 KiB, every Secret's values redacted; Note says why not otherwise.
+type SourceFile struct {
+	Kind string `json:"kind"`
+	Path string `json:"path"`
+	Text string `json:"text,omitempty"`
+	Note string `json:"note,omitempty"`
+}
+
 // PhaseObject is one object of a phase: applied, ready, drifted.
 type PhaseObject struct {
 	ID      string `json:"id"`
@@ -159,6 +171,9 @@ type PhaseObject struct {
 	Ready   bool   `json:"ready"`
 	Drifted bool   `json:"drifted"`
 	Message string `json:"message,omitempty"`
+	// Diff says, for a drifted object, what differs between live and its
+	// rendered document: a line a field, "path: live → applied".
+	Diff []string `json:"diff,omitempty"`
 }
 
 // Host is one BareMetalHost, an element of GET /api/hosts.

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -176,12 +178,7 @@ func sameStatus(old phaseStatus, st *executor.Status, err error) bool {
 	if old.st.Message != st.Message || len(old.st.Objects) != len(st.Objects) {
 		return false
 	}
-	for i := range st.Objects {
-		if old.st.Objects[i] != st.Objects[i] {
-			return false
-		}
-	}
-	return true
+	return reflect.DeepEqual(old.st.Objects, st.Objects)
 }
 
 // moved is, per cluster, the namespaces move phases move into it.
@@ -361,7 +358,7 @@ func (s *Server) phase(w http.ResponseWriter, r *http.Request) {
 	if path, err := s.opts.Site.ExecutorBundlePath(ph); err == nil && path != "" {
 		d.BundlePath = relTo(base, path)
 		if t, err := phase.Tree(path, base); err == nil {
-			d.Sources = flattenTree(t, nil)
+			d.Sources = readSources(base, flattenTree(t, nil))
 		}
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), statusTimeout)
@@ -399,12 +396,69 @@ func relTo(base, p string) string {
 	return p
 }
 
-func flattenTree(n *phase.TreeNode, out []string) []string {
-	out = append(out, n.Kind+" "+n.Path)
+func flattenTree(n *phase.TreeNode, out []SourceFile) []SourceFile {
+	out = append(out, SourceFile{Kind: n.Kind, Path: n.Path})
 	for _, c := range n.Children {
 		out = flattenTree(c, out)
 	}
 	return out
+}
+
+// Bounds of the sources shown.
+const (
+	maxSourceBytes = 256 << 10
+	maxSources     = 200
+)
+
+// readSources adds the text of each file: a kustomization's file for a
+// directory, YAML only, only below the site's target path (its real path:
+// a symbolic link out of it is not followed), every Secret redacted.
+func readSources(base string, files []SourceFile) []SourceFile {
+	root, err := filepath.EvalSymlinks(base)
+	if err != nil {
+		return files
+	}
+	if len(files) > maxSources {
+		files = files[:maxSources]
+	}
+	for i := range files {
+		f := &files[i]
+		p := filepath.Join(base, f.Path)
+		if filepath.IsAbs(f.Path) {
+			p = f.Path
+		}
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			continue // missing, remote: the tree says so
+		}
+		if st, err := os.Stat(real); err == nil && st.IsDir() {
+			real = filepath.Join(real, "kustomization.yaml")
+		}
+		if r, err := filepath.Rel(root, real); err != nil || r == ".." || strings.HasPrefix(r, "../") {
+			f.Note = "outside the site: not shown"
+			continue
+		}
+		st, err := os.Stat(real)
+		switch {
+		case err != nil:
+			continue
+		case st.Size() > maxSourceBytes:
+			f.Note = fmt.Sprintf("%d bytes: larger than %d, not shown", st.Size(), maxSourceBytes)
+			continue
+		}
+		b, err := os.ReadFile(real)
+		if err != nil {
+			f.Note = err.Error()
+			continue
+		}
+		red, err := redactSecrets(b)
+		if err != nil {
+			f.Note = "not YAML: not shown"
+			continue
+		}
+		f.Text = string(red)
+	}
+	return files
 }
 
 // redactSecrets replaces the values of every Secret's data and

@@ -800,14 +800,27 @@
       : el("pre", {}, d.rendered || ""));
     ctx.tabs.get("executor").panel.replaceChildren(el("pre", {}, d.executorDocument || ""));
     ctx.tabs.get("sources").panel.replaceChildren(facts([["Bundle path", d.bundlePath ? el("code", {}, d.bundlePath) : null]]),
-      asList(d.sources).length ? el("ul", { class: "sources" }, asList(d.sources).map((s) => el("li", {}, el("code", {}, s))))
+      asList(d.sources).length ? el("ul", { class: "sources" }, asList(d.sources).map(sourceItem))
         : empty("No sources."));
+  }
+
+  // sourceItem is a file of the phase's kustomize tree, its text folded.
+  function sourceItem(f) {
+    const name = [el("span", { class: "muted" }, f.kind || "", " "), el("code", {}, f.path || "")];
+    if (f.text) return el("li", {}, el("details", {}, el("summary", {}, name), el("pre", {}, f.text)));
+    return el("li", {}, name, f.note ? [" ", el("span", { class: "muted" }, `(${f.note})`)] : null);
   }
 
   function objectRow(o) {
     return el("tr", { class: o.drifted ? "row-warn" : null },
       el("th", { scope: "row" }, el("code", {}, o.id)),
-      cells(yesNo(o.applied), o.ready ? "yes" : badge("not ready", "progress"), o.drifted ? badge("drifted", "warn") : "no", o.message));
+      cells(yesNo(o.applied), o.ready ? "yes" : badge("not ready", "progress"), o.drifted ? badge("drifted", "warn") : "no",
+        asList(o.diff).length ? [o.message || "", driftList(o.diff)] : o.message));
+  }
+
+  // driftList shows where a drifted object differs: "path: live → applied".
+  function driftList(lines) {
+    return el("ul", { class: "drift", "aria-label": "live against rendered" }, asList(lines).map((l) => el("li", {}, el("code", {}, l))));
   }
 
   // ---------------------------------------------------------------- hosts

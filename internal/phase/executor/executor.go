@@ -129,6 +129,9 @@ type ObjectStatus struct {
 	Ready   bool   `json:"ready"`
 	Drifted bool   `json:"drifted"`
 	Message string `json:"message,omitempty"`
+	// Diff says where a drifted object differs from its document, a line
+	// a field ("path: live → applied"), where the executor can tell.
+	Diff []string `json:"diff,omitempty"`
 }
 
 // ErrNotImplemented marks operations an executor does not do yet.

@@ -213,7 +213,7 @@ func (e *Executor) Status(ctx context.Context) (*executor.Status, error) {
 		st.Message = "never run: no inventory in the cluster"
 	}
 	for _, s := range states {
-		st.Objects = append(st.Objects, executor.ObjectStatus{ID: s.Object, Applied: s.Applied, Ready: s.Ready, Drifted: s.Drifted, Message: s.Message})
+		st.Objects = append(st.Objects, executor.ObjectStatus{ID: s.Object, Applied: s.Applied, Ready: s.Ready, Drifted: s.Drifted, Message: s.Message, Diff: s.Diff})
 	}
 	return st, nil
 }
