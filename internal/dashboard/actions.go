@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
+
+	"github.com/airshipit/airship-go/internal/phase/runlog"
 )
 
 // Host actions, and the annotations Metal3 reads for them.
@@ -199,7 +201,7 @@ func (a *auditLog) add(rec AuditRecord) error {
 	if a.path == "" {
 		return nil
 	}
-	return appendJSONLine(a.path, rec)
+	return runlog.Append(a.path, rec)
 }
 
 func (a *auditLog) list() []AuditRecord {

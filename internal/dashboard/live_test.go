@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/airshipit/airship-go/internal/phase/runlog"
 	"github.com/airshipit/airship-go/internal/test/testenv"
 )
 
@@ -314,6 +316,19 @@ func TestPlanRunAndPhase(t *testing.T) {
 	if n := strings.Count(string(b), "\n"); n != 3 {
 		t.Errorf("run log holds %d runs, want 3 (a, b, the plan): %s", n, b)
 	}
+
+	// A run of airshipctl's, appended to the run log while the dashboard
+	// runs, is read on the next status round: b failed last.
+	cli := runlog.Record{ID: "cli-1", Kind: "phase", Name: "b", Start: time.Now().Add(-2 * time.Second), End: time.Now(), Seconds: 2, Result: RunFailed, Message: "by hand", By: "airshipctl"}
+	if err := runlog.Append(filepath.Join(d.dir, "state", "runs.jsonl"), cli); err != nil {
+		t.Fatal(err)
+	}
+	d.srv.phases.refresh()
+	st.waitFor(t, TopicPlans, func() bool {
+		d.get(t, "/api/plans/p", &p)
+		lr := p.Phases[1].LastRun
+		return lr != nil && lr.By == "airshipctl" && p.Phases[1].State == StateFailed && lr.Message == "by hand"
+	})
 
 	var pd PhaseDetail
 	if code := d.get(t, "/api/phases/a", &pd); code != 200 {

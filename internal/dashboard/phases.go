@@ -124,6 +124,9 @@ func (p *phaseStates) readAll(ctx context.Context) {
 	if err != nil {
 		return
 	}
+	if found, _ := p.runs.reload(); found {
+		p.hub.notify(TopicRuns, TopicPlans, TopicPhases, TopicOverview)
+	}
 	sem := make(chan struct{}, 4)
 	var wg sync.WaitGroup
 	changed := false

@@ -6,15 +6,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/airshipit/airship-go/internal/phase"
 	"github.com/airshipit/airship-go/internal/phase/executor"
+	"github.com/airshipit/airship-go/internal/phase/runlog"
 	"github.com/airshipit/airship-go/internal/redact"
 )
 
@@ -45,29 +46,61 @@ type runs struct {
 	// active is a run going on, by the phases it runs: one run at a time
 	// per phase.
 	active map[string]string
+	// known are the IDs of the runs in list or written by this dashboard;
+	// offset is how far the run log has been read.
+	known  map[string]bool
+	offset int64
 }
 
 func newRuns(path string, h *hub, now func() time.Time) (*runs, error) {
-	r := &runs{path: path, hub: h, now: now, lastOf: map[string]*Run{}, active: map[string]string{}}
-	if path == "" {
-		return r, nil
+	r := &runs{path: path, hub: h, now: now, lastOf: map[string]*Run{}, active: map[string]string{}, known: map[string]bool{}}
+	if _, err := r.reload(); err != nil {
+		return nil, err
 	}
-	f, err := os.Open(path)
+	return r, nil
+}
+
+// reload reads the runs appended to the run log since it last read it:
+// those of `airshipctl phase run` and `plan run` (and of another
+// dashboard). A run already known (this dashboard's own) is skipped, and
+// so is a line cut short by a writer still writing it. It reports whether
+// it found any.
+func (r *runs) reload() (bool, error) {
+	if r.path == "" {
+		return false, nil
+	}
+	f, err := os.Open(r.path)
 	if errors.Is(err, os.ErrNotExist) {
-		return r, nil
+		return false, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("run log: %w", err)
+		return false, fmt.Errorf("run log: %w", err)
 	}
 	defer func() { _ = f.Close() }() // read only
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for line := 1; sc.Scan(); line++ {
-		var run Run
-		if err := json.Unmarshal(sc.Bytes(), &run); err != nil {
-			return nil, fmt.Errorf("run log %s line %d: %w", path, line, err)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, err := f.Seek(r.offset, io.SeekStart); err != nil {
+		return false, fmt.Errorf("run log: %w", err)
+	}
+	rd := bufio.NewReaderSize(f, 64<<10)
+	found := false
+	for {
+		line, err := rd.ReadBytes('\n')
+		if err != nil {
+			// io.EOF: a line without its newline is read again next time.
+			break
 		}
-		if run.Kind == "phase" {
+		r.offset += int64(len(line))
+		var run Run
+		if err := json.Unmarshal(line, &run); err != nil {
+			return found, fmt.Errorf("run log %s at byte %d: %w", r.path, r.offset-int64(len(line)), err)
+		}
+		if r.known[run.ID] {
+			continue
+		}
+		r.known[run.ID] = true
+		found = true
+		if run.Kind == "phase" && r.active[run.Name] == "" {
 			r.lastOf[run.Name] = &run
 		}
 		r.list = append(r.list, &run)
@@ -75,7 +108,7 @@ func newRuns(path string, h *hub, now func() time.Time) (*runs, error) {
 	if len(r.list) > maxRuns {
 		r.list = r.list[len(r.list)-maxRuns:]
 	}
-	return r, sc.Err()
+	return found, nil
 }
 
 // last is a copy of the last run of a phase, without its events.
@@ -146,6 +179,7 @@ func (r *runs) begin(kind, name, by string, phases []string) (*Run, error) {
 		}
 	}
 	run := &Run{ID: newID(), Kind: kind, Name: name, Start: r.now(), Result: RunRunning, By: by}
+	r.known[run.ID] = true
 	for _, p := range phases {
 		r.active[p] = run.ID
 	}
@@ -164,6 +198,7 @@ func (r *runs) begin(kind, name, by string, phases []string) (*Run, error) {
 func (r *runs) phaseStarted(run *Run, name string) *Run {
 	pr := &Run{ID: run.ID + "-" + name, Kind: "phase", Name: name, Start: r.now(), Result: RunRunning, By: run.By}
 	r.mu.Lock()
+	r.known[pr.ID] = true
 	r.lastOf[name] = pr
 	r.mu.Unlock()
 	r.hub.notify(TopicRuns, TopicPlans, TopicPhases, TopicOverview)
@@ -200,32 +235,11 @@ func (r *runs) end(run *Run, err error, phases []string) {
 	rec.Events = nil
 	r.mu.Unlock()
 	if r.path != "" {
-		if err := appendJSONLine(r.path, rec); err != nil {
+		if err := runlog.Append(r.path, rec); err != nil {
 			r.event(run, RunEvent{Time: r.now(), Type: "Warning", Message: "run log: " + err.Error()})
 		}
 	}
 	r.hub.notify(TopicRuns, TopicPlans, TopicPhases, TopicOverview)
-}
-
-// appendJSONLine appends v as one JSON line to a 0600 file, creating its
-// directory (0700) when needed.
-func appendJSONLine(path string, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(append(b, '\n')); err != nil {
-		_ = f.Close() // the write's error is the one to report
-		return err
-	}
-	return f.Close()
 }
 
 // runPhaseSteps runs one phase as part of run, its events into run.

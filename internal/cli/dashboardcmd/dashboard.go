@@ -7,7 +7,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime/debug"
 	"strings"
 
@@ -18,7 +17,7 @@ import (
 	"github.com/airshipit/airship-go/internal/cli/siteflags"
 	"github.com/airshipit/airship-go/internal/dashboard"
 	"github.com/airshipit/airship-go/internal/httplimit"
-	"github.com/airshipit/airship-go/internal/phase/executors/genericcontainer"
+	"github.com/airshipit/airship-go/internal/phase/runlog"
 )
 
 // TokenEnv names the environment variable holding the dashboard's token.
@@ -145,12 +144,11 @@ func (o *Options) Run(ctx context.Context, streams cli.IOStreams, g *siteflags.O
 	if err != nil {
 		return err
 	}
-	state := StateDir(site.Site.Name)
 	if o.AuditLog == "" {
-		o.AuditLog = filepath.Join(state, "audit.jsonl")
+		o.AuditLog = runlog.AuditPath(site.Site.Name)
 	}
 	if o.RunLog == "" {
-		o.RunLog = filepath.Join(state, "runs.jsonl")
+		o.RunLog = runlog.RunsPath(site.Site.Name)
 	}
 	if os.Getenv("GOMEMLIMIT") == "" {
 		// A long-running watcher: collect sooner rather than let the heap
@@ -188,13 +186,6 @@ func (o *Options) Run(ctx context.Context, streams cli.IOStreams, g *siteflags.O
 		}
 	}
 	return httplimit.Serve(ctx, ln, srv, o.CertFile, o.KeyFile, o.Timeouts)
-}
-
-// StateDir is where a site's dashboard keeps its audit and run logs: with
-// the site's other state on this machine, beside the phases' state
-// (genericcontainer.StateDir, ~/.airship/state/phases).
-func StateDir(manifest string) string {
-	return filepath.Join(filepath.Dir(genericcontainer.StateDir()), "dashboard", manifest)
 }
 
 // dashboardURL is the address to open: 127.0.0.1 for a wildcard listener.

@@ -17,6 +17,8 @@ import (
 	"github.com/airshipit/airship-go/internal/cli/siteflags"
 	"github.com/airshipit/airship-go/internal/phase"
 	"github.com/airshipit/airship-go/internal/phase/executor"
+	"github.com/airshipit/airship-go/internal/phase/runlog"
+	"github.com/airshipit/airship-go/internal/redact"
 )
 
 // RunOptions are the flags of `phase run`.
@@ -66,6 +68,9 @@ func RunPhase(ctx context.Context, streams cli.IOStreams, site *phase.Site, p *p
 	err := site.Run(ctx, p, executor.RunOptions{DryRun: o.DryRun, Timeout: o.WaitTimeout, Events: events})
 	close(events)
 	wg.Wait()
+	if !o.DryRun {
+		recordRun(streams, site, p.Name(), start, err)
+	}
 	if err != nil {
 		return err
 	}
@@ -75,6 +80,21 @@ func RunPhase(ctx context.Context, streams cli.IOStreams, site *phase.Site, p *p
 	}
 	fmt.Fprintf(streams.Out, "Phase %q %s in %.1fs.\n", p.Name(), verb, time.Since(start).Seconds())
 	return nil
+}
+
+// recordRun appends the run to the site's run log (runlog), where the
+// dashboard reads each phase's last run; a log that cannot be written is
+// a warning, not the run's failure.
+func recordRun(streams cli.IOStreams, site *phase.Site, name string, start time.Time, runErr error) {
+	end := time.Now()
+	rec := runlog.Record{ID: fmt.Sprintf("cli-%d", start.UnixNano()), Kind: "phase", Name: name, Start: start.UTC(), End: end.UTC(),
+		Seconds: end.Sub(start).Seconds(), Result: "succeeded", By: "airshipctl"}
+	if runErr != nil {
+		rec.Result, rec.Message = "failed", redact.Text(runErr.Error())
+	}
+	if err := runlog.Append(runlog.RunsPath(site.Site.Name), rec); err != nil {
+		fmt.Fprintf(streams.ErrOut, "warning: the run of phase %q is not in the site's run log: %v\n", name, err)
+	}
 }
 
 func isTTY(w io.Writer) bool {

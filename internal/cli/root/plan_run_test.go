@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/airshipit/airship-go/internal/phase/runlog"
 	"github.com/airshipit/airship-go/internal/test/testenv"
 )
 
@@ -41,6 +42,7 @@ config:
 func TestPlanRunStopsAtFailureAndResumes(t *testing.T) {
 	env := testenv.StartAPI(t, testenv.Options{})
 	dir := t.TempDir()
+	t.Setenv("AIRSHIP_PHASE_STATE_DIR", filepath.Join(dir, "state", "phases"))
 	files := map[string]string{
 		"airship-config.yaml": "apiVersion: airshipit.org/v1alpha1\nkind: Config\ncurrentContext: t\ncontexts: {t: {manifest: m}}\n" +
 			"manifests:\n  m: {phaseRepositoryName: r, repositories: {r: {url: ./site}}, targetPath: ., metadataPath: metadata.yaml}\n",
@@ -104,6 +106,24 @@ phases: [{name: x}, {name: y}, {name: x}]
 		if !strings.Contains(errOut, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, errOut)
 		}
+	}
+	// Each phase run is in the site's run log, for the dashboard: a and b,
+	// not c.
+	logged, err := os.ReadFile(runlog.RunsPath("m"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []runlog.Record
+	for _, l := range strings.Split(strings.TrimSpace(string(logged)), "\n") {
+		var r runlog.Record
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, r)
+	}
+	if len(recs) != 2 || recs[0].Name != "a" || recs[0].Result != "succeeded" || recs[1].Name != "b" || recs[1].Result != "failed" ||
+		!strings.Contains(recs[1].Message, "condition") || recs[1].By != "airshipctl" || recs[1].Seconds <= 0 {
+		t.Errorf("run log %s: %+v", runlog.RunsPath("m"), recs)
 	}
 	// A phase that never ran is not applied: status says so and exits 1.
 	if out, errOut, code := run(t, args("phase", "status", "c")...); code != 1 || !strings.Contains(out, "never run") || !strings.Contains(errOut, "not applied") {
