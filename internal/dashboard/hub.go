@@ -15,12 +15,11 @@ const coalesce = 200 * time.Millisecond
 
 // hub fans changes out to the event streams of every browser.
 type hub struct {
-	mu      sync.Mutex
-	subs    map[chan message]struct{}
+	mu sync.Mutex
+	// subs are the subscribers, each with whether it missed a message.
+	subs    map[chan message]bool
 	pending map[string]bool
 	timer   *time.Timer
-	// version counts notifications, for tests that wait for one.
-	version uint64
 }
 
 type message struct {
@@ -29,14 +28,13 @@ type message struct {
 }
 
 func newHub() *hub {
-	return &hub{subs: map[chan message]struct{}{}, pending: map[string]bool{}}
+	return &hub{subs: map[chan message]bool{}, pending: map[string]bool{}}
 }
 
 // notify marks topics changed; subscribers hear of them within coalesce.
 func (h *hub) notify(topics ...string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.version++
 	for _, t := range topics {
 		h.pending[t] = true
 	}
@@ -68,16 +66,31 @@ func (h *hub) runEvent(id string, ev RunEvent) {
 	h.send(message{event: "runevent", data: b})
 }
 
+// everything is the change that names every topic: what a subscriber
+// that missed messages gets instead of the next one, so its page reads
+// everything again.
+var everything = func() message {
+	b, _ := json.Marshal(map[string][]string{"topics": {TopicAudit, TopicCertificates, TopicCharts, TopicClusters, TopicHosts, TopicOverview, TopicPhases, TopicPlans, TopicRuns}})
+	return message{event: "change", data: b}
+}()
+
 // send gives m to every subscriber; one whose buffer is full (a browser
 // that stopped reading) misses it rather than holding the others up, and
-// is told to reload when it catches up.
+// gets a change of every topic in place of the next message it has room
+// for.
 func (h *hub) send(m message) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for c := range h.subs {
+	for c, missed := range h.subs {
+		out := m
+		if missed {
+			out = everything
+		}
 		select {
-		case c <- m:
+		case c <- out:
+			h.subs[c] = false
 		default:
+			h.subs[c] = true
 		}
 	}
 }
@@ -85,7 +98,7 @@ func (h *hub) send(m message) {
 func (h *hub) subscribe() chan message {
 	c := make(chan message, 64)
 	h.mu.Lock()
-	h.subs[c] = struct{}{}
+	h.subs[c] = false
 	h.mu.Unlock()
 	return c
 }

@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"fmt"
 	"io"
 	"math/big"
 	"net/http"
@@ -376,5 +377,31 @@ data:
 	}
 	if n != 2 || ov.Counts["certificatesExpiring"] != 2 {
 		t.Errorf("overview: %d certificates need attention, counts %v", n, ov.Counts)
+	}
+}
+
+// TestHubSlowSubscriber: a browser that stops reading misses messages
+// without holding up the others, and then gets a change of every topic,
+// so its page reads everything again.
+func TestHubSlowSubscriber(t *testing.T) {
+	h := newHub()
+	slow, fast := h.subscribe(), h.subscribe()
+	for i := range cap(slow) + 5 {
+		h.runEvent("r", RunEvent{Message: fmt.Sprint(i)})
+		<-fast
+	}
+	for range cap(slow) {
+		<-slow
+	}
+	h.runEvent("r", RunEvent{Message: "next"})
+	if m := <-slow; m.event != "change" || !strings.Contains(string(m.data), `"hosts"`) || !strings.Contains(string(m.data), `"runs"`) {
+		t.Errorf("after missing messages: %s %s, want a change of every topic", m.event, m.data)
+	}
+	if m := <-fast; m.event != "runevent" || !strings.Contains(string(m.data), "next") {
+		t.Errorf("the other subscriber: %s %s", m.event, m.data)
+	}
+	h.runEvent("r", RunEvent{Message: "after"})
+	if m := <-slow; m.event != "runevent" {
+		t.Errorf("once caught up: %s %s", m.event, m.data)
 	}
 }
