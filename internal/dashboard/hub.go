@@ -111,7 +111,8 @@ func (h *hub) unsubscribe(c chan message) {
 
 // events is GET /api/events: a server-sent event stream of "change" and
 // "runevent" events, with a comment every 25 s to keep proxies from
-// closing it. The server's write timeout does not apply to it.
+// closing it, until the browser leaves or the dashboard stops. The
+// server's write timeout does not apply to it.
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	_ = rc.SetWriteDeadline(time.Time{})
@@ -129,6 +130,10 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	for {
 		select {
 		case <-r.Context().Done():
+			return
+		case <-s.ctx.Done():
+			// The dashboard stops: end the stream, so a graceful shutdown
+			// does not wait for browsers that keep it open.
 			return
 		case <-keep.C:
 			fmt.Fprint(w, ": keep-alive\n\n")

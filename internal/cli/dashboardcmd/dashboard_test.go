@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -110,6 +111,16 @@ func TestServesTheExampleSite(t *testing.T) {
 	if err != nil || info.AllowActions || len(info.Plans) == 0 || info.Site == "" {
 		t.Errorf("info %+v %v", info, err)
 	}
+	// A browser keeps its event stream open: stopping does not wait for it.
+	sctx, scancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer scancel()
+	sreq, _ := http.NewRequestWithContext(sctx, http.MethodGet, u+"api/events", nil)
+	stream, err := http.DefaultClient.Do(sreq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = stream.Body.Close() }()
+	stopped := time.Now()
 	cancel()
 	select {
 	case err := <-done:
@@ -119,6 +130,10 @@ func TestServesTheExampleSite(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("dashboard did not stop")
 	}
+	if _, err := io.ReadAll(stream.Body); err != nil {
+		t.Errorf("the event stream did not end cleanly: %v", err)
+	}
+	t.Logf("stopped %s after the signal with an event stream open", time.Since(stopped).Round(time.Millisecond))
 	if !strings.Contains(out, "listening on "+u) || !strings.Contains(out, "actions: off") {
 		t.Errorf("output %q", out)
 	}
