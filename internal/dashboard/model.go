@@ -1,6 +1,10 @@
 package dashboard
 
-import "time"
+import (
+	"time"
+
+	"github.com/airshipit/airship-go/internal/phase/runlog"
+)
 
 // The JSON the dashboard's API answers with. Every page of the front end
 // reads one of these from GET /api/<page> and reads it again when the
@@ -106,22 +110,12 @@ type PlanPhase struct {
 	LastRun *Run `json:"lastRun,omitempty"`
 }
 
-// Run is one run of a phase or plan started here or by airshipctl.
+// Run is one run of a phase or plan started here or by airshipctl: its
+// record in the site's run log (runlog.Record: ID, kind, name, start, end,
+// seconds, result running, succeeded or failed, message, by) and, for a
+// run started here, its progress lines (the last 500).
 type Run struct {
-	ID    string    `json:"id"`
-	Kind  string    `json:"kind"` // phase or plan
-	Name  string    `json:"name"`
-	Start time.Time `json:"start"`
-	// End is zero while the run goes on.
-	End time.Time `json:"end,omitzero"`
-	// Seconds is End-Start, or the time so far.
-	Seconds float64 `json:"seconds"`
-	// Result: running, succeeded or failed.
-	Result  string `json:"result"`
-	Message string `json:"message,omitempty"`
-	// By is who started it (the dashboard's user, or "airshipctl").
-	By string `json:"by,omitempty"`
-	// Events are the run's progress lines (last 500).
+	runlog.Record
 	Events []RunEvent `json:"events,omitempty"`
 }
 

@@ -178,7 +178,7 @@ func (r *runs) begin(kind, name, by string, phases []string) (*Run, error) {
 			return nil, fmt.Errorf("phase %q is running already (run %s)", p, id)
 		}
 	}
-	run := &Run{ID: newID(), Kind: kind, Name: name, Start: r.now(), Result: RunRunning, By: by}
+	run := &Run{Record: runlog.Record{ID: newID(), Kind: kind, Name: name, Start: r.now(), Result: RunRunning, By: by}}
 	r.known[run.ID] = true
 	for _, p := range phases {
 		r.active[p] = run.ID
@@ -196,7 +196,7 @@ func (r *runs) begin(kind, name, by string, phases []string) (*Run, error) {
 
 // phaseStarted marks a phase of a plan run as running.
 func (r *runs) phaseStarted(run *Run, name string) *Run {
-	pr := &Run{ID: run.ID + "-" + name, Kind: "phase", Name: name, Start: r.now(), Result: RunRunning, By: run.By}
+	pr := &Run{Record: runlog.Record{ID: run.ID + "-" + name, Kind: "phase", Name: name, Start: r.now(), Result: RunRunning, By: run.By}}
 	r.mu.Lock()
 	r.known[pr.ID] = true
 	r.lastOf[name] = pr
@@ -231,8 +231,7 @@ func (r *runs) end(run *Run, err error, phases []string) {
 			delete(r.active, p)
 		}
 	}
-	rec := *run
-	rec.Events = nil
+	rec := run.Record
 	r.mu.Unlock()
 	if r.path != "" {
 		if err := runlog.Append(r.path, rec); err != nil {

@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	promv1 "github.com/airshipit/airship-go/api/promenade/v1"
+	"github.com/airshipit/airship-go/internal/phase/runlog"
 	"github.com/airshipit/airship-go/internal/promenade/docset"
 )
 
@@ -222,7 +223,7 @@ data: {a: visible}
 
 func TestStateOf(t *testing.T) {
 	read := phaseStatus{}
-	ok := &Run{Result: RunSucceeded}
+	ok := &Run{Record: runlog.Record{Result: RunSucceeded}}
 	tests := []struct {
 		name      string
 		pp        PlanPhase
@@ -231,8 +232,8 @@ func TestStateOf(t *testing.T) {
 		movedAway bool
 		want      string
 	}{
-		{"running", PlanPhase{LastRun: &Run{Result: RunRunning}}, read, true, false, StateRunning},
-		{"failed last", PlanPhase{LastRun: &Run{Result: RunFailed}, Objects: 2, Applied: 2, Ready: 2}, read, true, false, StateFailed},
+		{"running", PlanPhase{LastRun: &Run{Record: runlog.Record{Result: RunRunning}}}, read, true, false, StateRunning},
+		{"failed last", PlanPhase{LastRun: &Run{Record: runlog.Record{Result: RunFailed}}, Objects: 2, Applied: 2, Ready: 2}, read, true, false, StateFailed},
 		{"not read yet", PlanPhase{}, read, false, false, StateUnknown},
 		{"status error", PlanPhase{}, phaseStatus{err: io.EOF}, true, false, StateUnknown},
 		{"nothing applied", PlanPhase{Objects: 2}, read, true, false, StateNotRun},
