@@ -113,7 +113,7 @@ func Build(root string, opts BuildOptions) (*Bundle, error) {
 		return nil, fmt.Errorf("kustomize root %s has no kustomization file (%v)", root, konfig.RecognizedKustomizationFileNames())
 	}
 	rec := newRecordingFS(fs)
-	resMap, secrets, err := kustomize(rec, root, opts.Functions)
+	resources, secrets, err := kustomize(rec, root, opts.Functions)
 	if err != nil {
 		if cerr := confined.firstErr(); cerr != nil {
 			// kustomize reports a kustomization it could not read as a
@@ -122,8 +122,8 @@ func Build(root string, opts BuildOptions) (*Bundle, error) {
 		}
 		return nil, fmt.Errorf("building %s: %w", root, err)
 	}
-	docs := make([]*Document, 0, resMap.Size())
-	for _, r := range resMap.Resources() {
+	docs := make([]*Document, 0, len(resources))
+	for _, r := range resources {
 		d, err := fromResource(r, rec.userOrigins())
 		if err != nil {
 			return nil, fmt.Errorf("building %s: %w", root, err)
@@ -153,8 +153,10 @@ func hasKustomization(fs filesys.FileSystem, root string) bool {
 
 // kustomize builds the kustomization of root, reading through rec, and
 // says whether the build may have decrypted something (see
-// SecretFunctionRunner): such a build is not cached.
-func kustomize(rec filesys.FileSystem, root string, functions FunctionRunner) (resmap.ResMap, bool, error) {
+// SecretFunctionRunner): such a build is not cached. A large root whose
+// transformations are all per resource is built in parts (splitBuild);
+// every other root, and one whose parts fail a check, is built whole.
+func kustomize(rec filesys.FileSystem, root string, functions FunctionRunner) ([]*resource.Resource, bool, error) {
 	kopts := krusty.MakeDefaultOptions()
 	// The order kubectl kustomize prints, and no load restriction: Airship
 	// site trees share files across roots (../../function/...), as
@@ -165,18 +167,35 @@ func kustomize(rec filesys.FileSystem, root string, functions FunctionRunner) (r
 	if functions == nil {
 		functions = &fn.Runner{}
 	}
-	if f, ok := functions.(SecretFunctionRunner); ok {
-		return f.BuildSecrets(rec, root, kopts)
+	if res, secrets, ok := splitBuild(rec, root, kopts, functions); ok {
+		return res, secrets, nil
 	}
-	resMap, err := functions.Build(rec, root, kopts)
-	return resMap, true, err
+	return buildPlain(rec, root, kopts, functions)
+}
+
+// buildPlain is one krusty build of root through functions.
+func buildPlain(fs filesys.FileSystem, root string, kopts *krusty.Options, functions FunctionRunner) ([]*resource.Resource, bool, error) {
+	if f, ok := functions.(SecretFunctionRunner); ok {
+		m, secrets, err := f.BuildSecrets(fs, root, kopts)
+		if err != nil {
+			return nil, false, err
+		}
+		return m.Resources(), secrets, nil
+	}
+	m, err := functions.Build(fs, root, kopts)
+	if err != nil {
+		return nil, true, err
+	}
+	return m.Resources(), true, nil
 }
 
 // fromResource turns a kustomize resource into a Document, taking its
 // origin from the annotation Build asked kustomize to add, and removing
 // that annotation unless the site asked for it itself.
 func fromResource(r *resource.Resource, keepOrigin bool) (*Document, error) {
-	node := r.RNode.Copy()
+	// The build's resources are dropped once they are documents: the
+	// document takes the node as it is.
+	node := &r.RNode
 	source := ""
 	if origin, err := r.GetOrigin(); err == nil && origin != nil {
 		source = origin.Path

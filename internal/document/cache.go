@@ -134,26 +134,34 @@ func (c *Cache) put(root string, reads map[string][]byte, b *Bundle) {
 	for p, data := range reads {
 		files[p] = hashBytes(data)
 	}
-	docs := make([]*Document, len(b.docs))
 	sources := make([]string, len(b.docs))
 	for i, d := range b.docs {
-		docs[i] = d.Copy()
 		sources[i] = d.source
 	}
-	e := &cacheEntry{Root: root, Files: files, Sources: sources, bundle: &Bundle{root: root, docs: docs}}
+	e := &cacheEntry{Root: root, Files: files, Sources: sources}
 	key := c.key(root)
+	if c.Dir != "" {
+		// The entry keeps the YAML it writes (a few bytes a document
+		// against a copy of every node); a hit parses it once.
+		data, err := b.YAML()
+		if err != nil {
+			return
+		}
+		e.YAML = string(data)
+		c.store(key, e)
+	} else {
+		docs := make([]*Document, len(b.docs))
+		for i, d := range b.docs {
+			docs[i] = d.Copy()
+		}
+		e.bundle = &Bundle{root: root, docs: docs}
+	}
 	c.mu.Lock()
 	if c.entries == nil {
 		c.entries = map[string]*cacheEntry{}
 	}
 	c.entries[key] = e
 	c.mu.Unlock()
-	if c.Dir != "" {
-		if data, err := b.YAML(); err == nil {
-			e.YAML = string(data)
-			c.store(key, e)
-		}
-	}
 }
 
 // forget drops root's entry, in memory and on disk: its last build handled

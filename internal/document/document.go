@@ -3,6 +3,7 @@ package document
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -157,18 +158,27 @@ func (d *Document) Copy() *Document {
 	return &Document{node: d.node.Copy(), source: d.source}
 }
 
-// documentsYAML writes documents as a YAML stream separated by ---.
+// documentsYAML writes documents as a YAML stream separated by ---,
+// encoding them on every CPU.
 func documentsYAML(docs []*Document) ([]byte, error) {
-	var buf bytes.Buffer
-	for i, d := range docs {
+	encoded := make([][]byte, len(docs))
+	errs := make([]error, len(docs))
+	parallel(len(docs), func(i int) {
+		encoded[i], errs[i] = docs[i].YAML()
+	})
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	size := 0
+	for _, e := range encoded {
+		size += len(e) + 4
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size))
+	for i, e := range encoded {
 		if i > 0 {
 			buf.WriteString("---\n")
 		}
-		data, err := d.YAML()
-		if err != nil {
-			return nil, err
-		}
-		buf.Write(data)
+		buf.Write(e)
 	}
 	return buf.Bytes(), nil
 }

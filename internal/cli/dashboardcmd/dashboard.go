@@ -7,7 +7,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -150,11 +149,9 @@ func (o *Options) Run(ctx context.Context, streams cli.IOStreams, g *siteflags.O
 	if o.RunLog == "" {
 		o.RunLog = runlog.RunsPath(site.Site.Name)
 	}
-	if os.Getenv("GOMEMLIMIT") == "" {
-		// A long-running watcher: collect sooner rather than let the heap
-		// grow to twice what it holds (soft; $GOMEMLIMIT overrides it).
-		debug.SetMemoryLimit(MemoryLimit)
-	}
+	// A long-running watcher: collect sooner rather than let the heap grow
+	// to twice what it holds.
+	cli.SoftMemoryLimit(MemoryLimit)
 	srv, err := dashboard.New(dashboard.Options{
 		Site:         site,
 		Context:      ctxName,
