@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -112,10 +113,17 @@ func runOperator(b *testing.B, env *testenv.Env, bin, chartPath string, args []s
 	}
 	var op *exec.Cmd
 	var stopInProcess func()
+	var metricsAddr string
 	if prof := os.Getenv("ARMADA_BENCH_CPUPROFILE"); prof != "" {
 		stopInProcess = profileInProcess(b, env.Config, prof)
 	} else {
-		op = exec.CommandContext(b.Context(), bin, args...)
+		// Its metrics endpoint is read before it is stopped (the last
+		// flag wins over the bench's --metrics-bind-address=0).
+		var err error
+		if metricsAddr, err = freeMetricsAddr(ctx); err != nil {
+			b.Fatal(err)
+		}
+		op = exec.CommandContext(b.Context(), bin, append(slices.Clone(args), "--metrics-bind-address="+metricsAddr)...)
 		op.Env = append(os.Environ(), "KUBECONFIG="+env.Kubeconfig)
 		op.Stderr = os.Stderr
 		if err := op.Start(); err != nil {
@@ -173,6 +181,11 @@ func runOperator(b *testing.B, env *testenv.Env, bin, chartPath string, args []s
 	if stopInProcess != nil {
 		stopInProcess()
 		return run
+	}
+	if q, err := operatorQueue(ctx, metricsAddr); err == nil {
+		b.Logf("operator work queue: %s", q)
+	} else {
+		b.Logf("operator work queue: %v", err)
 	}
 	if run.peakRSSMiB, err = harness.VmHWMMiB(op.Process.Pid); err != nil {
 		b.Fatal(err)

@@ -14,8 +14,10 @@
 // ARMADA_BENCH_TIMEOUT bounds a side's run (default 15m);
 // ARMADA_BENCH_SKIP_SDK=1 runs the operator alone (no row is recorded).
 // The log gives a timeline (when releases were recorded, Deployments became
-// available and charts satisfied), the API requests made, and the
-// operator's CPU time. Nothing asserts a time.
+// available and charts satisfied), the API requests made, how long charts
+// waited in the operator's work queue and its reconciles took (from its
+// metrics endpoint, read before it stops), and the operator's CPU time.
+// Nothing asserts a time.
 //
 // Runs get one kwok Node per 200 charts (at least 3): the local control
 // plane's Nodes hold 250 pods each. BenchmarkDeploymentsAvailable creates

@@ -23,7 +23,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
@@ -222,21 +221,13 @@ func (r *ArmadaChartReconciler) SetupWithManager(ctx context.Context, mgr ctrl.M
 			}()
 		},
 	})
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &armadav1.ArmadaChart{}, releaseKeyIndex, func(o client.Object) []string {
-		c := o.(*armadav1.ArmadaChart)
-		return []string{releaseKey(c.Spec.Namespace, ReleaseName(c))}
-	}); err != nil {
-		return fmt.Errorf("indexing ArmadaCharts by release: %w", err)
+	if err := indexCharts(ctx, mgr); err != nil {
+		return err
 	}
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &armadav1.ArmadaChart{}, dependencyIndex, func(o client.Object) []string {
-		return o.(*armadav1.ArmadaChart).Spec.Dependencies
-	}); err != nil {
-		return fmt.Errorf("indexing ArmadaCharts by dependency: %w", err)
-	}
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &armadav1.ArmadaChart{}, valuesFromIndex, valuesFromKeys); err != nil {
-		return fmt.Errorf("indexing ArmadaCharts by spec.valuesFrom: %w", err)
-	}
-	toChart := handler.EnqueueRequestsFromMapFunc(r.chartsForObject)
+	// A release's workloads: a change starts a pass, and the last of them
+	// to become ready satisfies a waiting chart ahead of other work
+	// (armadachart_readiness.go).
+	toChart := r.workloadHandler()
 	ofRelease := builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
 		return o.GetAnnotations()[helmReleaseNameAnnotation] != ""
 	}))
@@ -257,29 +248,29 @@ func (r *ArmadaChartReconciler) SetupWithManager(ctx context.Context, mgr ctrl.M
 		Watches(&appsv1.DaemonSet{}, toChart, ofRelease).
 		Watches(&batchv1.Job{}, toChart, ofRelease).
 		WatchesRawSource(source.Channel(fetched, &handler.TypedEnqueueRequestForObject[*armadav1.ArmadaChart]{})).
-		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles, NewQueue: newChartQueue(mgr.GetLogger())}).
 		Named("armadachart").
 		Complete(r)
 }
 
-// chartsForObject maps an object Helm created to the ArmadaCharts whose
-// release it belongs to.
-func (r *ArmadaChartReconciler) chartsForObject(ctx context.Context, o client.Object) []reconcile.Request {
-	name := o.GetAnnotations()[helmReleaseNameAnnotation]
-	ns := o.GetAnnotations()[helmReleaseNamespaceAnnotation]
-	if ns == "" {
-		ns = o.GetNamespace()
+// indexCharts registers the cache indexes the chart controller's event
+// handlers look ArmadaCharts up by.
+func indexCharts(ctx context.Context, mgr ctrl.Manager) error {
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &armadav1.ArmadaChart{}, releaseKeyIndex, func(o client.Object) []string {
+		c := o.(*armadav1.ArmadaChart)
+		return []string{releaseKey(c.Spec.Namespace, ReleaseName(c))}
+	}); err != nil {
+		return fmt.Errorf("indexing ArmadaCharts by release: %w", err)
 	}
-	var list armadav1.ArmadaChartList
-	if err := r.Client.List(ctx, &list, client.MatchingFields{releaseKeyIndex: releaseKey(ns, name)}); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "listing ArmadaCharts for a release object", "release", name)
-		return nil
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &armadav1.ArmadaChart{}, dependencyIndex, func(o client.Object) []string {
+		return o.(*armadav1.ArmadaChart).Spec.Dependencies
+	}); err != nil {
+		return fmt.Errorf("indexing ArmadaCharts by dependency: %w", err)
 	}
-	out := make([]reconcile.Request, 0, len(list.Items))
-	for _, c := range list.Items {
-		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: c.Namespace, Name: c.Name}})
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &armadav1.ArmadaChart{}, valuesFromIndex, valuesFromKeys); err != nil {
+		return fmt.Errorf("indexing ArmadaCharts by spec.valuesFrom: %w", err)
 	}
-	return out
+	return nil
 }
 
 // +kubebuilder:rbac:groups=armada.airshipit.org,resources=armadacharts,verbs=get;list;watch;update;patch
