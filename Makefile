@@ -91,5 +91,5 @@ BENCH_RUN ?=
 BENCH_DIR ?=
 
 .PHONY: bench
-bench: setup testbin ## Run every benchmark against its peer and print one table (SHORT=1: under 10 minutes).
+bench: setup testbin ## Run every benchmark against its peer and print one table (SHORT=1: under 5 minutes).
 	$(GO) run ./bench/cmd/bench $(if $(SHORT),-short) $(if $(BENCH_RUN),-run '$(BENCH_RUN)') $(if $(BENCH_DIR),-workdir '$(BENCH_DIR)')

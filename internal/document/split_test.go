@@ -372,7 +372,7 @@ patches:
 func TestSplitBuildRandomTrees(t *testing.T) {
 	smallSplits(t)
 	taken := 0
-	const trees = 40
+	const trees = 100
 	for seed := range trees {
 		r := rand.New(rand.NewPCG(uint64(seed), 7))
 		n := 8 + r.IntN(40)
