@@ -24,6 +24,7 @@ import (
 
 	"github.com/airshipit/airship-go/bench/internal/harness"
 	"github.com/airshipit/airship-go/internal/metal3/metal3operator"
+	"github.com/airshipit/airship-go/internal/metal3/provisioner/direct"
 	"github.com/airshipit/airship-go/internal/test/testenv"
 )
 
@@ -45,13 +46,15 @@ const ns = "metal3"
 // writes must not be what is measured.
 const workers = 16
 
-// image is what every host is provisioned with. The emulator records it;
-// nothing downloads it.
+// image is what every host is provisioned with: a live ISO, which the
+// operator without Ironic boots from virtual media (it refuses a disk
+// image, which needs Ironic's deploy agent: the ironic rows measure that).
+// The emulator records it; nothing downloads it.
 var image = metal3v1alpha1.Image{
-	URL:          "http://images.bench.invalid/host.qcow2",
+	URL:          "http://images.bench.invalid/host.iso",
 	Checksum:     strings.Repeat("ab", 32),
 	ChecksumType: metal3v1alpha1.SHA256,
-	DiskFormat:   ptr.To("qcow2"),
+	DiskFormat:   ptr.To(direct.LiveISO),
 }
 
 // timeout bounds each phase of one side's run: METAL3_BENCH_TIMEOUT (a
