@@ -34,8 +34,11 @@ type Params struct {
 // durations measured). What the peer's rate or Ironic's CPU makes slow
 // runs at a size that gives stable rows in a minute or two, and the large
 // sizes run by hand (each benchmark takes $BENCH_SIZE): metal3 and
-// ironic at 1,000 hosts (about 25 and 30 minutes), capm3 at 300 and 1,000
-// machines (5.5 and 15 to 20 minutes).
+// ironic at 1,000 hosts (about 25 and 30 minutes). bench/capm3's
+// BenchmarkMachines is not in the registry: its Metal3Machines ask for a
+// qcow2 image, which metal3-operator without Ironic refuses, so no
+// machine gets to Running; it needs its hosts provisioned through a local
+// Ironic, as the ironic rows' are (docs/benchmarks.md).
 var Workloads = []Workload{
 	{
 		// Two trees, each against kubectl kustomize: about 30 s at
@@ -79,13 +82,6 @@ var Workloads = []Workload{
 		// ironic_test.go): about 3.5 minutes at 100 hosts, Ironic's CPU
 		// bound; 30 at 1,000.
 		Name: "ironic-100", Package: "bench/metal3", Benchmark: "BenchmarkIronicHosts",
-		Full: &Params{Size: 100, Runs: 1, Timeout: 15 * time.Minute},
-	},
-	{
-		// Machines on emulated hosts under the real Cluster API managers,
-		// each side with its own two control planes: about 2.5 minutes at
-		// 100 machines.
-		Name: "capm3-100", Package: "bench/capm3", Benchmark: "BenchmarkMachines",
 		Full: &Params{Size: 100, Runs: 1, Timeout: 15 * time.Minute},
 	},
 	{
