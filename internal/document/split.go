@@ -100,7 +100,7 @@ type splitPlan struct {
 	// sets each output's origin itself.
 	kustomization      []byte
 	kustomizationPaths []string
-	docs  []splitDoc
+	docs               []splitDoc
 	// parts hold document indexes, ascending; every part holds the
 	// replicated documents.
 	parts      [][]int
