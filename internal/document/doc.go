@@ -15,4 +15,13 @@
 // targetPath, which phase.LoadSite sets), a file of that directory that a
 // symbolic link leads outside it is refused with an *OutsideError naming
 // the link, before anything of it is read.
+//
+// A large root whose kustomization transforms resource by resource (a
+// flat list of files under prefixes, labels, targeted patches and
+// replacements) is built in parts, on every CPU, and the parts put back
+// together in kustomize's order (split.go): kustomize's own cost grows
+// with the square of a root's resources. Resources that reference each
+// other stay in one part, replacement sources go in every part, and the
+// outputs are checked against the inputs; a root the split cannot prove
+// to give the plain build's bytes is built whole.
 package document
