@@ -267,6 +267,34 @@ spec:
 
 	t.Run("release lifecycle", func(t *testing.T) { testReleaseLifecycle(t, env) })
 
+	// Install reads a release namespace once per client; one it remembers
+	// but that is gone (deleted since) is created again and the install
+	// run once more.
+	for _, tc := range []struct {
+		name       string
+		ns         string
+		remembered bool // the client remembers the namespace, which does not exist
+	}{
+		{"new namespace", "ns-new", false},
+		{"remembered namespace gone", "ns-gone", true},
+	} {
+		t.Run("namespace: "+tc.name, func(t *testing.T) {
+			c := New(env.Config, nil)
+			if tc.remembered {
+				c.namespaces.Store(tc.ns, struct{}{})
+			}
+			if _, err := c.Install(ctx, Options{Namespace: tc.ns, Name: "paint", Chart: configMapChart(), Values: map[string]any{"color": "red"}, Timeout: time.Minute}); err != nil {
+				t.Fatal(err)
+			}
+			if got := configMap(t, tc.ns, "paint")["color"]; got != "red" {
+				t.Fatalf("color %q, want red", got)
+			}
+			if st, err := c.ensureNamespace(ctx, tc.ns); err != nil || st != namespaceRemembered {
+				t.Fatalf("ensureNamespace after install = %v, %v; want it remembered", st, err)
+			}
+		})
+	}
+
 	t.Run("errors name the release", func(t *testing.T) {
 		c := New(env.Config, nil)
 		const ns = "errs"

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"helm.sh/helm/v4/pkg/action"
@@ -45,6 +46,11 @@ const maxHistory = 10
 type Client struct {
 	shared *shared
 	log    slog.Handler
+
+	// namespaces holds the release namespaces seen to exist, so each
+	// install does not read its namespace again. An install that fails
+	// forgets its namespace, in case it was deleted.
+	namespaces sync.Map
 }
 
 // New returns a Client for the cluster cfg reaches. log receives Helm's own
@@ -184,7 +190,29 @@ func (o Options) strategy() kube.WaitStrategy {
 }
 
 // Install installs a new release, creating its namespace if needed.
+// Helm's CreateNamespace validates a Namespace against the server's OpenAPI
+// document on every install; creating it here costs one GET, and none for
+// a namespace this client saw before. Should a namespace it remembers have
+// been deleted since, the install fails before Helm records anything: the
+// namespace is created again, and the install run once more.
 func (c *Client) Install(ctx context.Context, o Options) (*release.Release, error) {
+	ns, err := c.ensureNamespace(ctx, o.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	rel, err := c.install(ctx, o)
+	if err != nil {
+		c.namespaces.Delete(o.Namespace)
+		if ns == namespaceRemembered {
+			if again, nerr := c.ensureNamespace(ctx, o.Namespace); nerr == nil && again == namespaceCreated {
+				return c.install(ctx, o)
+			}
+		}
+	}
+	return rel, err
+}
+
+func (c *Client) install(ctx context.Context, o Options) (*release.Release, error) {
 	cfg, err := c.renderConfig(o.Namespace, o.Chart)
 	if err != nil {
 		return nil, err
@@ -192,11 +220,6 @@ func (c *Client) Install(ctx context.Context, o Options) (*release.Release, erro
 	in := action.NewInstall(cfg)
 	in.Namespace = o.Namespace
 	in.ReleaseName = o.Name
-	// Helm's CreateNamespace validates a Namespace against the server's
-	// OpenAPI document on every install; creating it here costs one GET.
-	if err := c.ensureNamespace(ctx, o.Namespace); err != nil {
-		return nil, err
-	}
 	in.Timeout = o.Timeout
 	in.WaitStrategy = o.strategy()
 	in.WaitForJobs = o.NativeWait
@@ -209,24 +232,42 @@ func (c *Client) Install(ctx context.Context, o Options) (*release.Release, erro
 	return rel, err
 }
 
+// namespaceState is how ensureNamespace made sure of a namespace.
+type namespaceState int
+
+const (
+	// namespaceRemembered: seen before, not read again.
+	namespaceRemembered namespaceState = iota
+	// namespaceFound: read, and it exists.
+	namespaceFound
+	// namespaceCreated: it did not exist and was created.
+	namespaceCreated
+)
+
 // ensureNamespace creates the release namespace when it does not exist,
 // labelled as Helm labels the namespaces it creates.
-func (c *Client) ensureNamespace(ctx context.Context, name string) error {
+func (c *Client) ensureNamespace(ctx context.Context, name string) (namespaceState, error) {
+	if _, ok := c.namespaces.Load(name); ok {
+		return namespaceRemembered, nil
+	}
 	if err := c.shared.init(); err != nil {
-		return err
+		return 0, err
 	}
 	nss := c.shared.clients.CoreV1().Namespaces()
+	state := namespaceFound
 	_, err := nss.Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
+		state = namespaceCreated
 		_, err = nss.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"name": name}}}, metav1.CreateOptions{})
 		if apierrors.IsAlreadyExists(err) {
 			err = nil
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("creating namespace %q for a release: %w", name, err)
+		return 0, fmt.Errorf("creating namespace %q for a release: %w", name, err)
 	}
-	return nil
+	c.namespaces.Store(name, struct{}{})
+	return state, nil
 }
 
 // Upgrade upgrades an existing release to exactly o.Values (the values of

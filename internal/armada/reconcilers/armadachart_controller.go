@@ -124,6 +124,40 @@ type ArmadaChartReconciler struct {
 	// A restarted operator retries at once.
 	retryMu sync.Mutex
 	retries map[types.NamespacedName]retryAt
+
+	// applied holds, per ArmadaChart, what its last Helm action made: the
+	// revision, and the workloads the cache did not hold yet
+	// (armadachart_applied.go). It lives in memory: after a restart the
+	// cache starts from a fresh list, and Helm's records are read.
+	appliedMu sync.Mutex
+	applied   map[types.NamespacedName]*appliedSet
+
+	// passes holds the ArmadaCharts a pass is under way on.
+	passMu sync.Mutex
+	passes map[types.NamespacedName]bool
+}
+
+// inPass reports whether a pass on the chart key is under way.
+func (r *ArmadaChartReconciler) inPass(key types.NamespacedName) bool {
+	r.passMu.Lock()
+	defer r.passMu.Unlock()
+	return r.passes[key]
+}
+
+// startPass marks a pass on key under way until the returned function is
+// called.
+func (r *ArmadaChartReconciler) startPass(key types.NamespacedName) (end func()) {
+	r.passMu.Lock()
+	defer r.passMu.Unlock()
+	if r.passes == nil {
+		r.passes = map[types.NamespacedName]bool{}
+	}
+	r.passes[key] = true
+	return func() {
+		r.passMu.Lock()
+		defer r.passMu.Unlock()
+		delete(r.passes, key)
+	}
 }
 
 type retryAt struct {
@@ -282,10 +316,12 @@ func indexCharts(ctx context.Context, mgr ctrl.Manager) error {
 // or the deploy steps, with status written once at the end.
 func (r *ArmadaChartReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, retErr error) {
 	log := ctrl.LoggerFrom(ctx)
+	defer r.startPass(req.NamespacedName)()
 	obj := &armadav1.ArmadaChart{}
 	if err := reader(r.APIReader, r.Client).Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.setRetry(req.NamespacedName, 0, "", 0)
+			r.setApplied(req.NamespacedName, nil)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -502,6 +538,7 @@ func (r *ArmadaChartReconciler) reconcileDelete(ctx context.Context, obj *armada
 		return ctrl.Result{}, fmt.Errorf("ArmadaChart %s/%s: %w", obj.Namespace, obj.Name, err)
 	}
 	r.events().Record(obj, corev1.EventTypeNormal, ReasonUninstalled, "Uninstall", fmt.Sprintf("release %s/%s uninstalled", obj.Spec.Namespace, name))
+	r.setApplied(client.ObjectKeyFromObject(obj), nil)
 	return ctrl.Result{}, operatorkit.RemoveFinalizer(ctx, r.Client, obj, Finalizer)
 }
 
@@ -548,6 +585,7 @@ func (r *ArmadaChartReconciler) reconcileUninstalled(ctx context.Context, obj *a
 		}
 		r.events().Record(obj, corev1.EventTypeNormal, ReasonUninstalled, "Uninstall", fmt.Sprintf("release %s/%s uninstalled (target_state uninstalled)", obj.Spec.Namespace, obj.Status.ReleaseName))
 	}
+	r.setApplied(client.ObjectKeyFromObject(obj), nil)
 	obj.Status.State = armadav1.StateUninstalled
 	obj.Status.HelmRevision = 0
 	obj.Status.HelmStatus = ""

@@ -37,9 +37,11 @@ func (r *ArmadaChartReconciler) reconcileDeployed(ctx context.Context, obj *arma
 	if err != nil {
 		return operatorkit.Stall(ReasonInvalidValues, fmt.Errorf("%s: spec.values: %w", id, err))
 	}
-	last, err := r.Helm.Last(obj.Spec.Namespace, obj.Status.ReleaseName)
-	if err != nil {
-		return fmt.Errorf("%s: %w", id, err)
+	last := r.lastActed(obj)
+	if last == nil {
+		if last, err = r.Helm.Last(obj.Spec.Namespace, obj.Status.ReleaseName); err != nil {
+			return fmt.Errorf("%s: %w", id, err)
+		}
 	}
 	if err := r.recoverPending(ctx, obj, last); err != nil {
 		return err
@@ -141,6 +143,10 @@ func (r *ArmadaChartReconciler) observe(obj *armadav1.ArmadaChart, last *release
 // runAction takes action on the release whose last revision is last, and
 // returns the revision to wait for.
 func (r *ArmadaChartReconciler) runAction(ctx context.Context, obj *armadav1.ArmadaChart, action releaseAction, o observed, last *release.Release, opts helm.Options) (*release.Release, error) {
+	if action != actionNone && action != actionHealSkipped {
+		// What the last action applied is about to change.
+		r.setApplied(client.ObjectKeyFromObject(obj), nil)
+	}
 	switch action {
 	case actionStallProtected:
 		return nil, r.leaveProtected(obj, last)
@@ -204,6 +210,7 @@ func (r *ArmadaChartReconciler) actionDone(ctx context.Context, obj *armadav1.Ar
 		return nil, r.remediate(ctx, obj, rel, cause, false)
 	}
 	obj.Status.LastAppliedValuesChecksum = "sha256:" + opts.Digest
+	r.recordApplied(ctx, obj, rel)
 	r.events().Record(obj, corev1.EventTypeNormal, verbTitle(verb)+"Succeeded", verbTitle(verb), fmt.Sprintf("helm %s of release %s/%s: revision %d", verb, opts.Namespace, opts.Name, rel.Version))
 	ctrl.LoggerFrom(ctx).Info("helm "+verb+" succeeded", "revision", rel.Version)
 	return rel, nil

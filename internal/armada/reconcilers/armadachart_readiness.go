@@ -25,7 +25,9 @@ import (
 // to be installed, whose Helm actions would otherwise hold every worker
 // for as long as they are queued. While a chart waits and its workloads
 // are not all ready, their events start no pass: the poll (PollInterval)
-// refreshes the chart's message and enforces wait.timeout.
+// refreshes the chart's message and enforces wait.timeout. Nor do they
+// while a pass on the chart is under way (an install creates the workloads
+// whose events then arrive): that pass looks at the wait itself.
 
 // satisfyPriority is the work-queue priority of a chart whose wait the
 // cache shows is over; every other add has priority 0 (queuePriority).
@@ -114,6 +116,10 @@ const (
 	// waitDone: the current revision was seen ready (status.waitCompleted
 	// for the current generation and target state); only drift matters.
 	waitDone
+	// waitInPass: the status says nothing yet, and a pass on the chart is
+	// under way: it looks at the wait itself once its Helm action is done,
+	// so only an event showing every workload ready is news to it.
+	waitInPass
 )
 
 // waitPhaseOf reads c's wait phase from its status.
@@ -145,7 +151,7 @@ func effectOf(phase waitPhase, res wait.Result, checkErr error) workloadEffect {
 		return effectReconcile
 	case res.Ready:
 		return effectSatisfy
-	case phase == waitPending:
+	case phase == waitPending, phase == waitInPass:
 		return effectNone
 	default:
 		return effectReconcile
@@ -196,8 +202,11 @@ func (r *ArmadaChartReconciler) enqueueForWorkload(ctx context.Context, q workqu
 		var res wait.Result
 		var err error
 		phase := waitPhaseOf(c)
+		if phase == waitUnknown && r.inPass(req.NamespacedName) {
+			phase = waitInPass
+		}
 		if phase != waitDone {
-			res, err = wait.Check(ctx, r.Client, c.Spec.Namespace, ReleaseName(c), c.Spec.Wait)
+			res, err = r.checkWait(ctx, c, false)
 		}
 		effect := effectOf(phase, res, err)
 		switch effect {

@@ -85,9 +85,12 @@ func TestEffectOf(t *testing.T) {
 		{"pending, all ready", waitPending, ready, nil, effectSatisfy},
 		{"pending, not all ready", waitPending, notReady, nil, effectNone},
 		{"pending, wait unreadable", waitPending, wait.Result{}, broken, effectReconcile},
-		{"pass under way, all ready", waitUnknown, ready, nil, effectSatisfy},
-		{"pass under way, not all ready", waitUnknown, notReady, nil, effectReconcile},
-		{"pass under way, wait unreadable", waitUnknown, wait.Result{}, broken, effectReconcile},
+		{"no pass, status says nothing, all ready", waitUnknown, ready, nil, effectSatisfy},
+		{"pass under way, not all ready", waitInPass, notReady, nil, effectNone},
+		{"pass under way, all ready", waitInPass, ready, nil, effectSatisfy},
+		{"pass under way, wait unreadable", waitInPass, wait.Result{}, broken, effectReconcile},
+		{"no pass, status says nothing, not all ready", waitUnknown, notReady, nil, effectReconcile},
+		{"no pass, status says nothing, wait unreadable", waitUnknown, wait.Result{}, broken, effectReconcile},
 		{"done: drift", waitDone, wait.Result{}, nil, effectReconcile},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -147,8 +150,9 @@ func TestChartQueueServesSatisfyingEventsFirst(t *testing.T) {
 // TestWorkloadEventsEnqueueByEffect drives the workload event handler with
 // Deployments of a real API server read through the cache: the event of a
 // Deployment that ends its chart's wait puts the chart first in the queue,
-// one of a Deployment still not ready leaves a waiting chart alone, and any
-// other event enqueues the chart in turn.
+// one of a Deployment still not ready leaves a waiting chart (or one a
+// pass is under way on) alone, and any other event enqueues the chart in
+// turn.
 func TestWorkloadEventsEnqueueByEffect(t *testing.T) {
 	mgr := testenv.NewManager(t, env)
 	ctx := context.Background()
@@ -169,13 +173,16 @@ func TestWorkloadEventsEnqueueByEffect(t *testing.T) {
 		status       func(*armadav1.ArmadaChart) // nil: no status yet
 		ready        bool
 		initialList  bool
+		inPass       bool // a pass on the chart is under way
 		wantQueued   bool
 		wantPriority int
 	}{
 		{name: "waiting, ready", status: waiting, ready: true, wantQueued: true, wantPriority: satisfyPriority},
 		{name: "waiting, not ready", status: waiting},
-		{name: "pass under way, ready", ready: true, wantQueued: true, wantPriority: satisfyPriority},
-		{name: "pass under way, not ready", wantQueued: true},
+		{name: "no status, no pass, ready", ready: true, wantQueued: true, wantPriority: satisfyPriority},
+		{name: "no status, no pass, not ready", wantQueued: true},
+		{name: "pass under way, ready", inPass: true, ready: true, wantQueued: true, wantPriority: satisfyPriority},
+		{name: "pass under way, not ready", inPass: true},
 		{name: "done, drift", status: done, wantQueued: true},
 		{name: "initial list", status: waiting, ready: true, initialList: true, wantQueued: true},
 	} {
@@ -218,6 +225,9 @@ func TestWorkloadEventsEnqueueByEffect(t *testing.T) {
 			q := newChartQueue(logr.Discard())("test", workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
 			defer q.ShutDown()
 			h := r.workloadHandler()
+			if tc.inPass {
+				defer r.startPass(client.ObjectKeyFromObject(c))()
+			}
 			if tc.initialList {
 				h.Create(ctx, event.CreateEvent{Object: cached, IsInInitialList: true}, q)
 			} else {

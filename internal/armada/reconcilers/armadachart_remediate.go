@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	releasecommon "helm.sh/helm/v4/pkg/release/common"
 	release "helm.sh/helm/v4/pkg/release/v1"
@@ -42,6 +43,7 @@ const (
 func (r *ArmadaChartReconciler) remediate(ctx context.Context, obj *armadav1.ArmadaChart, rel *release.Release, cause error, count bool) error {
 	ns, name := obj.Spec.Namespace, obj.Status.ReleaseName
 	obj.Status.State = armadav1.StateFailed
+	r.setApplied(client.ObjectKeyFromObject(obj), nil)
 	if statusOf(rel) != releasecommon.StatusFailed {
 		if err := r.Helm.MarkFailed(ns, rel, "marked failed by the Armada operator: "+reasonOf(cause)); err != nil {
 			return errors.Join(cause, err)
@@ -89,6 +91,7 @@ func (r *ArmadaChartReconciler) rollback(ctx context.Context, obj *armadav1.Arma
 	}
 	obj.Status.WaitCompleted = false
 	obj.Status.Tested = false
+	r.recordApplied(ctx, obj, rb)
 	msg := fmt.Sprintf("release %s/%s revision %d failed (%s); rolled back to revision %d as revision %d", ns, name, rel.Version, reasonOf(cause), good, rb.Version)
 	r.events().Record(obj, corev1.EventTypeWarning, ReasonRolledBack, "Rollback", msg)
 	ctrl.LoggerFrom(ctx).Info("rolled back failed revision", "failedRevision", rel.Version, "to", good, "revision", rb.Version)

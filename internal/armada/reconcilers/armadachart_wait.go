@@ -5,11 +5,11 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	release "helm.sh/helm/v4/pkg/release/v1"
 
 	armadav1 "github.com/airshipit/airship-go/api/armada/v1alpha1"
-	"github.com/airshipit/airship-go/internal/armada/wait"
 	"github.com/airshipit/airship-go/internal/operatorkit"
 )
 
@@ -20,7 +20,7 @@ func (r *ArmadaChartReconciler) waitReady(ctx context.Context, obj *armadav1.Arm
 	if obj.Status.WaitCompleted {
 		return nil
 	}
-	res, err := wait.Check(ctx, r.Client, obj.Spec.Namespace, obj.Status.ReleaseName, obj.Spec.Wait)
+	res, err := r.checkWait(ctx, obj, true)
 	if err != nil {
 		return fmt.Errorf("ArmadaChart %s/%s: spec.wait: %w", obj.Namespace, obj.Name, err)
 	}
@@ -36,5 +36,7 @@ func (r *ArmadaChartReconciler) waitReady(ctx context.Context, obj *armadav1.Arm
 		return operatorkit.Wait(ReasonWaiting, 0, "%s", res.Message())
 	}
 	obj.Status.WaitCompleted = true
+	// From now on passes look for drift, from Helm's records.
+	r.setApplied(client.ObjectKeyFromObject(obj), nil)
 	return nil
 }

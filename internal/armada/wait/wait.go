@@ -10,6 +10,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -60,6 +61,24 @@ func Resources(w *armadav1.ArmadaChartWait) []armadav1.ArmadaChartWaitResource {
 		out = append(out, armadav1.ArmadaChartWaitResource{Type: t, Required: &f})
 	}
 	return out
+}
+
+// KindOf is the kind of the objects a wait type lists; false for a type
+// Check does not support.
+func KindOf(t armadav1.WaitResourceType) (schema.GroupVersionKind, bool) {
+	switch t {
+	case armadav1.WaitResourceDeployment:
+		return appsv1.SchemeGroupVersion.WithKind("Deployment"), true
+	case armadav1.WaitResourceDaemonSet:
+		return appsv1.SchemeGroupVersion.WithKind("DaemonSet"), true
+	case armadav1.WaitResourceStatefulSet:
+		return appsv1.SchemeGroupVersion.WithKind("StatefulSet"), true
+	case armadav1.WaitResourceJob:
+		return batchv1.SchemeGroupVersion.WithKind("Job"), true
+	case armadav1.WaitResourcePod:
+		return corev1.SchemeGroupVersion.WithKind("Pod"), true
+	}
+	return schema.GroupVersionKind{}, false
 }
 
 // Check looks once at the objects w selects in namespace.
