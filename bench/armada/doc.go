@@ -12,7 +12,9 @@
 // ARMADA_BENCH_OPERATOR_ARGS adds operator flags (for example
 // "--concurrency=16", which the SDK side then matches);
 // ARMADA_BENCH_TIMEOUT bounds a side's run (default 15m);
-// ARMADA_BENCH_SKIP_SDK=1 runs the operator alone (no row is recorded).
+// ARMADA_BENCH_SKIP_SDK=1 runs the operator alone (no row is recorded);
+// ARMADA_BENCH_SKIP_SEQUENTIAL=1 leaves out the one-at-a-time SDK side and
+// its row (make bench does at 1,000 charts).
 // The log gives a timeline (when releases were recorded, Deployments became
 // available and charts satisfied), the API requests made, how long charts
 // waited in the operator's work queue and its reconciles took (from its

@@ -228,6 +228,7 @@ func runWorkload(ctx context.Context, o Options, r selected, testBin, bin, resul
 	if r.p.Size > 0 {
 		env = append(env, fmt.Sprintf("%s=%d", harness.SizeEnv, r.p.Size))
 	}
+	env = append(env, r.p.Env...)
 	cmd.Env = append(environWithout(harness.ResultsEnv, harness.BinDirEnv, harness.SizeEnv), env...)
 	cmd.Stdout = io.MultiWriter(o.Stderr, log)
 	cmd.Stderr = cmd.Stdout

@@ -25,6 +25,9 @@ type Params struct {
 	Runs int
 	// Timeout bounds the benchmark's process.
 	Timeout time.Duration
+	// Env are NAME=VALUE settings of the benchmark's process, beside
+	// $BENCH_SIZE: a workload's own switches (a peer row left out).
+	Env []string
 }
 
 // Workloads is the registry: the table's rows come from these, in order.
@@ -67,8 +70,11 @@ var Workloads = []Workload{
 		Full:  &Params{Size: 100, Runs: 1, Timeout: 15 * time.Minute},
 	},
 	{
+		// The one-at-a-time Helm SDK row is left out at 1,000 charts (it
+		// took 202 s of the workload's 7 minutes; the 100-chart workload
+		// has it): the goal is against the SDK at the same parallelism.
 		Name: "armada-1000", Package: "bench/armada", Benchmark: "BenchmarkChartsToSatisfied",
-		Full: &Params{Size: 1000, Runs: 1, Timeout: 60 * time.Minute},
+		Full: &Params{Size: 1000, Runs: 1, Timeout: 60 * time.Minute, Env: []string{"ARMADA_BENCH_SKIP_SEQUENTIAL=1"}},
 	},
 	{
 		// The untuned peer is bound by its 5 requests/s (7 writes a host):
