@@ -235,9 +235,9 @@ func (o *RenderOptions) selector() document.Selector {
 // RenderMemoryLimit is the soft memory limit of `phase render` (see
 // cli.SoftMemoryLimit). A render holds every document of the bundle
 // (about 17 KiB of heap each): at 5,000 documents the heap would peak at
-// twice that; at this limit the process peaks at 155 MiB of RSS instead
-// of 205, for 2.5 s more CPU (docs/benchmarks.md). Smaller renders never
-// reach it.
+// twice that; at this limit the process peaks at about 150 MiB of RSS
+// instead of 205, for about 2.5 s more CPU (docs/benchmarks.md). Smaller
+// renders never reach it.
 const RenderMemoryLimit = 96 << 20
 
 func runRender(ctx context.Context, o *RenderOptions) error {
