@@ -167,10 +167,12 @@ func kustomize(rec filesys.FileSystem, root string, functions FunctionRunner) ([
 	if functions == nil {
 		functions = &fn.Runner{}
 	}
-	if res, secrets, ok := splitBuild(rec, root, kopts, functions); ok {
+	res, secrets, ok, read := splitBuild(rec, root, kopts, functions)
+	if ok {
 		return res, secrets, nil
 	}
-	return buildPlain(rec, root, kopts, functions)
+	// rec recorded those files when the split read them.
+	return buildPlain(&filesFS{FileSystem: rec, files: read}, root, kopts, functions)
 }
 
 // buildPlain is one krusty build of root through functions.

@@ -110,21 +110,25 @@ type splitPlan struct {
 // splitBuild builds root in parts (see above). ok false means it could
 // not show the parts give the plain build's result: the caller builds
 // plainly, and reports that build's errors.
-func splitBuild(fsys filesys.FileSystem, root string, kopts *krusty.Options, functions FunctionRunner) (res []*resource.Resource, secrets, ok bool) {
-	plan, why := planSplit(fsys, root)
+// read holds the resource files it read, by every path kustomize may read
+// them by, so the plain build need not read them again.
+func splitBuild(fsys filesys.FileSystem, root string, kopts *krusty.Options, functions FunctionRunner) (res []*resource.Resource, secrets, ok bool, read map[string][]byte) {
+	read = map[string][]byte{}
+	plan, why := planSplit(fsys, root, read)
 	if why != "" {
-		return nil, false, false
+		return nil, false, false, read
 	}
 	res, secrets, err := plan.build(fsys, root, kopts, functions)
 	if err != nil {
-		return nil, false, false
+		return nil, false, false, read
 	}
-	return res, secrets, true
+	return res, secrets, true, read
 }
 
 // planSplit reads root's kustomization and resources and splits them, or
-// says why it will not.
-func planSplit(fsys filesys.FileSystem, root string) (*splitPlan, string) {
+// says why it will not. Each resource file it reads goes in read (when
+// not nil), under each path kustomize may read it by.
+func planSplit(fsys filesys.FileSystem, root string, read map[string][]byte) (*splitPlan, string) {
 	kfile := ""
 	for _, n := range konfig.RecognizedKustomizationFileNames() {
 		if p := filepath.Join(root, n); fsys.Exists(p) {
@@ -216,6 +220,11 @@ func planSplit(fsys filesys.FileSystem, root string) (*splitPlan, string) {
 		text, err := fsys.ReadFile(p)
 		if err != nil {
 			return nil, "an unreadable resource"
+		}
+		if read != nil {
+			for _, q := range paths {
+				read[q] = text
+			}
 		}
 		pieces, ok := splitStream(text)
 		if !ok {
@@ -518,13 +527,15 @@ func (p *splitPlan) partition(sources []replacementSource) string {
 	return ""
 }
 
-// partFS serves one part's resource files in place of the whole ones.
-type partFS struct {
+// filesFS serves the files it holds (by cleaned path) in place of the
+// file system's: one part's resource files in place of the whole ones, or
+// the files the split read, to the plain build that follows it.
+type filesFS struct {
 	filesys.FileSystem
 	files map[string][]byte
 }
 
-func (f *partFS) ReadFile(path string) ([]byte, error) {
+func (f *filesFS) ReadFile(path string) ([]byte, error) {
 	if data, ok := f.files[filepath.Clean(path)]; ok {
 		return data, nil
 	}
@@ -569,7 +580,7 @@ func (p *splitPlan) build(fsys filesys.FileSystem, root string, kopts *krusty.Op
 			files[path] = p.kustomization
 		}
 		o := &outs[i]
-		o.res, o.secrets, o.err = buildPlain(&partFS{FileSystem: fsys, files: files}, root, &opts, functions)
+		o.res, o.secrets, o.err = buildPlain(&filesFS{FileSystem: fsys, files: files}, root, &opts, functions)
 	})
 	secrets := false
 	// out[d] is document d's output; nil for a local config.

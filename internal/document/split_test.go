@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"sigs.k8s.io/kustomize/api/krusty"
@@ -65,7 +66,7 @@ func stream(t *testing.T, res []*resource.Resource) string {
 // system Build uses (so both carry origin annotations).
 func buildBoth(t *testing.T, root string) (split string, splitOK bool, plain string, plainErr error) {
 	t.Helper()
-	res, _, ok := splitBuild(newRecordingFS(filesys.MakeFsOnDisk()), root, splitOptions(), &fn.Runner{})
+	res, _, ok, _ := splitBuild(newRecordingFS(filesys.MakeFsOnDisk()), root, splitOptions(), &fn.Runner{})
 	if ok {
 		split = stream(t, res)
 	}
@@ -229,7 +230,7 @@ replacements:
 				t.Fatalf("plain build: %v", err)
 			}
 			if !ok {
-				_, why := planSplit(filesys.MakeFsOnDisk(), root)
+				_, why := planSplit(filesys.MakeFsOnDisk(), root, nil)
 				t.Fatalf("the root was not split (%s)", why)
 			}
 			if split != plain {
@@ -337,7 +338,7 @@ patches:
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			root := writeTree(t, tc.files)
-			_, why := planSplit(newRecordingFS(filesys.MakeFsOnDisk()), root)
+			_, why := planSplit(newRecordingFS(filesys.MakeFsOnDisk()), root, nil)
 			if why != tc.why {
 				t.Fatalf("planSplit says %q, want %q", why, tc.why)
 			}
@@ -473,5 +474,61 @@ func TestLegacyKeyOrdersAsKustomize(t *testing.T) {
 		if !a.less(c) || c.less(a) {
 			t.Errorf("kustomize puts %s before %s; the keys do not", whole[i-1].CurId(), whole[i].CurId())
 		}
+	}
+}
+
+// countingFS counts the reads of each file.
+type countingFS struct {
+	filesys.FileSystem
+	mu    sync.Mutex
+	reads map[string]int
+}
+
+func (c *countingFS) ReadFile(path string) ([]byte, error) {
+	c.mu.Lock()
+	c.reads[filepath.Clean(path)]++
+	c.mu.Unlock()
+	return c.FileSystem.ReadFile(path)
+}
+
+// TestBuildReadsEachResourceFileOnce: the split reads the resource files,
+// and neither its parts nor the plain build that follows a split it
+// declines read them again.
+func TestBuildReadsEachResourceFileOnce(t *testing.T) {
+	smallSplits(t)
+	noNs := func(int) string { return "" }
+	for _, tc := range []struct {
+		name  string
+		n     int
+		split bool
+	}{
+		{"split", 20, true},
+		{"declined once read: too few documents", 2, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var more strings.Builder
+			for i := range tc.n / 2 {
+				fmt.Fprintf(&more, "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: extra-%d}\n", i)
+			}
+			root := writeTree(t, map[string]string{"objects.yaml": objects(tc.n, noNs), "more.yaml": more.String(),
+				"kustomization.yaml": "resources: [objects.yaml, more.yaml]\nnamePrefix: p-\n"})
+			fs := &countingFS{FileSystem: filesys.MakeFsOnDisk(), reads: map[string]int{}}
+			if _, why := planSplit(fs, root, nil); (why == "") != tc.split {
+				t.Fatalf("planSplit says %q", why)
+			}
+			fs.reads = map[string]int{}
+			b, err := Build(root, BuildOptions{FS: fs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b.Len() != tc.n+tc.n/2 {
+				t.Fatalf("built %d documents", b.Len())
+			}
+			for _, f := range []string{"objects.yaml", "more.yaml"} {
+				if n := fs.reads[filepath.Join(root, f)]; n != 1 {
+					t.Errorf("%s read %d times, want once", f, n)
+				}
+			}
+		})
 	}
 }

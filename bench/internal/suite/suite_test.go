@@ -83,7 +83,7 @@ func TestRun(t *testing.T) {
 	p := func(size int) *Params { return &Params{Size: size, Runs: 2, Timeout: time.Minute} }
 	workloads := []Workload{
 		{Name: "row", Package: pkg, Benchmark: "BenchmarkRow", Short: p(5), Full: p(5000)},
-		{Name: "full-only", Package: pkg, Benchmark: "BenchmarkRow", Full: p(0)},
+		{Name: "full-only", Package: pkg, Benchmark: "BenchmarkRow", Full: &Params{Runs: 2, Timeout: time.Minute, Env: []string{"FAKE_PEER=others"}}},
 		{Name: "no-row", Package: pkg, Benchmark: "BenchmarkNoRow", Short: p(1), Full: p(1)},
 		{Name: "fails", Package: pkg, Benchmark: "BenchmarkFails", Short: p(1), Full: p(1)},
 	}
@@ -95,9 +95,9 @@ func TestRun(t *testing.T) {
 		wantNot   []string
 		wantError []string
 	}{
-		{name: "full", wantRows: []string{"| 5,000 things |", "| 7 things ", "mean of 2 runs"},
+		{name: "full", wantRows: []string{"| 5,000 things |", "| 7 things ", "mean of 2 runs", "peer: others"},
 			wantError: []string{"2 workload(s) failed", "no-row: finished without recording a row", "fails: exit status 1"}},
-		{name: "short", short: true, wantRows: []string{"| 5 things |"}, wantNot: []string{"7 things", "5,000 things"},
+		{name: "short", short: true, wantRows: []string{"| 5 things |"}, wantNot: []string{"7 things", "5,000 things", "others"},
 			wantError: []string{"2 workload(s) failed"}},
 		{name: "selected", match: "^row$", wantRows: []string{"| 5,000 things |", " 2.00 |"}, wantNot: []string{"7 things"}},
 	}
