@@ -1,10 +1,12 @@
 // Package armada benchmarks the Armada operator: N ArmadaCharts of a small
 // chart (a ConfigMap and a one-pod Deployment) from created to all
-// satisfied, with the operator as its own process (its peak RSS is VmHWM,
-// read before it is stopped), against the same N releases installed
-// through the Helm SDK at the operator's parallelism and, beside it, one at
-// a time. Each side runs on its own fresh local control plane of the same
-// size, into one new namespace. Run with
+// satisfied, with the operator as its own process, started and ready (its
+// /readyz answers) before the clock (its peak RSS is VmHWM, read before it
+// is stopped), against the same N releases installed through the Helm SDK
+// at the operator's parallelism and, beside it, one at a time. Each side
+// runs on its own fresh local control plane of the same size, into one new
+// namespace; each control plane stores and deletes one ArmadaChart first
+// (a fresh API server takes about 2 s over its first). Run with
 //
 //	go test ./bench/armada -run '^$' -bench ChartsToSatisfied -benchtime 1x
 //

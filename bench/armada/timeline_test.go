@@ -112,7 +112,7 @@ func (tl *timeline) satisfiedCount() int {
 	return len(tl.satisfied)
 }
 
-// summary gives the median and last of each milestone, and the median lag
+// summary gives the first, median and last of each milestone, and the median lag
 // from Deployment available to chart satisfied.
 func (tl *timeline) summary() string {
 	tl.mu.Lock()
@@ -126,7 +126,7 @@ func (tl *timeline) summary() string {
 			v = append(v, d)
 		}
 		slices.Sort(v)
-		return fmt.Sprintf("n=%d p50=%.1fs p90=%.1fs max=%.1fs", len(v), v[len(v)/2].Seconds(), v[len(v)*9/10].Seconds(), v[len(v)-1].Seconds())
+		return fmt.Sprintf("n=%d first=%.1fs p50=%.1fs p90=%.1fs max=%.1fs", len(v), v[0].Seconds(), v[len(v)/2].Seconds(), v[len(v)*9/10].Seconds(), v[len(v)-1].Seconds())
 	}
 	lag := map[string]time.Duration{}
 	for name, s := range tl.satisfied {

@@ -53,6 +53,13 @@ type result struct {
 	code           int
 }
 
+// lastErr is the last lines of the command's standard error, where its
+// error is: a failure message leads with it, before the whole output.
+func (r result) lastErr() string {
+	lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-6):], "\n")
+}
+
 func run(t *testing.T, bin string, args ...string) result {
 	t.Helper()
 	// Not canceled with the test: cleanups run commands too (down,

@@ -383,7 +383,7 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 
 	r := airship("plan", "run", "deploy-local")
 	if r.code != 0 {
-		t.Fatalf("plan run: code %d\n%s\n%s", r.code, r.stdout, r.stderr)
+		t.Fatalf("plan run: code %d, ending:\n%s\nwhole output:\n%s\n%s", r.code, r.lastErr(), r.stdout, r.stderr)
 	}
 	phases := []string{"site-pki", "initinfra-ephemeral", "workload-ephemeral", "armada-ephemeral", "clusterctl-init-ephemeral", "hosts-ephemeral",
 		"hosts-power-ephemeral", "sip-ephemeral", "controlplane-ephemeral", "workers-ephemeral", "core-charts-target", "initinfra-target", "clusterctl-init-target",
@@ -602,7 +602,7 @@ func TestExamplePlanOnLocalCluster(t *testing.T) {
 	// ephemeral phases leave the moved namespaces alone.
 	r = airship("plan", "run", "deploy-local")
 	if r.code != 0 {
-		t.Fatalf("second plan run: code %d\n%s\n%s", r.code, r.stdout, r.stderr)
+		t.Fatalf("second plan run: code %d, ending:\n%s\nwhole output:\n%s\n%s", r.code, r.lastErr(), r.stdout, r.stderr)
 	}
 	if changed := regexp.MustCompile(`\b[1-9][0-9]* (created|configured)`).FindAllString(r.stderr, -1); len(changed) > 0 {
 		t.Errorf("second plan run changed objects (%v):\n%s", changed, r.stderr)

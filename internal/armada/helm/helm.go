@@ -37,6 +37,16 @@ const DigestLabel = "armada.airshipit.org/digest"
 // validation, so an unknown or mistyped field still fails the action.
 const skipClientValidation = true
 
+// ErrNameInUse is returned by Install when the release already has a
+// revision. Helm reads the release's history before it changes anything,
+// so nothing was installed: a caller that installed without reading the
+// history itself reads it now and acts on it.
+var ErrNameInUse = errors.New("the release name is in use")
+
+// nameInUse is the message Helm's install refuses a name in use with
+// (action.Install's availableName); TestActions checks it still does.
+const nameInUse = "cannot reuse a name that is still in use"
+
 // maxHistory bounds the revisions kept per release, like helm-controller.
 const maxHistory = 10
 
@@ -194,14 +204,15 @@ func (o Options) strategy() kube.WaitStrategy {
 // document on every install; creating it here costs one GET, and none for
 // a namespace this client saw before. Should a namespace it remembers have
 // been deleted since, the install fails before Helm records anything: the
-// namespace is created again, and the install run once more.
+// namespace is created again, and the install run once more. A release
+// with a revision already is refused with ErrNameInUse.
 func (c *Client) Install(ctx context.Context, o Options) (*release.Release, error) {
 	ns, err := c.ensureNamespace(ctx, o.Namespace)
 	if err != nil {
 		return nil, err
 	}
 	rel, err := c.install(ctx, o)
-	if err != nil {
+	if err != nil && !errors.Is(err, ErrNameInUse) {
 		c.namespaces.Delete(o.Namespace)
 		if ns == namespaceRemembered {
 			if again, nerr := c.ensureNamespace(ctx, o.Namespace); nerr == nil && again == namespaceCreated {
@@ -227,6 +238,9 @@ func (c *Client) install(ctx context.Context, o Options) (*release.Release, erro
 	in.Labels = map[string]string{DigestLabel: o.Digest}
 	in.DisableOpenAPIValidation = skipClientValidation
 	r, err := in.RunWithContext(ctx, o.Chart, o.Values)
+	if err != nil && strings.HasSuffix(err.Error(), nameInUse) {
+		return nil, fmt.Errorf("helm install of release %s/%s: %w", o.Namespace, o.Name, ErrNameInUse)
+	}
 	rel, err := result(r, err, "install", o.Namespace, o.Name)
 	c.changedAPIs(o.Chart, rel)
 	return rel, err

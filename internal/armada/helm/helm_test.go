@@ -2,6 +2,7 @@ package helm
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -58,6 +59,13 @@ func testReleaseLifecycle(t *testing.T, env *testenv.Env) {
 	}
 	if rel.Version != 1 || rel.Info.Status != rcommon.StatusDeployed || rel.Labels[DigestLabel] != "d1" {
 		t.Fatalf("install: revision %d %s labels %v", rel.Version, rel.Info.Status, rel.Labels)
+	}
+	// A second install of the name is refused before anything changes.
+	if again, err := c.Install(ctx, opts(map[string]any{"color": "green"}, "d9")); !errors.Is(err, ErrNameInUse) || again != nil {
+		t.Fatalf("second install = %v, %v; want ErrNameInUse", again, err)
+	}
+	if h, err := c.History(ns, name); err != nil || len(h) != 1 {
+		t.Fatalf("history after the refused install: %d revisions, %v", len(h), err)
 	}
 	var nsObj corev1.Namespace
 	if err := env.Client.Get(ctx, client.ObjectKey{Name: ns}, &nsObj); err != nil || nsObj.Labels["name"] != ns {

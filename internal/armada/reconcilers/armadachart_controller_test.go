@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	chartv2loader "helm.sh/helm/v4/pkg/chart/v2/loader"
+
 	armadav1 "github.com/airshipit/airship-go/api/armada/v1alpha1"
 	"github.com/airshipit/airship-go/internal/armada/helm"
 )
@@ -135,6 +137,51 @@ func assertEvents(t *testing.T, ns, name string, reasons ...string) {
 	})
 	if err != nil {
 		t.Fatalf("events for ArmadaChart %s/%s: missing reasons %v", ns, name, want)
+	}
+}
+
+// TestExistingReleaseIsTakenOver creates a chart for a release installed
+// by hand before it. Its status knows of no revision, so the first pass
+// installs without reading Helm's history; Helm refuses the name, and the
+// pass reads the history and upgrades the release to the chart's values
+// instead: revision 2, no failure counted or reported.
+func TestExistingReleaseIsTakenOver(t *testing.T) {
+	startManager(t)
+	ctx := context.Background()
+	ns := newNamespace(t, "takeover")
+	hc := helm.New(env.Config, nil)
+	ch, err := chartv2loader.LoadDir(chartDir(t, "small"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hc.Install(ctx, helm.Options{Namespace: ns, Name: "web", Chart: ch, Values: map[string]any{"greeting": "by hand"}, Digest: "by-hand", Timeout: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	act := newChart(ns, "web", "web", chartDir(t, "small"))
+	act.Spec.Values = values(t, `{"greeting": "from the chart"}`)
+	if err := env.Client.Create(ctx, act); err != nil {
+		t.Fatal(err)
+	}
+	got := waitFor(t, client.ObjectKeyFromObject(act), 90*time.Second, "take over", satisfiedAt(1))
+	if got.Status.HelmRevision != 2 || got.Status.InstallFailures != 0 || got.Status.Failures != 0 {
+		t.Fatalf("after taking the release over: status %+v, want revision 2 and no failure", got.Status)
+	}
+	var cm corev1.ConfigMap
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web-config"}, &cm); err != nil {
+		t.Fatal(err)
+	}
+	if cm.Data["greeting"] != "from the chart" {
+		t.Fatalf("configmap greeting = %q, want the chart's", cm.Data["greeting"])
+	}
+	assertEvents(t, ns, "web", "UpgradeSucceeded", ReasonSatisfied)
+	var l eventsv1.EventList
+	if err := env.Client.List(ctx, &l, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range l.Items {
+		if e.Regarding.Name == "web" && e.Type == corev1.EventTypeWarning {
+			t.Errorf("warning event %s: %s", e.Reason, e.Note)
+		}
 	}
 }
 

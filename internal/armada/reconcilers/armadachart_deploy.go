@@ -37,19 +37,6 @@ func (r *ArmadaChartReconciler) reconcileDeployed(ctx context.Context, obj *arma
 	if err != nil {
 		return operatorkit.Stall(ReasonInvalidValues, fmt.Errorf("%s: spec.values: %w", id, err))
 	}
-	last := r.lastActed(obj)
-	if last == nil {
-		if last, err = r.Helm.Last(obj.Spec.Namespace, obj.Status.ReleaseName); err != nil {
-			return fmt.Errorf("%s: %w", id, err)
-		}
-	}
-	if err := r.recoverPending(ctx, obj, last); err != nil {
-		return err
-	}
-	o, err := r.observe(obj, last, digest)
-	if err != nil {
-		return err
-	}
 	opts := helm.Options{
 		Namespace:  obj.Spec.Namespace,
 		Name:       obj.Status.ReleaseName,
@@ -59,7 +46,16 @@ func (r *ArmadaChartReconciler) reconcileDeployed(ctx context.Context, obj *arma
 		Timeout:    waitTimeout(obj),
 		NativeWait: obj.Spec.Wait != nil && obj.Spec.Wait.Native != nil && obj.Spec.Wait.Native.Enabled,
 	}
-	rel, err := r.runAction(ctx, obj, nextAction(o), o, last, opts)
+	// A chart whose status knows of no revision is installed without
+	// reading Helm's history first: Helm's install reads it itself, and
+	// refuses, changing nothing, a release that exists after all. Then the
+	// history is read and the action chosen again.
+	last := r.lastActed(obj)
+	unread := last == nil && obj.Status.HelmRevision == 0 && obj.Status.HelmStatus == ""
+	rel, err := r.act(ctx, obj, last, !unread, opts)
+	if unread && errors.Is(err, helm.ErrNameInUse) {
+		rel, err = r.act(ctx, obj, nil, true, opts)
+	}
 	if err != nil {
 		return err
 	}
@@ -74,6 +70,26 @@ func (r *ArmadaChartReconciler) reconcileDeployed(ctx context.Context, obj *arma
 	obj.Status.InstallFailures = 0
 	obj.Status.UpgradeFailures = 0
 	return nil
+}
+
+// act takes the Helm action nextAction chooses for the release whose last
+// revision is last, read from Helm's history first when read is set and
+// last is nil, and returns the revision to wait for.
+func (r *ArmadaChartReconciler) act(ctx context.Context, obj *armadav1.ArmadaChart, last *release.Release, read bool, opts helm.Options) (*release.Release, error) {
+	if read && last == nil {
+		var err error
+		if last, err = r.Helm.Last(obj.Spec.Namespace, obj.Status.ReleaseName); err != nil {
+			return nil, fmt.Errorf("%s: %w", idOf(obj), err)
+		}
+	}
+	if err := r.recoverPending(ctx, obj, last); err != nil {
+		return nil, err
+	}
+	o, err := r.observe(obj, last, opts.Digest)
+	if err != nil {
+		return nil, err
+	}
+	return r.runAction(ctx, obj, nextAction(o), o, last, opts)
 }
 
 // loadChart loads spec.source, with spec.dependencies vendored in. An

@@ -2,6 +2,7 @@ package reconcilers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -12,11 +13,18 @@ import (
 	"github.com/airshipit/airship-go/internal/armada/helm"
 )
 
-// install installs the release (actionInstall).
+// install installs the release (actionInstall). A release Helm finds a
+// revision of is refused before anything changes (helm.ErrNameInUse):
+// then obj's status is left as it was, and the error returned as it is.
 func (r *ArmadaChartReconciler) install(ctx context.Context, obj *armadav1.ArmadaChart, opts helm.Options) (*release.Release, error) {
+	before := obj.Status.DeepCopy()
 	startAction(obj)
 	opts.NoHooks = obj.Spec.Install != nil && obj.Spec.Install.NoHooks
 	rel, err := r.Helm.Install(ctx, opts)
+	if errors.Is(err, helm.ErrNameInUse) {
+		obj.Status = *before
+		return nil, err
+	}
 	if err != nil {
 		obj.Status.InstallFailures++
 	}
