@@ -135,6 +135,48 @@ type ArmadaChartReconciler struct {
 	// passes holds the ArmadaCharts a pass is under way on.
 	passMu sync.Mutex
 	passes map[types.NamespacedName]bool
+
+	// written holds, per ArmadaChart, the resourceVersion its last pass
+	// left it at (its status write's, or the version it read when it
+	// wrote nothing): a pass that finds that version in the cache reads it
+	// there (readChart).
+	writtenMu sync.Mutex
+	written   map[types.NamespacedName]string
+}
+
+// readChart reads the ArmadaChart key for a pass: from the cache when the
+// cache holds the version the chart's last pass left it at, since no newer
+// version is known then (a newer one would be a new event, and the status
+// write's optimistic lock refuses a stale base); else from the API server
+// (APIReader), so status is never computed from a copy older than this
+// operator's own last write.
+func (r *ArmadaChartReconciler) readChart(ctx context.Context, key types.NamespacedName, obj *armadav1.ArmadaChart) error {
+	if rv := r.writtenVersion(key); rv != "" && r.APIReader != nil {
+		if err := r.Client.Get(ctx, key, obj); err == nil && obj.ResourceVersion == rv {
+			return nil
+		}
+	}
+	return reader(r.APIReader, r.Client).Get(ctx, key, obj)
+}
+
+func (r *ArmadaChartReconciler) writtenVersion(key types.NamespacedName) string {
+	r.writtenMu.Lock()
+	defer r.writtenMu.Unlock()
+	return r.written[key]
+}
+
+// setWritten records the version a pass left the chart at; "" forgets it.
+func (r *ArmadaChartReconciler) setWritten(key types.NamespacedName, rv string) {
+	r.writtenMu.Lock()
+	defer r.writtenMu.Unlock()
+	if rv == "" {
+		delete(r.written, key)
+		return
+	}
+	if r.written == nil {
+		r.written = map[types.NamespacedName]string{}
+	}
+	r.written[key] = rv
 }
 
 // inPass reports whether a pass on the chart key is under way.
@@ -318,10 +360,11 @@ func (r *ArmadaChartReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	log := ctrl.LoggerFrom(ctx)
 	defer r.startPass(req.NamespacedName)()
 	obj := &armadav1.ArmadaChart{}
-	if err := reader(r.APIReader, r.Client).Get(ctx, req.NamespacedName, obj); err != nil {
+	if err := r.readChart(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.setRetry(req.NamespacedName, 0, "", 0)
 			r.setApplied(req.NamespacedName, nil)
+			r.setWritten(req.NamespacedName, "")
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -426,7 +469,13 @@ func (r *ArmadaChartReconciler) finish(ctx context.Context, obj *armadav1.Armada
 	}
 	// On a conflict the pass starts over from the new version: Helm's
 	// records, not this status, are the source of truth for what was done.
-	return operatorkit.Settle(res, nil, snap.Patch(ctx, r.Client, obj))
+	perr := snap.Patch(ctx, r.Client, obj)
+	if perr == nil {
+		r.setWritten(client.ObjectKeyFromObject(obj), obj.ResourceVersion)
+	} else {
+		r.setWritten(client.ObjectKeyFromObject(obj), "")
+	}
+	return operatorkit.Settle(res, nil, perr)
 }
 
 // conditions writes the chart's conditions for its current generation.

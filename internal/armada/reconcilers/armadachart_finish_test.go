@@ -116,6 +116,10 @@ func TestFinish(t *testing.T) {
 			if err := cl.Get(context.Background(), client.ObjectKeyFromObject(stored), got); err != nil {
 				t.Fatal(err)
 			}
+			// The next pass finds this version in the cache (readChart).
+			if rv := r.writtenVersion(client.ObjectKeyFromObject(stored)); rv != got.ResourceVersion {
+				t.Errorf("version recorded as written %q, stored %q", rv, got.ResourceVersion)
+			}
 			st := got.Status
 			if st.ObservedGeneration != 2 || st.State != tc.wantState || st.Failures != tc.wantFailure {
 				t.Errorf("stored status: observedGeneration %d, state %q, failures %d; want 2, %q, %d", st.ObservedGeneration, st.State, st.Failures, tc.wantState, tc.wantFailure)
@@ -162,6 +166,51 @@ func TestFinishConflict(t *testing.T) {
 	res, err := r.finish(context.Background(), obj, snap, operatorkit.Wait(ReasonWaiting, 0, "waiting"), nil)
 	if err != nil || res != (ctrl.Result{RequeueAfter: operatorkit.ConflictRetry}) {
 		t.Fatalf("finish after a conflict: %+v, %v; want RequeueAfter %s and no error", res, err, operatorkit.ConflictRetry)
+	}
+	if rv := r.writtenVersion(client.ObjectKeyFromObject(stored)); rv != "" {
+		t.Errorf("a lost status write recorded version %q as written; the next pass must read the API server", rv)
+	}
+}
+
+// TestReadChart checks where a pass reads its chart: the cache only when
+// it holds the version the chart's last pass left it at, the API server
+// otherwise.
+func TestReadChart(t *testing.T) {
+	key := client.ObjectKey{Namespace: "site", Name: "web"}
+	chart := func(from string) *armadav1.ArmadaChart {
+		return &armadav1.ArmadaChart{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}, Status: armadav1.ArmadaChartStatus{ReleaseName: from}}
+	}
+	var writes int
+	cache, api := finishClient(t, &writes, chart("cache")), finishClient(t, &writes, chart("api"))
+	cached := &armadav1.ArmadaChart{}
+	if err := cache.Get(context.Background(), key, cached); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name      string
+		written   string
+		apiReader bool
+		want      string
+	}{
+		{name: "no pass yet reads the API server", apiReader: true, want: "api"},
+		{name: "the cache at the written version is read", written: cached.ResourceVersion, apiReader: true, want: "cache"},
+		{name: "a cache behind the written version is not", written: cached.ResourceVersion + "1", apiReader: true, want: "api"},
+		{name: "without an API reader the client is read", want: "cache"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &ArmadaChartReconciler{Client: cache}
+			if tc.apiReader {
+				r.APIReader = api
+			}
+			r.setWritten(key, tc.written)
+			got := &armadav1.ArmadaChart{}
+			if err := r.readChart(context.Background(), key, got); err != nil {
+				t.Fatal(err)
+			}
+			if got.Status.ReleaseName != tc.want {
+				t.Errorf("read from %q, want %q", got.Status.ReleaseName, tc.want)
+			}
+		})
 	}
 }
 
