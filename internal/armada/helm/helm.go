@@ -106,6 +106,17 @@ func (c *Client) renderConfig(namespace string, ch *chartv2.Chart) (*action.Conf
 	return cfg, nil
 }
 
+// recordInto makes cfg's kube client record what it applies into a (nil:
+// nothing).
+func recordInto(cfg *action.Configuration, a *Applied) {
+	if a == nil {
+		return
+	}
+	if kc, ok := cfg.KubeClient.(*kube.Client); ok {
+		cfg.KubeClient = &recordingKube{Client: kc, into: a}
+	}
+}
+
 // changedAPIs drops the shared capabilities after an action that may have
 // added or removed APIs: a chart with CRDs, or a manifest defining some.
 func (c *Client) changedAPIs(ch *chartv2.Chart, rel *release.Release) {
@@ -190,6 +201,9 @@ type Options struct {
 	// ForceConflicts makes a server-side-apply upgrade take over fields
 	// another manager changed (healing a hand change).
 	ForceConflicts bool
+	// Applied, when set, records the objects the action created or
+	// updated, as the API server answered.
+	Applied *Applied
 }
 
 func (o Options) strategy() kube.WaitStrategy {
@@ -228,6 +242,7 @@ func (c *Client) install(ctx context.Context, o Options) (*release.Release, erro
 	if err != nil {
 		return nil, err
 	}
+	recordInto(cfg, o.Applied)
 	in := action.NewInstall(cfg)
 	in.Namespace = o.Namespace
 	in.ReleaseName = o.Name
@@ -291,6 +306,7 @@ func (c *Client) Upgrade(ctx context.Context, o Options) (*release.Release, erro
 	if err != nil {
 		return nil, err
 	}
+	recordInto(cfg, o.Applied)
 	up := action.NewUpgrade(cfg)
 	up.Namespace = o.Namespace
 	up.Timeout = o.Timeout

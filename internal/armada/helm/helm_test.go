@@ -10,6 +10,8 @@ import (
 	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
 	rcommon "helm.sh/helm/v4/pkg/release/common"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/airshipit/airship-go/internal/test/testenv"
@@ -53,9 +55,28 @@ func testReleaseLifecycle(t *testing.T, env *testenv.Env) {
 	if last, err := c.Last(ns, name); err != nil || last != nil {
 		t.Fatalf("Last before install = %v, %v; want nil, nil", last, err)
 	}
-	rel, err := c.Install(ctx, opts(map[string]any{"color": "red", "size": "l"}, "d1"))
+	// What the install applied is recorded as the API server answered it.
+	applied := &Applied{}
+	o := opts(map[string]any{"color": "red", "size": "l"}, "d1")
+	o.Applied = applied
+	rel, err := c.Install(ctx, o)
 	if err != nil {
 		t.Fatal(err)
+	}
+	liveUID := func() types.UID {
+		t.Helper()
+		var cm corev1.ConfigMap
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "paint"}, &cm); err != nil {
+			t.Fatal(err)
+		}
+		return cm.UID
+	}
+	paint := ObjectRef{GroupKind: schema.GroupKind{Kind: "ConfigMap"}, Namespace: ns, Name: "paint"}
+	if m, ok := applied.Lookup(paint); !ok || m.UID == "" || m.UID != liveUID() {
+		t.Fatalf("install recorded %+v (%t) for the ConfigMap; live UID %s", m, ok, liveUID())
+	}
+	if _, ok := applied.Lookup(ObjectRef{GroupKind: schema.GroupKind{Kind: "Secret"}, Namespace: ns, Name: "paint"}); ok {
+		t.Fatal("install recorded an object it did not apply")
 	}
 	if rel.Version != 1 || rel.Info.Status != rcommon.StatusDeployed || rel.Labels[DigestLabel] != "d1" {
 		t.Fatalf("install: revision %d %s labels %v", rel.Version, rel.Info.Status, rel.Labels)
@@ -76,9 +97,15 @@ func testReleaseLifecycle(t *testing.T, env *testenv.Env) {
 	}
 
 	// Upgrade takes exactly the new values: size is not carried over.
-	rel, err = c.Upgrade(ctx, opts(map[string]any{"color": "blue"}, "d2"))
+	upApplied := &Applied{}
+	o = opts(map[string]any{"color": "blue"}, "d2")
+	o.Applied = upApplied
+	rel, err = c.Upgrade(ctx, o)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if m, ok := upApplied.Lookup(paint); !ok || m.UID != liveUID() {
+		t.Fatalf("upgrade recorded %+v (%t) for the ConfigMap; live UID %s", m, ok, liveUID())
 	}
 	if rel.Version != 2 || rel.Labels[DigestLabel] != "d2" {
 		t.Fatalf("upgrade: revision %d labels %v", rel.Version, rel.Labels)

@@ -19,6 +19,7 @@ import (
 	release "helm.sh/helm/v4/pkg/release/v1"
 
 	armadav1 "github.com/airshipit/airship-go/api/armada/v1alpha1"
+	"github.com/airshipit/airship-go/internal/armada/helm"
 	"github.com/airshipit/airship-go/internal/armada/wait"
 )
 
@@ -119,9 +120,11 @@ func lagOf(a appliedObject, cached metav1.Object) string {
 }
 
 // recordApplied remembers the waited-for workloads of rel, the revision a
-// Helm action just made, as the API server holds them now. One that cannot
-// be read is remembered without a version, and read by the next pass.
-func (r *ArmadaChartReconciler) recordApplied(ctx context.Context, obj *armadav1.ArmadaChart, rel *release.Release) {
+// Helm action just made, as the API server holds them now: as it answered
+// the action (applied, when the action recorded them), else read back. One
+// that cannot be read is remembered without a version, and read by the
+// next pass.
+func (r *ArmadaChartReconciler) recordApplied(ctx context.Context, obj *armadav1.ArmadaChart, rel *release.Release, applied *helm.Applied) {
 	key := client.ObjectKeyFromObject(obj)
 	objs, err := manifestObjects(rel.Manifest, obj.Spec.Namespace, waitedKinds(obj.Spec.Wait))
 	if err != nil {
@@ -130,7 +133,18 @@ func (r *ArmadaChartReconciler) recordApplied(ctx context.Context, obj *armadav1
 		ctrl.LoggerFrom(ctx).Error(err, "reading the workloads of a release's manifest", "revision", rel.Version)
 		objs = nil
 	}
-	r.setApplied(key, &appliedSet{release: rel, objects: r.readBack(ctx, objs), fresh: true})
+	var answered, unread []appliedObject
+	for _, a := range objs {
+		if applied != nil {
+			if m, ok := applied.Lookup(helm.ObjectRef{GroupKind: a.gvk.GroupKind(), Namespace: a.key.Namespace, Name: a.key.Name}); ok {
+				a.uid, a.generation = m.UID, m.Generation
+				answered = append(answered, a)
+				continue
+			}
+		}
+		unread = append(unread, a)
+	}
+	r.setApplied(key, &appliedSet{release: rel, objects: append(answered, r.readBack(ctx, unread)...), fresh: true})
 }
 
 // lastActed is the revision the last Helm action on obj's release made,

@@ -249,6 +249,58 @@ func TestWaitAfterActionIgnoresStaleCache(t *testing.T) {
 	}
 }
 
+// TestActionAnswerNotReadBack checks that the workloads an install applied
+// are taken as the API server answered the install: the pass reads none of
+// them back.
+func TestActionAnswerNotReadBack(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t, "answer")
+	reads := &countingReader{ns: ns}
+	startManager(t, func(r *ArmadaChartReconciler) {
+		reads.Reader = r.APIReader
+		r.APIReader = reads
+	})
+	act := newChart(ns, "web", "web", chartDir(t, "small"))
+	if err := env.Client.Create(ctx, act); err != nil {
+		t.Fatal(err)
+	}
+	got := waitFor(t, client.ObjectKeyFromObject(act), 90*time.Second, "install", satisfiedAt(1))
+	if got.Status.HelmRevision != 1 {
+		t.Fatalf("revision %d, want 1", got.Status.HelmRevision)
+	}
+	if n := reads.deployments(); n != 0 {
+		t.Fatalf("the release's Deployment was read back %d times after the install answered with it", n)
+	}
+}
+
+// countingReader counts the uncached reads of Deployments in ns.
+type countingReader struct {
+	client.Reader
+	ns string
+
+	mu sync.Mutex
+	n  int
+}
+
+func (c *countingReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if key.Namespace == c.ns {
+		_, typed := obj.(*appsv1.Deployment)
+		m, partial := obj.(*metav1.PartialObjectMetadata)
+		if typed || (partial && m.GroupVersionKind() == deploymentKind) {
+			c.mu.Lock()
+			c.n++
+			c.mu.Unlock()
+		}
+	}
+	return c.Reader.Get(ctx, key, obj, opts...)
+}
+
+func (c *countingReader) deployments() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n
+}
+
 // waitingAt reports whether c's last pass, for generation gen, ended
 // waiting with a message containing what.
 func waitingAt(c *armadav1.ArmadaChart, gen int64, what string) bool {

@@ -45,6 +45,9 @@ func (r *ArmadaChartReconciler) reconcileDeployed(ctx context.Context, obj *arma
 		Digest:     digest,
 		Timeout:    waitTimeout(obj),
 		NativeWait: obj.Spec.Wait != nil && obj.Spec.Wait.Native != nil && obj.Spec.Wait.Native.Enabled,
+		// What the action applies, as the API server answered it, need
+		// not be read back (recordApplied).
+		Applied: &helm.Applied{},
 	}
 	// A chart whose status knows of no revision is installed without
 	// reading Helm's history first: Helm's install reads it itself, and
@@ -226,7 +229,7 @@ func (r *ArmadaChartReconciler) actionDone(ctx context.Context, obj *armadav1.Ar
 		return nil, r.remediate(ctx, obj, rel, cause, false)
 	}
 	obj.Status.LastAppliedValuesChecksum = "sha256:" + opts.Digest
-	r.recordApplied(ctx, obj, rel)
+	r.recordApplied(ctx, obj, rel, opts.Applied)
 	r.events().Record(obj, corev1.EventTypeNormal, verbTitle(verb)+"Succeeded", verbTitle(verb), fmt.Sprintf("helm %s of release %s/%s: revision %d", verb, opts.Namespace, opts.Name, rel.Version))
 	ctrl.LoggerFrom(ctx).Info("helm "+verb+" succeeded", "revision", rel.Version)
 	return rel, nil

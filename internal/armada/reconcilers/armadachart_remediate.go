@@ -91,7 +91,7 @@ func (r *ArmadaChartReconciler) rollback(ctx context.Context, obj *armadav1.Arma
 	}
 	obj.Status.WaitCompleted = false
 	obj.Status.Tested = false
-	r.recordApplied(ctx, obj, rb)
+	r.recordApplied(ctx, obj, rb, nil)
 	msg := fmt.Sprintf("release %s/%s revision %d failed (%s); rolled back to revision %d as revision %d", ns, name, rel.Version, reasonOf(cause), good, rb.Version)
 	r.events().Record(obj, corev1.EventTypeWarning, ReasonRolledBack, "Rollback", msg)
 	ctrl.LoggerFrom(ctx).Info("rolled back failed revision", "failedRevision", rel.Version, "to", good, "revision", rb.Version)
