@@ -21,6 +21,14 @@
 // member's TargetStateAnnotation, never into its spec, so the site's
 // documents stay what the cluster holds and re-applying them shows no drift.
 //
+// A pass reads little: its chart from the cache when the cache holds the
+// version the chart's last pass left it at (else from the API server);
+// Helm's history not at all for a chart whose status knows of no revision
+// (Helm's install reads it, and refuses a name in use, changing nothing:
+// then the pass reads it and chooses again); and the workloads an install
+// or upgrade applied from the API server's answers to it (helm.Applied),
+// reading back only those the action did not record (a rollback's).
+//
 // No reconcile waits on a remote server: a chart (or dependency) archive
 // served over HTTP(S) is fetched by the Loader's Fetcher in the background.
 // While it is fetched the chart reports Reconciling with reason
