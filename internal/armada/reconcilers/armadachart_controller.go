@@ -138,25 +138,29 @@ type ArmadaChartReconciler struct {
 
 	// written holds, per ArmadaChart, the resourceVersion its last pass
 	// left it at (its status write's, or the version it read when it
-	// wrote nothing): a pass that finds that version in the cache reads it
-	// there (readChart).
+	// wrote nothing): a pass reads the chart from the cache only when the
+	// cache holds that version (readChart).
 	writtenMu sync.Mutex
 	written   map[types.NamespacedName]string
 }
 
-// readChart reads the ArmadaChart key for a pass: from the cache when the
-// cache holds the version the chart's last pass left it at, since no newer
-// version is known then (a newer one would be a new event, and the status
-// write's optimistic lock refuses a stale base); else from the API server
+// readChart reads the ArmadaChart key for a pass from the cache, unless
+// this process wrote the chart last (its last pass left it at a version)
+// and the cache does not hold that version: then from the API server
 // (APIReader), so status is never computed from a copy older than this
-// operator's own last write.
+// operator's own last write. A newer version than the cache's would be a
+// new event, and the status write's optimistic lock refuses a stale base.
+// A chart the cache lacks is read from the API server too.
 func (r *ArmadaChartReconciler) readChart(ctx context.Context, key types.NamespacedName, obj *armadav1.ArmadaChart) error {
-	if rv := r.writtenVersion(key); rv != "" && r.APIReader != nil {
-		if err := r.Client.Get(ctx, key, obj); err == nil && obj.ResourceVersion == rv {
+	if r.APIReader == nil {
+		return r.Client.Get(ctx, key, obj)
+	}
+	if err := r.Client.Get(ctx, key, obj); err == nil {
+		if rv := r.writtenVersion(key); rv == "" || obj.ResourceVersion == rv {
 			return nil
 		}
 	}
-	return reader(r.APIReader, r.Client).Get(ctx, key, obj)
+	return r.APIReader.Get(ctx, key, obj)
 }
 
 func (r *ArmadaChartReconciler) writtenVersion(key types.NamespacedName) string {

@@ -172,9 +172,9 @@ func TestFinishConflict(t *testing.T) {
 	}
 }
 
-// TestReadChart checks where a pass reads its chart: the cache only when
-// it holds the version the chart's last pass left it at, the API server
-// otherwise.
+// TestReadChart checks where a pass reads its chart: the cache, unless a
+// pass of this process left the chart at a version the cache does not
+// hold, or the cache lacks the chart; then the API server.
 func TestReadChart(t *testing.T) {
 	key := client.ObjectKey{Namespace: "site", Name: "web"}
 	chart := func(from string) *armadav1.ArmadaChart {
@@ -190,15 +190,20 @@ func TestReadChart(t *testing.T) {
 		name      string
 		written   string
 		apiReader bool
+		missing   bool
 		want      string
 	}{
-		{name: "no pass yet reads the API server", apiReader: true, want: "api"},
+		{name: "no pass yet reads the cache", apiReader: true, want: "cache"},
 		{name: "the cache at the written version is read", written: cached.ResourceVersion, apiReader: true, want: "cache"},
 		{name: "a cache behind the written version is not", written: cached.ResourceVersion + "1", apiReader: true, want: "api"},
 		{name: "without an API reader the client is read", want: "cache"},
+		{name: "a chart the cache lacks is read from the API server", apiReader: true, missing: true, want: "api"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &ArmadaChartReconciler{Client: cache}
+			if tc.missing {
+				r.Client = finishClient(t, &writes)
+			}
 			if tc.apiReader {
 				r.APIReader = api
 			}

@@ -21,8 +21,9 @@
 // member's TargetStateAnnotation, never into its spec, so the site's
 // documents stay what the cluster holds and re-applying them shows no drift.
 //
-// A pass reads little: its chart from the cache when the cache holds the
-// version the chart's last pass left it at (else from the API server);
+// A pass reads little: its chart from the cache, unless this process wrote
+// the chart last and the cache does not hold that write yet (then from
+// the API server);
 // Helm's history not at all for a chart whose status knows of no revision
 // (Helm's install reads it, and refuses a name in use, changing nothing:
 // then the pass reads it and chooses again); and the workloads an install
