@@ -136,12 +136,14 @@ type ArmadaChartReconciler struct {
 	passMu sync.Mutex
 	passes map[types.NamespacedName]bool
 
-	// written holds, per ArmadaChart, the resourceVersion its last pass
-	// left it at (its status write's, or the version it read when it
-	// wrote nothing): a pass reads the chart from the cache only when the
-	// cache holds that version (readChart).
+	// written holds, per ArmadaChart, what its last pass left it at: the
+	// resourceVersion (its status write's, or the version it read when it
+	// wrote nothing) and whether it ended waiting for its workloads. A pass
+	// reads the chart from the cache only when the cache holds that
+	// version (readChart); a workload event that comes before the cache
+	// holds it takes the wait from here (leftWaiting).
 	writtenMu sync.Mutex
-	written   map[types.NamespacedName]string
+	written   map[types.NamespacedName]writtenState
 }
 
 // readChart reads the ArmadaChart key for a pass from the cache, unless
@@ -163,24 +165,48 @@ func (r *ArmadaChartReconciler) readChart(ctx context.Context, key types.Namespa
 	return r.APIReader.Get(ctx, key, obj)
 }
 
+// writtenState is what a chart's last pass left it at.
+type writtenState struct {
+	version string
+	// waiting: the pass ended waiting for the workloads of the release at
+	// this generation and target state.
+	waiting    bool
+	generation int64
+	target     armadav1.TargetState
+}
+
 func (r *ArmadaChartReconciler) writtenVersion(key types.NamespacedName) string {
 	r.writtenMu.Lock()
 	defer r.writtenMu.Unlock()
-	return r.written[key]
+	return r.written[key].version
 }
 
-// setWritten records the version a pass left the chart at; "" forgets it.
-func (r *ArmadaChartReconciler) setWritten(key types.NamespacedName, rv string) {
+// setWritten records what a pass left the chart c at; nil forgets key.
+func (r *ArmadaChartReconciler) setWritten(key types.NamespacedName, c *armadav1.ArmadaChart) {
 	r.writtenMu.Lock()
 	defer r.writtenMu.Unlock()
-	if rv == "" {
+	if c == nil {
 		delete(r.written, key)
 		return
 	}
 	if r.written == nil {
-		r.written = map[types.NamespacedName]string{}
+		r.written = map[types.NamespacedName]writtenState{}
 	}
-	r.written[key] = rv
+	r.written[key] = writtenState{version: c.ResourceVersion, waiting: waitPhaseOf(c) == waitPending, generation: c.Generation, target: c.Status.TargetState}
+}
+
+// leftWaiting reports whether the last pass on c, at c's generation and
+// target state, ended waiting for its workloads: what c's status says
+// once the cache holds that pass's write.
+func (r *ArmadaChartReconciler) leftWaiting(c *armadav1.ArmadaChart) bool {
+	t, err := chartTarget(c)
+	if err != nil {
+		return false
+	}
+	r.writtenMu.Lock()
+	defer r.writtenMu.Unlock()
+	w, ok := r.written[client.ObjectKeyFromObject(c)]
+	return ok && w.waiting && w.generation == c.Generation && w.target == t
 }
 
 // inPass reports whether a pass on the chart key is under way.
@@ -368,7 +394,7 @@ func (r *ArmadaChartReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		if apierrors.IsNotFound(err) {
 			r.setRetry(req.NamespacedName, 0, "", 0)
 			r.setApplied(req.NamespacedName, nil)
-			r.setWritten(req.NamespacedName, "")
+			r.setWritten(req.NamespacedName, nil)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -475,9 +501,9 @@ func (r *ArmadaChartReconciler) finish(ctx context.Context, obj *armadav1.Armada
 	// records, not this status, are the source of truth for what was done.
 	perr := snap.Patch(ctx, r.Client, obj)
 	if perr == nil {
-		r.setWritten(client.ObjectKeyFromObject(obj), obj.ResourceVersion)
+		r.setWritten(client.ObjectKeyFromObject(obj), obj)
 	} else {
-		r.setWritten(client.ObjectKeyFromObject(obj), "")
+		r.setWritten(client.ObjectKeyFromObject(obj), nil)
 	}
 	return operatorkit.Settle(res, nil, perr)
 }

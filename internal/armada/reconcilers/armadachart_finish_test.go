@@ -207,7 +207,9 @@ func TestReadChart(t *testing.T) {
 			if tc.apiReader {
 				r.APIReader = api
 			}
-			r.setWritten(key, tc.written)
+			if tc.written != "" {
+				r.setWritten(key, &armadav1.ArmadaChart{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, ResourceVersion: tc.written}})
+			}
 			got := &armadav1.ArmadaChart{}
 			if err := r.readChart(context.Background(), key, got); err != nil {
 				t.Fatal(err)

@@ -25,7 +25,10 @@ import (
 // to be installed, whose Helm actions would otherwise hold every worker
 // for as long as they are queued. While a chart waits and its workloads
 // are not all ready, their events start no pass: the poll (PollInterval)
-// refreshes the chart's message and enforces wait.timeout. Nor do they
+// refreshes the chart's message and enforces wait.timeout. That the chart
+// waits is read from its cached status, or, while the cache does not hold
+// the status the last pass wrote yet, from what that pass left
+// (leftWaiting). Nor do they
 // while a pass on the chart is under way (an install creates the workloads
 // whose events then arrive): that pass looks at the wait itself.
 
@@ -202,6 +205,10 @@ func (r *ArmadaChartReconciler) enqueueForWorkload(ctx context.Context, q workqu
 		var res wait.Result
 		var err error
 		phase := waitPhaseOf(c)
+		if phase == waitUnknown && r.leftWaiting(c) {
+			// The cache does not hold the last pass's status yet.
+			phase = waitPending
+		}
 		if phase == waitUnknown && r.inPass(req.NamespacedName) {
 			phase = waitInPass
 		}

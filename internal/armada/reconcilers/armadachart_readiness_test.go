@@ -72,6 +72,34 @@ func TestWaitPhaseOf(t *testing.T) {
 	}
 }
 
+// TestLeftWaiting checks that what a pass left counts only for the
+// generation and target state it was at.
+func TestLeftWaiting(t *testing.T) {
+	waiting := chartIn(func(c *armadav1.ArmadaChart) { setReady(c, ReasonWaiting, 2) })
+	for _, tc := range []struct {
+		name    string
+		written *armadav1.ArmadaChart
+		chart   *armadav1.ArmadaChart
+		want    bool
+	}{
+		{"same generation and target", waiting, chartIn(nil), true},
+		{"nothing written", nil, chartIn(nil), false},
+		{"the pass ended otherwise", chartIn(func(c *armadav1.ArmadaChart) { setReady(c, ReasonFailed, 2) }), chartIn(nil), false},
+		{"a newer generation", waiting, chartIn(func(c *armadav1.ArmadaChart) { c.Generation = 3 }), false},
+		{"a new target from the group", waiting, chartIn(func(c *armadav1.ArmadaChart) {
+			c.Annotations = map[string]string{TargetStateAnnotation: string(armadav1.TargetStateUninstalled)}
+		}), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &ArmadaChartReconciler{}
+			r.setWritten(client.ObjectKeyFromObject(tc.chart), tc.written)
+			if got := r.leftWaiting(tc.chart); got != tc.want {
+				t.Errorf("leftWaiting = %t, want %t", got, tc.want)
+			}
+		})
+	}
+}
+
 func TestEffectOf(t *testing.T) {
 	ready, notReady := wait.Result{Ready: true}, wait.Result{NotReady: []string{"deployment/ns/web: 0/1 available"}}
 	broken := errors.New("cache not synced")
@@ -169,11 +197,14 @@ func TestWorkloadEventsEnqueueByEffect(t *testing.T) {
 	waiting := func(c *armadav1.ArmadaChart) { setReady(c, ReasonWaiting, c.Generation) }
 	done := func(c *armadav1.ArmadaChart) { c.Status.WaitCompleted = true }
 	for i, tc := range []struct {
-		name         string
-		status       func(*armadav1.ArmadaChart) // nil: no status yet
-		ready        bool
-		initialList  bool
-		inPass       bool // a pass on the chart is under way
+		name        string
+		status      func(*armadav1.ArmadaChart) // nil: no status yet
+		ready       bool
+		initialList bool
+		inPass      bool // a pass on the chart is under way
+		// leftWaiting: the last pass wrote a waiting status the cache
+		// does not hold yet.
+		leftWaiting  bool
 		wantQueued   bool
 		wantPriority int
 	}{
@@ -184,6 +215,8 @@ func TestWorkloadEventsEnqueueByEffect(t *testing.T) {
 		{name: "pass under way, ready", inPass: true, ready: true, wantQueued: true, wantPriority: satisfyPriority},
 		{name: "pass under way, not ready", inPass: true},
 		{name: "done, drift", status: done, wantQueued: true},
+		{name: "cache behind the last pass, which left it waiting, not ready", leftWaiting: true},
+		{name: "cache behind the last pass, which left it waiting, ready", leftWaiting: true, ready: true, wantQueued: true, wantPriority: satisfyPriority},
 		{name: "initial list", status: waiting, ready: true, initialList: true, wantQueued: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -227,6 +260,14 @@ func TestWorkloadEventsEnqueueByEffect(t *testing.T) {
 			h := r.workloadHandler()
 			if tc.inPass {
 				defer r.startPass(client.ObjectKeyFromObject(c))()
+			}
+			if tc.leftWaiting {
+				w := c.DeepCopy()
+				w.ResourceVersion += "0"
+				w.Status.ObservedGeneration, w.Status.TargetState = w.Generation, armadav1.TargetStateDeployed
+				setReady(w, ReasonWaiting, w.Generation)
+				r.setWritten(client.ObjectKeyFromObject(c), w)
+				defer r.setWritten(client.ObjectKeyFromObject(c), nil)
 			}
 			if tc.initialList {
 				h.Create(ctx, event.CreateEvent{Object: cached, IsInInitialList: true}, q)
